@@ -1,0 +1,133 @@
+"""Retrieval quality of memsift on BEIR-layout datasets; prints one JSON line per run.
+
+Modes:
+    bm25       memsift.Bm25Index (in RAM) on ``--data``; nDCG@k, recall@k, recall@100 and timings.
+    segmenter  Tokenization only, under one BM25 (bm25s, k1=1.2, b=0.75): memsift.tokenize vs
+               jieba.lcut_for_search on ``--data`` (meant for CJK, e.g. cmrc2018); one line per segmenter.
+    all        bm25 on every dataset under ``--data-root``, stemming on and off.
+
+Examples (from the repository root):
+    .venv/bin/python benches/quality.py --data ../shared/data/scifact --mode bm25
+    .venv/bin/python benches/quality.py --data ../shared/data/cmrc2018 --mode segmenter
+    .venv/bin/python benches/quality.py --mode all
+"""
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import _beir
+import memsift
+
+DEEP_K = 100
+"""Search depth: enough for recall@100."""
+
+
+def run_bm25(data: _beir.Dataset, stem: bool, k: int) -> dict:
+    """Index ``data`` in an in-RAM memsift.Bm25Index, run every test query and return the result record."""
+    start = time.perf_counter()
+    index = memsift.Bm25Index(None, stem=stem)
+    index.add(list(range(len(data.docs))), data.doc_ids, ['memory'] * len(data.docs), data.docs)
+    index.commit()
+    index_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    run = {qid: [data.doc_ids[i] for i, _ in index.search(text, k=max(k, DEEP_K))] for qid, text in data.queries}
+    query_s = time.perf_counter() - start
+
+    metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
+    return {
+        'dataset': data.name,
+        'mode': 'bm25',
+        'stem': stem,
+        **{key: value for key, value in metrics.items() if key != 'queries'},
+        'queries': metrics['queries'],
+        'docs': index.num_docs,
+        'index_s': round(index_s, 3),
+        'query_s': round(query_s, 3),
+    }
+
+
+def jieba_tokenizer() -> Callable[[str], list[str]]:
+    """jieba.lcut_for_search, lower-cased, dropping tokens without a letter or digit (spaces, punctuation)."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    jieba.initialize()
+
+    def tokenize(text: str) -> list[str]:
+        return [t.lower() for t in jieba.lcut_for_search(text) if any(ch.isalnum() for ch in t)]
+
+    return tokenize
+
+
+def bm25s_ranking(retriever, tokens: list[str], doc_ids: list[str], depth: int) -> list[str]:
+    """Ranked doc ids of one pre-tokenized query from a bm25s retriever (zero-score hits dropped)."""
+    docs, scores = retriever.retrieve([tokens], k=min(depth, len(doc_ids)), show_progress=False)
+    return [doc_ids[i] for i, score in zip(docs[0], scores[0]) if score > 0]
+
+
+def run_segmenter(data: _beir.Dataset, name: str, tokenize: Callable[[str], list[str]], k: int) -> dict:
+    """Tokenize ``data`` with ``tokenize``, index it with bm25s (k1=1.2, b=0.75) and return the result record."""
+    import bm25s
+
+    start = time.perf_counter()
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index([tokenize(doc) for doc in data.docs], show_progress=False)
+    index_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    depth = max(k, DEEP_K)
+    run = {qid: bm25s_ranking(retriever, tokenize(text), data.doc_ids, depth) for qid, text in data.queries}
+    query_s = time.perf_counter() - start
+
+    metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
+    return {
+        'dataset': data.name,
+        'mode': 'segmenter',
+        'segmenter': name,
+        **{key: value for key, value in metrics.items() if key != 'queries'},
+        'queries': metrics['queries'],
+        'docs': len(data.docs),
+        'index_s': round(index_s, 3),
+        'query_s': round(query_s, 3),
+    }
+
+
+def parse_args() -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
+    parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
+    parser.add_argument('--mode', choices=('bm25', 'segmenter', 'all'), default='bm25')
+    parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
+    parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')
+    args = parser.parse_args()
+    if args.mode != 'all' and args.data is None:
+        parser.error(f'--data is required for --mode {args.mode}')
+    return args
+
+
+def main() -> None:
+    """Run the selected mode and print one JSON line per result."""
+    args = parse_args()
+    if args.mode == 'all':
+        for path in _beir.dataset_dirs(args.data_root):
+            data = _beir.load_dataset(path)
+            for stem in (True, False):
+                print(json.dumps(run_bm25(data, stem, args.k)), flush=True)
+        return
+
+    data = _beir.load_dataset(args.data)
+    if args.mode == 'bm25':
+        print(json.dumps(run_bm25(data, not args.no_stem, args.k)))
+    else:
+        analyzer = memsift.Analyzer(stem=not args.no_stem)
+        for name, tokenize in (('memsift', analyzer.tokenize), ('jieba', jieba_tokenizer())):
+            print(json.dumps(run_segmenter(data, name, tokenize, args.k)), flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,57 @@
+"""memsift: fast, CJK-aware long-term memory search for AI agents.
+
+The heavy lifting (analyzer, BM25 on tantivy, SIMD vector scoring, fusion, MMR,
+temporal decay, chunking) lives in the Rust extension ``memsift._core``; import
+everything from here.
+
+>>> import memsift
+>>> [c.text for c in memsift.chunk_markdown("# Title\\nbody")]
+['# Title\\nbody']
+"""
+
+from memsift._core import (
+    Analyzer,
+    Bm25Index,
+    Chunk,
+    VectorStore,
+    __version__,
+    apply_temporal_decay,
+    bm25_score_to_unit,
+    chunk_markdown,
+    decay_multiplier,
+    estimate_chars,
+    fuse_rrf,
+    fuse_weighted,
+    is_evergreen_path,
+    jaccard,
+    memory_date_from_path,
+    mmr,
+    mmr_vectors,
+    tokenize,
+)
+from memsift.errors import InternalError, InvalidInputError, MemsiftError, SearchIndexError
+
+__all__ = [
+    'Analyzer',
+    'Bm25Index',
+    'Chunk',
+    'InternalError',
+    'InvalidInputError',
+    'MemsiftError',
+    'SearchIndexError',
+    'VectorStore',
+    '__version__',
+    'apply_temporal_decay',
+    'bm25_score_to_unit',
+    'chunk_markdown',
+    'decay_multiplier',
+    'estimate_chars',
+    'fuse_rrf',
+    'fuse_weighted',
+    'is_evergreen_path',
+    'jaccard',
+    'memory_date_from_path',
+    'mmr',
+    'mmr_vectors',
+    'tokenize',
+]

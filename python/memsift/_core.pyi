@@ -1,0 +1,216 @@
+"""Type stubs for the native module ``memsift._core``.
+
+Users import these names from :mod:`memsift`; ``_core`` is an implementation detail.
+"""
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Literal, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+# ---------------------------------------------------------------- errors
+
+class MemsiftError(Exception):
+    """Root of every error memsift raises."""
+
+class InvalidInputError(MemsiftError):
+    """An argument has the wrong shape, type or range (the message names it)."""
+
+class SearchIndexError(MemsiftError):
+    """The BM25 index could not be opened, written or read (the message names the path)."""
+
+class InternalError(MemsiftError):
+    """A bug inside memsift's Rust core (a caught panic); please report it."""
+
+# ---------------------------------------------------------------- analyzer
+
+@final
+class Analyzer:
+    """memsift's text analyzer: the one tokenizer used by BM25, queries, sessions and MMR.
+
+    Args:
+        stem: Apply the English Snowball stemmer to plain Latin words (identifiers
+            and compounds are kept as written).
+
+    >>> Analyzer().tokenize("BBDown视频下载")
+    ['bbdown', '视', '视频', '频', '频下', '下', '下载', '载']
+    """
+
+    def __init__(self, stem: bool = True) -> None: ...
+    @property
+    def stem(self) -> bool: ...
+    def tokenize(self, text: str) -> list[str]: ...
+    def tokenize_batch(self, texts: Sequence[str]) -> list[list[str]]:
+        """Tokenize many texts in parallel with the GIL released."""
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens ``tokenize`` would return, without building Python strings."""
+
+def tokenize(text: str) -> list[str]:
+    """Tokenize with the default analyzer (``Analyzer(stem=True)``).
+
+    >>> tokenize("ERR_CONN_RESET in v2.3.1")
+    ['err_conn_reset', 'err', 'conn', 'reset', 'in', 'v2.3.1', 'v2', '3', '1']
+    """
+
+# ---------------------------------------------------------------- chunker
+
+@final
+class Chunk:
+    """One chunk of a Markdown file (1-based inclusive line range, sha256 of ``text``)."""
+
+    start_line: int
+    end_line: int
+    text: str
+    hash: str
+    def __init__(self, start_line: int, end_line: int, text: str, hash: str) -> None: ...
+    def __eq__(self, other: object) -> bool: ...
+
+def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
+
+    Raises:
+        InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+    """
+
+def estimate_chars(text: str) -> int:
+    """OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x."""
+
+# ---------------------------------------------------------------- BM25
+
+@final
+class Bm25Index:
+    """A BM25 chunk index on tantivy, in RAM (``path=None``) or in a directory.
+
+    Fields: ``id`` (u64 chunk id), ``path``, ``source``, ``text`` (analyzed) and a
+    separately analyzed ``path`` text field for filename search.
+    """
+
+    def __init__(self, path: str | None = None, *, stem: bool = True, writer_memory_mb: int = 64) -> None: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def stem(self) -> bool: ...
+    @property
+    def num_docs(self) -> int:
+        """Documents visible to searches (committed)."""
+    @property
+    def generation(self) -> int | None:
+        """Store generation recorded by the last ``commit`` (``None`` if never given)."""
+    def add(
+        self, ids: Sequence[int], paths: Sequence[str], sources: Sequence[str], texts: Sequence[str]
+    ) -> None:
+        """Stage documents (visible after ``commit``). Existing ids are not replaced: delete first."""
+    def delete_ids(self, ids: Sequence[int]) -> None: ...
+    def delete_path(self, path: str) -> None: ...
+    def clear(self) -> None:
+        """Stage deletion of every document."""
+    def commit(self, generation: int | None = None) -> None:
+        """Make staged changes durable and searchable, recording ``generation``."""
+    def rollback(self) -> None:
+        """Drop staged, uncommitted changes."""
+    def reload(self) -> None:
+        """Pick up commits made by another handle on the same directory."""
+    def search(
+        self, query: str, k: int = 10, *, sources: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Ranked OR query over ``text``; returns ``(id, bm25_score)`` best first. Never raises on query syntax."""
+    def search_paths(self, query: str, k: int = 10) -> list[tuple[int, float]]:
+        """Ranked OR query over the analyzed path field."""
+
+# ---------------------------------------------------------------- vectors
+
+@final
+class VectorStore:
+    """Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
+
+    Args:
+        dims: Vector dimension.
+        metric: ``"cosine"`` (vectors normalized on insert) or ``"dot"``.
+        dtype: Storage type: ``"f32"``, ``"f16"`` or ``"i8"`` (per-vector scale).
+        ann_threshold: Use HNSW for searches once the store holds this many vectors.
+    """
+
+    def __init__(
+        self,
+        dims: int,
+        *,
+        metric: Literal["cosine", "dot"] = "cosine",
+        dtype: Literal["f32", "f16", "i8"] = "f32",
+        ann_threshold: int = 20000,
+        connectivity: int = 16,
+        expansion_add: int = 128,
+        expansion_search: int = 96,
+    ) -> None: ...
+    @property
+    def dims(self) -> int: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def ann_active(self) -> bool:
+        """True when searches use the HNSW index (``len >= ann_threshold``)."""
+    def __len__(self) -> int: ...
+    def __contains__(self, id: int) -> bool: ...
+    def add(self, ids: npt.ArrayLike, vectors: npt.NDArray[np.float32]) -> None:
+        """Insert or replace vectors; ``vectors`` is C-contiguous float32 ``(n, dims)``."""
+    def remove(self, ids: npt.ArrayLike) -> int:
+        """Remove ids; returns how many were present."""
+    def clear(self) -> None: ...
+    def search(
+        self, query: npt.NDArray[np.float32], k: int = 10, *, exact: bool | None = None
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
+        """Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active."""
+    def search_batch(
+        self, queries: npt.NDArray[np.float32], k: int = 10, *, exact: bool | None = None
+    ) -> list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]: ...
+
+# ---------------------------------------------------------------- ranking
+
+def bm25_score_to_unit(score: float) -> float:
+    """OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``."""
+
+def fuse_weighted(
+    vector: Sequence[tuple[int, float]],
+    keyword: Sequence[tuple[int, float]],
+    vector_weight: float = 0.7,
+    text_weight: float = 0.3,
+) -> list[tuple[int, float, float, float]]:
+    """Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first."""
+
+def fuse_rrf(lists: Sequence[Sequence[tuple[int, float]]], k: int = 60) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks."""
+
+def jaccard(a: str, b: str) -> float:
+    """Jaccard similarity of the analyzer token sets of two texts (both empty -> 1)."""
+
+def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> list[int]:
+    """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
+
+def mmr_vectors(
+    scores: Sequence[float], vectors: npt.NDArray[np.float32], lambda_: float = 0.7
+) -> list[int]:
+    """MMR order (indices) with cosine similarity of embeddings."""
+
+def decay_multiplier(age_days: float, half_life_days: float) -> float:
+    """``exp(-ln2 / half_life_days * max(0, age_days))``."""
+
+def memory_date_from_path(path: str) -> date | None:
+    """Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid."""
+
+def is_evergreen_path(path: str) -> bool:
+    """``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay."""
+
+def apply_temporal_decay(
+    scores: Sequence[float],
+    paths: Sequence[str],
+    sources: Sequence[str],
+    mtimes: Sequence[float | None],
+    now: float,
+    half_life_days: float = 30.0,
+) -> list[float]:
+    """Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay."""

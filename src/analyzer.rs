@@ -1,0 +1,404 @@
+//! memsift's text analyzer: the single tokenizer behind BM25 indexing, queries,
+//! session search and MMR similarity.
+//!
+//! Pipeline, in one pass over the text:
+//! 1. NFKC (width folding, ligatures) for characters that can change under it;
+//!    ASCII and the common CJK blocks are NFKC-stable and skip it (the hot path).
+//! 2. Lower-casing and diacritic folding for Latin/Greek/Cyrillic (`Café` → `cafe`).
+//! 3. Segmentation: letters/digits/marks form words; words joined by connectors
+//!    (`_ - . / \ @ :`) form an identifier compound emitted whole and then by parts
+//!    (`ERR_CONN_RESET` → `err_conn_reset err conn reset`).
+//! 4. Han/Kana/Hangul runs are split from other scripts and emitted as overlapping
+//!    unigrams + bigrams, so any CJK substring of a text tokenizes to a subset of
+//!    the text's tokens (findable without a dictionary).
+//! 5. Optional English Snowball stemming of plain alphabetic words (not compounds).
+
+use std::cell::RefCell;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
+use unicode_normalization::char::{decompose_canonical, is_combining_mark};
+use unicode_normalization::UnicodeNormalization;
+
+/// Tokens longer than this (in bytes) are cut at a char boundary, so that huge
+/// blobs (base64, minified code) cannot produce terms tantivy would reject; the
+/// same cut applies to queries, so such tokens still match each other.
+pub const MAX_TOKEN_BYTES: usize = 255;
+
+/// Bounded per-thread memo of stems: Snowball is the slowest step per word and
+/// natural text repeats words (Zipf), so most lookups hit.
+const STEM_CACHE_LIMIT: usize = 1 << 17;
+
+thread_local! {
+    static STEM_CACHE: RefCell<FxHashMap<Box<str>, Box<str>>> = RefCell::new(FxHashMap::default());
+}
+
+/// Analyzer settings. Cheap to copy; all state lives in the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Analyzer {
+    pub stem: bool,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self { stem: true }
+    }
+}
+
+/// Tokens stored in one arena string (no allocation per token).
+#[derive(Default, Debug, Clone)]
+pub struct TokenBuf {
+    arena: String,
+    spans: Vec<(u32, u32)>,
+}
+
+impl TokenBuf {
+    pub fn clear(&mut self) {
+        self.arena.clear();
+        self.spans.clear();
+    }
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+    pub fn get(&self, i: usize) -> &str {
+        let (s, e) = self.spans[i];
+        &self.arena[s as usize..e as usize]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.spans.iter().map(|&(s, e)| &self.arena[s as usize..e as usize])
+    }
+    fn push(&mut self, token: &str) {
+        let token = truncate_at_char_boundary(token, MAX_TOKEN_BYTES);
+        let start = self.arena.len() as u32;
+        self.arena.push_str(token);
+        self.spans.push((start, self.arena.len() as u32));
+    }
+}
+
+fn truncate_at_char_boundary(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+impl Analyzer {
+    pub fn new(stem: bool) -> Self {
+        Self { stem }
+    }
+
+    /// Tokenize `text` into owned strings.
+    pub fn tokenize(&self, text: &str) -> Vec<String> {
+        let mut buf = TokenBuf::default();
+        self.analyze_into(text, &mut buf);
+        buf.iter().map(str::to_owned).collect()
+    }
+
+    /// Tokenize `text`, appending to `out` (which is not cleared).
+    pub fn analyze_into(&self, text: &str, out: &mut TokenBuf) {
+        let mut seg = Segmenter::new(*self, out);
+        let mut rest = text;
+        while !rest.is_empty() {
+            // Split off the longest prefix that can skip NFKC, then one span that needs it.
+            let fast_len = rest.find(|c: char| !is_nfkc_stable(c)).unwrap_or(rest.len());
+            for c in rest[..fast_len].chars() {
+                seg.feed(c);
+            }
+            rest = &rest[fast_len..];
+            if rest.is_empty() {
+                break;
+            }
+            let slow_len = rest.find(is_nfkc_stable).unwrap_or(rest.len());
+            for c in rest[..slow_len].nfkc() {
+                seg.feed_normalized(c);
+            }
+            rest = &rest[slow_len..];
+        }
+        seg.finish();
+    }
+}
+
+/// Characters NFKC leaves unchanged whatever follows them (checked in a unit test):
+/// ASCII, and the CJK ideograph, kana and Hangul syllable blocks.
+fn is_nfkc_stable(c: char) -> bool {
+    c.is_ascii()
+        || matches!(c,
+            '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{20000}'..='\u{2A6DF}'
+            | '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FA}' | '\u{30FC}'
+            | '\u{AC00}'..='\u{D7A3}')
+}
+
+/// Han, kana and Hangul: scripts written without spaces between words (Hangul is
+/// spaced, but its syllable runs still benefit from bigrams for particles).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2FA1F}' | '\u{3005}' | '\u{3007}'
+        | '\u{3041}'..='\u{309F}' | '\u{30A0}'..='\u{30FA}' | '\u{30FC}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}'
+        | '\u{AC00}'..='\u{D7AF}' | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}'
+        | '\u{A960}'..='\u{A97F}' | '\u{D7B0}'..='\u{D7FF}')
+}
+
+/// Punctuation that glues words into one identifier (`a_b`, `v2.3`, `sk-x`, `a/b.rs`, `u@h`, `12:30`).
+fn is_connector(c: char) -> bool {
+    matches!(c, '_' | '-' | '.' | '/' | '\\' | '@' | ':')
+}
+
+/// Latin, Greek and Cyrillic letters whose accents are folded away.
+fn has_foldable_diacritics(c: char) -> bool {
+    matches!(c, '\u{00C0}'..='\u{024F}' | '\u{0370}'..='\u{04FF}' | '\u{1E00}'..='\u{1FFF}')
+}
+
+enum Class {
+    Word,
+    Cjk,
+    Connector,
+    Separator,
+}
+
+fn classify(c: char) -> Class {
+    if c.is_ascii() {
+        if c.is_ascii_alphanumeric() {
+            Class::Word
+        } else if is_connector(c) {
+            Class::Connector
+        } else {
+            Class::Separator
+        }
+    } else if is_cjk(c) {
+        Class::Cjk
+    } else if c.is_alphanumeric() || is_combining_mark(c) {
+        Class::Word
+    } else {
+        Class::Separator
+    }
+}
+
+/// The segmentation state machine, fed one normalized char at a time.
+struct Segmenter<'a> {
+    stemmer: Option<Stemmer>,
+    out: &'a mut TokenBuf,
+    /// Current word run including inner connectors (lower-cased).
+    run: String,
+    /// Byte ranges of the alphanumeric parts inside `run`.
+    parts: Vec<(usize, usize)>,
+    /// Connectors seen after the last word char; kept only if a word char follows.
+    pending: String,
+    in_part: bool,
+    prev_cjk: Option<char>,
+}
+
+impl<'a> Segmenter<'a> {
+    fn new(analyzer: Analyzer, out: &'a mut TokenBuf) -> Self {
+        Self {
+            stemmer: analyzer.stem.then(|| Stemmer::create(Algorithm::English)),
+            out,
+            run: String::new(),
+            parts: Vec::new(),
+            pending: String::new(),
+            in_part: false,
+            prev_cjk: None,
+        }
+    }
+
+    /// A char straight from the input (NFKC-stable).
+    #[inline]
+    fn feed(&mut self, c: char) {
+        if c.is_ascii() {
+            self.push_char(c.to_ascii_lowercase());
+        } else {
+            self.feed_normalized(c);
+        }
+    }
+
+    /// A char after NFKC: lower-case and fold diacritics, then segment.
+    fn feed_normalized(&mut self, c: char) {
+        if c.is_ascii() {
+            self.push_char(c.to_ascii_lowercase());
+            return;
+        }
+        for lower in c.to_lowercase() {
+            if has_foldable_diacritics(lower) {
+                let mut folded = [None; 4];
+                let mut n = 0;
+                decompose_canonical(lower, |d| {
+                    if n < folded.len() {
+                        folded[n] = Some(d);
+                        n += 1;
+                    }
+                });
+                for d in folded.into_iter().flatten() {
+                    if !('\u{0300}'..='\u{036F}').contains(&d) {
+                        self.push_char(d);
+                    }
+                }
+            } else if !('\u{0300}'..='\u{036F}').contains(&lower) {
+                self.push_char(lower);
+            }
+        }
+    }
+
+    #[inline]
+    fn push_char(&mut self, c: char) {
+        match classify(c) {
+            Class::Word => {
+                self.prev_cjk = None;
+                if !self.in_part {
+                    if !self.run.is_empty() {
+                        self.run.push_str(&self.pending);
+                    }
+                    self.pending.clear();
+                    self.parts.push((self.run.len(), self.run.len()));
+                    self.in_part = true;
+                }
+                self.run.push(c);
+                if let Some(last) = self.parts.last_mut() {
+                    last.1 = self.run.len();
+                }
+            }
+            Class::Connector => {
+                self.prev_cjk = None;
+                if !self.run.is_empty() {
+                    self.pending.push(c);
+                }
+                self.in_part = false;
+            }
+            Class::Cjk => {
+                self.flush_run();
+                let mut pair = [0u8; 8];
+                if let Some(p) = self.prev_cjk {
+                    let n = p.encode_utf8(&mut pair).len();
+                    let m = c.encode_utf8(&mut pair[n..]).len();
+                    self.out.push(std::str::from_utf8(&pair[..n + m]).unwrap_or_default());
+                }
+                self.out.push(c.encode_utf8(&mut pair));
+                self.prev_cjk = Some(c);
+            }
+            Class::Separator => {
+                self.flush_run();
+                self.prev_cjk = None;
+            }
+        }
+    }
+
+    fn flush_run(&mut self) {
+        if self.run.is_empty() {
+            self.pending.clear();
+            self.in_part = false;
+            return;
+        }
+        let run = std::mem::take(&mut self.run);
+        if self.parts.len() == 1 {
+            self.emit_word(&run);
+        } else {
+            self.out.push(&run);
+            for i in 0..self.parts.len() {
+                let (s, e) = self.parts[i];
+                self.emit_word(&run[s..e]);
+            }
+        }
+        self.run = run;
+        self.run.clear();
+        self.parts.clear();
+        self.pending.clear();
+        self.in_part = false;
+    }
+
+    fn emit_word(&mut self, word: &str) {
+        match &self.stemmer {
+            Some(stemmer) if word.len() >= 3 && word.bytes().all(|b| b.is_ascii_lowercase()) => {
+                STEM_CACHE.with(|cache| {
+                    let mut cache = cache.borrow_mut();
+                    if let Some(stem) = cache.get(word) {
+                        self.out.push(stem);
+                        return;
+                    }
+                    let stem = stemmer.stem(word);
+                    self.out.push(&stem);
+                    if cache.len() >= STEM_CACHE_LIMIT {
+                        cache.clear();
+                    }
+                    cache.insert(word.into(), stem.into());
+                });
+            }
+            _ => self.out.push(word),
+        }
+    }
+
+    fn finish(mut self) {
+        self.flush_run();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(text: &str) -> Vec<String> {
+        Analyzer::new(false).tokenize(text)
+    }
+
+    #[test]
+    fn latin_words_lowercase_and_fold() {
+        assert_eq!(toks("Café NAÏVE résumé"), ["cafe", "naive", "resume"]);
+        assert_eq!(toks("ＡＢＣ１２３"), ["abc123"]);
+        assert_eq!(toks("done. Next"), ["done", "next"]);
+    }
+
+    #[test]
+    fn identifiers_whole_and_by_parts() {
+        assert_eq!(toks("ERR_CONN_RESET"), ["err_conn_reset", "err", "conn", "reset"]);
+        assert_eq!(toks("v2.3.1"), ["v2.3.1", "v2", "3", "1"]);
+        assert_eq!(toks("src/lib.rs,"), ["src/lib.rs", "src", "lib", "rs"]);
+        assert_eq!(toks("-sk-abc123-"), ["sk-abc123", "sk", "abc123"]);
+        assert_eq!(toks("_private"), ["private"]);
+    }
+
+    #[test]
+    fn cjk_unigrams_and_bigrams_split_from_latin() {
+        assert_eq!(toks("BBDown视频下载"), ["bbdown", "视", "视频", "频", "频下", "下", "下载", "载"]);
+        assert_eq!(toks("东京 大阪"), ["东", "东京", "京", "大", "大阪", "阪"]);
+        // Half-width katakana is NFKC-folded to full width and joins the run.
+        assert_eq!(toks("ｶﾀ"), ["カ", "カタ", "タ"]);
+    }
+
+    #[test]
+    fn stemming_applies_to_plain_words_only() {
+        let a = Analyzer::new(true);
+        assert_eq!(a.tokenize("running studies"), ["run", "studi"]);
+        assert_eq!(a.tokenize("running_jobs"), ["running_jobs", "run", "job"]);
+    }
+
+    #[test]
+    fn long_tokens_are_capped() {
+        let blob = "a".repeat(1000);
+        let t = toks(&blob);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].len(), MAX_TOKEN_BYTES);
+    }
+
+    #[test]
+    fn nfkc_stable_ranges_really_are_stable() {
+        let ranges = [
+            ('\u{4E00}', '\u{9FFF}'),
+            ('\u{3400}', '\u{4DBF}'),
+            ('\u{3041}', '\u{3096}'),
+            ('\u{30A1}', '\u{30FA}'),
+            ('\u{30FC}', '\u{30FC}'),
+            ('\u{AC00}', '\u{D7A3}'),
+        ];
+        for (lo, hi) in ranges {
+            for c in lo..=hi {
+                let s = c.to_string();
+                assert_eq!(s.nfkc().collect::<String>(), s, "{c:?}");
+            }
+        }
+    }
+}

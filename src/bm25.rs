@@ -1,0 +1,356 @@
+//! BM25 chunk index on tantivy (k1 = 1.2, b = 0.75), in RAM or in a directory.
+//!
+//! Queries are ranked OR queries of the analyzer's tokens built as term queries,
+//! never parsed as query syntax, so user text cannot inject operators. The index
+//! is derived data: the caller's store is the truth and records which store
+//! generation a commit reflects in the commit payload.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING,
+};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::analyzer::{Analyzer, TokenBuf};
+use crate::error::{invalid, Error, Result};
+
+const TOKENIZER_STEM: &str = "memsift_stem";
+const TOKENIZER_PLAIN: &str = "memsift_plain";
+
+/// One chunk to index.
+#[derive(Clone, Debug)]
+pub struct ChunkDoc {
+    pub id: u64,
+    pub path: String,
+    pub source: String,
+    pub text: String,
+}
+
+/// tantivy adapter for [`Analyzer`]: analyzes into a reusable arena, then streams.
+#[derive(Clone)]
+struct MemsiftTokenizer {
+    analyzer: Analyzer,
+    buf: TokenBuf,
+}
+
+struct ArenaStream<'a> {
+    buf: &'a TokenBuf,
+    next: usize,
+    token: Token,
+}
+
+impl TokenStream for ArenaStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.next >= self.buf.len() {
+            return false;
+        }
+        self.token.text.clear();
+        self.token.text.push_str(self.buf.get(self.next));
+        self.token.position = self.next;
+        self.next += 1;
+        true
+    }
+    fn token(&self) -> &Token {
+        &self.token
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+impl Tokenizer for MemsiftTokenizer {
+    type TokenStream<'a> = ArenaStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> ArenaStream<'a> {
+        self.buf.clear();
+        self.analyzer.analyze_into(text, &mut self.buf);
+        ArenaStream { buf: &self.buf, next: 0, token: Token::default() }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    path: Field,
+    source: Field,
+    text: Field,
+    path_text: Field,
+}
+
+fn build_schema(stem: bool) -> Schema {
+    let tokenizer = if stem { TOKENIZER_STEM } else { TOKENIZER_PLAIN };
+    // Frequencies without positions: we never run phrase queries.
+    let analyzed = TextOptions::default()
+        .set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqs));
+    let mut builder = Schema::builder();
+    builder.add_u64_field("id", INDEXED | FAST);
+    builder.add_text_field("path", STRING);
+    builder.add_text_field("source", STRING);
+    builder.add_text_field("text", analyzed.clone());
+    builder.add_text_field("path_text", analyzed);
+    builder.build()
+}
+
+fn fields(schema: &Schema) -> Result<Fields> {
+    let get = |name: &str| {
+        schema.get_field(name).map_err(|_| Error::Index {
+            location: String::new(),
+            message: format!("schema has no field {name:?}; it was not created by memsift"),
+        })
+    };
+    Ok(Fields { id: get("id")?, path: get("path")?, source: get("source")?, text: get("text")?, path_text: get("path_text")? })
+}
+
+/// A BM25 index over chunks. All methods take `&self` and are safe to call from
+/// several threads: searches run lock-free on the current reader, writes share
+/// one lazily opened writer behind a mutex.
+pub struct Bm25Index {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<Option<IndexWriter>>,
+    fields: Fields,
+    analyzer: Analyzer,
+    location: Option<PathBuf>,
+    writer_memory: usize,
+}
+
+impl Bm25Index {
+    /// Open the index in `dir` (created if missing or empty) or, with `None`, in RAM.
+    pub fn open(dir: Option<&Path>, stem: bool, writer_memory_mb: usize) -> Result<Self> {
+        if !(15..=4096).contains(&writer_memory_mb) {
+            return invalid!("writer_memory_mb must be between 15 and 4096, got {writer_memory_mb}");
+        }
+        let location = dir.map(Path::to_path_buf);
+        let err = |e: &dyn std::fmt::Display| Error::Index { location: describe(location.as_deref()), message: e.to_string() };
+        let index = match dir {
+            None => Index::create_in_ram(build_schema(stem)),
+            Some(dir) => {
+                if dir.exists() && !dir.is_dir() {
+                    return Err(err(&"exists and is not a directory; pass a directory path"));
+                }
+                std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+                if Index::exists(&tantivy::directory::MmapDirectory::open(dir).map_err(|e| err(&e))?).map_err(|e| err(&e))? {
+                    Index::open_in_dir(dir).map_err(|e| err(&e))?
+                } else {
+                    Index::create_in_dir(dir, build_schema(stem)).map_err(|e| err(&e))?
+                }
+            }
+        };
+        let schema = index.schema();
+        let fields = fields(&schema).map_err(|e| err(&e))?;
+        let stored_tokenizer = match schema.get_field_entry(fields.text).field_type() {
+            tantivy::schema::FieldType::Str(opts) => opts.get_indexing_options().map(|o| o.tokenizer().to_owned()),
+            _ => None,
+        };
+        let stored_stem = match stored_tokenizer.as_deref() {
+            Some(TOKENIZER_STEM) => true,
+            Some(TOKENIZER_PLAIN) => false,
+            other => return Err(err(&format!("unknown text tokenizer {other:?}; rebuild the index"))),
+        };
+        if stored_stem != stem {
+            return Err(err(&format!(
+                "was built with stem={stored_stem} but stem={stem} was requested; open it with stem={stored_stem} or delete the directory to rebuild"
+            )));
+        }
+        for (name, stem) in [(TOKENIZER_STEM, true), (TOKENIZER_PLAIN, false)] {
+            index.tokenizers().register(
+                name,
+                MemsiftTokenizer { analyzer: Analyzer::new(stem), buf: TokenBuf::default() },
+            );
+        }
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| err(&e))?;
+        Ok(Self {
+            index,
+            reader,
+            writer: Mutex::new(None),
+            fields,
+            analyzer: Analyzer::new(stem),
+            location,
+            writer_memory: writer_memory_mb << 20,
+        })
+    }
+
+    pub fn location(&self) -> Option<&Path> {
+        self.location.as_deref()
+    }
+
+    pub fn stem(&self) -> bool {
+        self.analyzer.stem
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> Error {
+        Error::Index { location: describe(self.location.as_deref()), message: e.to_string() }
+    }
+
+    /// The writer, opened on first use (it holds the directory lock).
+    fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>> {
+        let mut guard = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.is_none() {
+            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 4);
+            let per_thread = (self.writer_memory / threads).max(15 << 20);
+            let writer = self
+                .index
+                .writer_with_num_threads(threads, per_thread * threads)
+                .map_err(|e| self.error(format!("cannot open a writer ({e}); is another process writing to it?")))?;
+            *guard = Some(writer);
+        }
+        Ok(guard)
+    }
+
+    fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> tantivy::Result<T>) -> Result<T> {
+        let mut guard = self.writer()?;
+        let writer = guard.as_mut().expect("writer opened above");
+        f(writer).map_err(|e| self.error(e))
+    }
+
+    /// Stage documents; they become searchable at the next [`commit`](Self::commit).
+    pub fn add(&self, docs: &[ChunkDoc]) -> Result<()> {
+        let f = self.fields;
+        self.with_writer(|w| {
+            for d in docs {
+                let mut doc = TantivyDocument::default();
+                doc.add_u64(f.id, d.id);
+                doc.add_text(f.path, &d.path);
+                doc.add_text(f.source, &d.source);
+                doc.add_text(f.text, &d.text);
+                doc.add_text(f.path_text, &d.path);
+                w.add_document(doc)?;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn delete_ids(&self, ids: &[u64]) -> Result<()> {
+        let f = self.fields;
+        self.with_writer(|w| {
+            for &id in ids {
+                w.delete_term(Term::from_field_u64(f.id, id));
+            }
+            Ok(())
+        })
+    }
+
+    pub fn delete_path(&self, path: &str) -> Result<()> {
+        let f = self.fields;
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_text(f.path, path));
+            Ok(())
+        })
+    }
+
+    pub fn clear(&self) -> Result<()> {
+        self.with_writer(|w| w.delete_all_documents().map(|_| ()))
+    }
+
+    pub fn rollback(&self) -> Result<()> {
+        self.with_writer(|w| w.rollback().map(|_| ()))
+    }
+
+    /// Make staged changes durable and visible, recording `generation` in the commit payload.
+    pub fn commit(&self, generation: Option<u64>) -> Result<()> {
+        self.with_writer(|w| {
+            let mut prepared = w.prepare_commit()?;
+            if let Some(generation) = generation {
+                prepared.set_payload(&generation.to_string());
+            }
+            prepared.commit().map(|_| ())
+        })?;
+        self.reload()
+    }
+
+    /// Pick up the latest commit (made by this or another handle).
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(|e| self.error(e))
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Store generation recorded by the latest commit, if any.
+    pub fn generation(&self) -> Result<Option<u64>> {
+        let metas = self.index.load_metas().map_err(|e| self.error(e))?;
+        Ok(metas.payload.and_then(|p| p.trim().parse().ok()))
+    }
+
+    /// Top `k` chunks for `query` over the text field, optionally limited to `sources`.
+    pub fn search(&self, query: &str, k: usize, sources: Option<&[String]>) -> Result<Vec<(u64, f32)>> {
+        self.search_field(self.fields.text, query, k, sources)
+    }
+
+    /// Top `k` chunks whose analyzed path matches `query`.
+    pub fn search_paths(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
+        self.search_field(self.fields.path_text, query, k, None)
+    }
+
+    fn search_field(&self, field: Field, query: &str, k: usize, sources: Option<&[String]>) -> Result<Vec<(u64, f32)>> {
+        let mut buf = TokenBuf::default();
+        self.analyzer.analyze_into(query, &mut buf);
+        let mut seen = FxHashSet::default();
+        let terms: Vec<(Occur, Box<dyn Query>)> = buf
+            .iter()
+            .filter(|t| seen.insert(*t))
+            .map(|t| {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
+                (Occur::Should, q)
+            })
+            .collect();
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(terms));
+        if let Some(sources) = sources {
+            let allowed: Vec<(Occur, Box<dyn Query>)> = sources
+                .iter()
+                .map(|s| {
+                    let q: Box<dyn Query> =
+                        Box::new(TermQuery::new(Term::from_field_text(self.fields.source, s), IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            // The filter must not change scores: wrap it in a zero constant score.
+            let filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0));
+            query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, filter)]));
+        }
+        let searcher = self.reader.searcher();
+        let hits: Vec<(f32, DocAddress)> =
+            searcher.search(&*query, &TopDocs::with_limit(k).order_by_score()).map_err(|e| self.error(e))?;
+        let mut columns = FxHashMap::default();
+        let mut out = Vec::with_capacity(hits.len());
+        for (score, addr) in hits {
+            if !columns.contains_key(&addr.segment_ord) {
+                let column = searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").map_err(|e| self.error(e))?;
+                columns.insert(addr.segment_ord, column);
+            }
+            if let Some(id) = columns[&addr.segment_ord].first(addr.doc_id) {
+                out.push((id, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ids of every searchable document (for consistency checks against the store).
+    pub fn ids(&self) -> Result<Vec<u64>> {
+        let searcher = self.reader.searcher();
+        let mut ids = Vec::with_capacity(searcher.num_docs() as usize);
+        for segment in searcher.segment_readers() {
+            let column = segment.fast_fields().u64("id").map_err(|e| self.error(e))?;
+            let alive = segment.alive_bitset();
+            for doc in 0..segment.max_doc() {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    ids.extend(column.first(doc));
+                }
+            }
+        }
+        Ok(ids)
+    }
+}
+
+fn describe(location: Option<&Path>) -> String {
+    location.map_or_else(|| "(in memory)".to_owned(), |p| format!("at {}", p.display()))
+}

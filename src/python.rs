@@ -1,0 +1,621 @@
+//! Thin PyO3 bindings over the pure core.
+//!
+//! Every heavy call follows extract → detach → convert: Python arguments become
+//! owned Rust data (or numpy views), the work runs with the GIL released, and
+//! results are turned into Python objects afterwards. Core errors map to the
+//! exception tree in one place (`From<Error> for PyErr`), and every call runs
+//! under `catch_unwind` so a Rust panic surfaces as `InternalError`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::RwLock;
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDate;
+
+use crate::analyzer::{Analyzer, TokenBuf};
+use crate::bm25::{Bm25Index, ChunkDoc};
+use crate::error::Error;
+use crate::vector::{AnnParams, Metric, Quantization, VectorStore};
+use crate::{chunk, rank};
+
+create_exception!(memsift._core, MemsiftError, PyException, "Root of every error memsift raises.");
+create_exception!(
+    memsift._core,
+    InvalidInputError,
+    MemsiftError,
+    "An argument has the wrong shape, type or range (the message names it)."
+);
+create_exception!(
+    memsift._core,
+    SearchIndexError,
+    MemsiftError,
+    "The BM25 index could not be opened, written or read (the message names the path)."
+);
+create_exception!(
+    memsift._core,
+    InternalError,
+    MemsiftError,
+    "A bug inside memsift's Rust core (a caught panic); please report it."
+);
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidInput(msg) => InvalidInputError::new_err(msg),
+            e @ Error::Index { .. } => SearchIndexError::new_err(e.to_string()),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// Run `f` with the GIL released, turning core errors and panics into Python errors.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::error::Result<T> + Send) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
+        .map_err(|p| InternalError::new_err(format!("internal error (please report): {}", panic_message(&*p))))?
+        .map_err(PyErr::from)
+}
+
+// ------------------------------------------------------------------ analyzer
+
+/// memsift's text analyzer: the one tokenizer used by BM25, queries, sessions and MMR.
+///
+/// Args:
+///     stem: Apply the English Snowball stemmer to plain Latin words.
+///
+/// >>> Analyzer().tokenize("BBDown视频下载")
+/// ['bbdown', '视', '视频', '频', '频下', '下', '下载', '载']
+#[pyclass(name = "Analyzer", module = "memsift._core", frozen)]
+pub struct PyAnalyzer {
+    inner: Analyzer,
+}
+
+#[pymethods]
+impl PyAnalyzer {
+    #[new]
+    #[pyo3(signature = (stem = true))]
+    fn new(stem: bool) -> Self {
+        Self { inner: Analyzer::new(stem) }
+    }
+
+    #[getter]
+    fn stem(&self) -> bool {
+        self.inner.stem
+    }
+
+    /// Tokenize one text.
+    fn tokenize(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        let analyzer = self.inner;
+        // Short texts are cheaper than a GIL round-trip; long ones release it.
+        if text.len() < 4096 {
+            return Ok(analyzer.tokenize(text));
+        }
+        let text = text.to_owned();
+        detached(py, move || Ok(analyzer.tokenize(&text)))
+    }
+
+    /// Tokenize many texts in parallel with the GIL released.
+    fn tokenize_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<String>>> {
+        use rayon::prelude::*;
+        let analyzer = self.inner;
+        detached(py, move || Ok(texts.par_iter().map(|t| analyzer.tokenize(t)).collect()))
+    }
+
+    /// Number of tokens ``tokenize`` would return, without building Python strings.
+    fn count_tokens(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
+        let analyzer = self.inner;
+        let text = text.to_owned();
+        detached(py, move || {
+            let mut buf = TokenBuf::default();
+            analyzer.analyze_into(&text, &mut buf);
+            Ok(buf.len())
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Analyzer(stem={})", if self.inner.stem { "True" } else { "False" })
+    }
+}
+
+/// Tokenize with the default analyzer (``Analyzer(stem=True)``).
+///
+/// >>> tokenize("ERR_CONN_RESET in v2.3.1")
+/// ['err_conn_reset', 'err', 'conn', 'reset', 'in', 'v2.3.1', 'v2', '3', '1']
+#[pyfunction(name = "tokenize")]
+fn tokenize_py(py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+    PyAnalyzer { inner: Analyzer::default() }.tokenize(py, text)
+}
+
+// ------------------------------------------------------------------ chunker
+
+/// One chunk of a Markdown file (1-based inclusive line range, sha256 of ``text``).
+#[pyclass(name = "Chunk", module = "memsift._core", frozen, eq, get_all)]
+#[derive(PartialEq, Eq, Clone)]
+pub struct PyChunk {
+    start_line: usize,
+    end_line: usize,
+    text: String,
+    hash: String,
+}
+
+#[pymethods]
+impl PyChunk {
+    #[new]
+    fn new(start_line: usize, end_line: usize, text: String, hash: String) -> Self {
+        Self { start_line, end_line, text, hash }
+    }
+
+    fn __repr__(&self) -> String {
+        let preview: String = self.text.chars().take(40).collect();
+        format!("Chunk(start_line={}, end_line={}, text={:?}, hash='{}…')", self.start_line, self.end_line, preview, &self.hash[..12.min(self.hash.len())])
+    }
+}
+
+/// Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
+///
+/// Args:
+///     text: The file content.
+///     tokens: Target chunk size in estimated tokens (4 chars, or 1 CJK char, per token).
+///     overlap: Tokens of trailing whole lines carried into the next chunk.
+///
+/// Raises:
+///     InvalidInputError: ``tokens < 1`` or ``overlap >= tokens``.
+///
+/// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\\nb\\n\\nc")]
+/// [(1, 4)]
+#[pyfunction(name = "chunk_markdown")]
+#[pyo3(signature = (text, tokens = 400, overlap = 80))]
+fn chunk_markdown_py(py: Python<'_>, text: String, tokens: i64, overlap: i64) -> PyResult<Vec<PyChunk>> {
+    let tokens = usize::try_from(tokens).map_err(|_| InvalidInputError::new_err(format!("tokens must be >= 1, got {tokens}")))?;
+    let overlap = usize::try_from(overlap).map_err(|_| InvalidInputError::new_err(format!("overlap must be >= 0, got {overlap}")))?;
+    let chunks = detached(py, move || chunk::chunk_markdown(&text, tokens, overlap))?;
+    Ok(chunks
+        .into_iter()
+        .map(|c| PyChunk { start_line: c.start_line, end_line: c.end_line, text: c.text, hash: c.hash })
+        .collect())
+}
+
+/// OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x.
+///
+/// >>> estimate_chars("ab视频")
+/// 10
+#[pyfunction(name = "estimate_chars")]
+fn estimate_chars_py(text: &str) -> usize {
+    chunk::estimate_chars(text)
+}
+
+// ------------------------------------------------------------------ BM25
+
+/// A BM25 chunk index on tantivy, in RAM (``path=None``) or in a directory.
+///
+/// >>> idx = Bm25Index()
+/// >>> idx.add([1, 2], ["memory/a.md", "memory/b.md"], ["memory"] * 2, ["tantivy index", "sqlite store"])
+/// >>> idx.commit(generation=1)
+/// >>> [i for i, _ in idx.search("index")]
+/// [1]
+#[pyclass(name = "Bm25Index", module = "memsift._core", frozen)]
+pub struct PyBm25Index {
+    inner: Bm25Index,
+}
+
+fn check_k(k: i64) -> PyResult<usize> {
+    usize::try_from(k).map_err(|_| InvalidInputError::new_err(format!("k must be >= 0, got {k}")))
+}
+
+#[pymethods]
+impl PyBm25Index {
+    #[new]
+    #[pyo3(signature = (path = None, *, stem = true, writer_memory_mb = 64))]
+    fn new(py: Python<'_>, path: Option<PathBuf>, stem: bool, writer_memory_mb: usize) -> PyResult<Self> {
+        let inner = detached(py, move || Bm25Index::open(path.as_deref(), stem, writer_memory_mb))?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn path(&self) -> Option<String> {
+        self.inner.location().map(|p| p.display().to_string())
+    }
+
+    #[getter]
+    fn stem(&self) -> bool {
+        self.inner.stem()
+    }
+
+    #[getter]
+    fn num_docs(&self) -> u64 {
+        self.inner.num_docs()
+    }
+
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        detached(py, || self.inner.generation())
+    }
+
+    /// Stage documents (visible after ``commit``). Existing ids are not replaced: delete first.
+    fn add(&self, py: Python<'_>, ids: Vec<u64>, paths: Vec<String>, sources: Vec<String>, texts: Vec<String>) -> PyResult<()> {
+        let n = ids.len();
+        if paths.len() != n || sources.len() != n || texts.len() != n {
+            return Err(InvalidInputError::new_err(format!(
+                "ids, paths, sources and texts must have the same length, got {n}, {}, {}, {}",
+                paths.len(),
+                sources.len(),
+                texts.len()
+            )));
+        }
+        let docs: Vec<ChunkDoc> = ids
+            .into_iter()
+            .zip(paths)
+            .zip(sources)
+            .zip(texts)
+            .map(|(((id, path), source), text)| ChunkDoc { id, path, source, text })
+            .collect();
+        detached(py, || self.inner.add(&docs))
+    }
+
+    fn delete_ids(&self, py: Python<'_>, ids: Vec<u64>) -> PyResult<()> {
+        detached(py, || self.inner.delete_ids(&ids))
+    }
+
+    fn delete_path(&self, py: Python<'_>, path: String) -> PyResult<()> {
+        detached(py, || self.inner.delete_path(&path))
+    }
+
+    /// Stage deletion of every document.
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.clear())
+    }
+
+    /// Make staged changes durable and searchable, recording ``generation``.
+    #[pyo3(signature = (generation = None))]
+    fn commit(&self, py: Python<'_>, generation: Option<u64>) -> PyResult<()> {
+        detached(py, || self.inner.commit(generation))
+    }
+
+    /// Drop staged, uncommitted changes.
+    fn rollback(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.rollback())
+    }
+
+    /// Pick up commits made by another handle on the same directory.
+    fn reload(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.reload())
+    }
+
+    /// Ranked OR query over ``text``; returns ``(id, bm25_score)`` best first. Never raises on query syntax.
+    #[pyo3(signature = (query, k = 10, *, sources = None))]
+    fn search(&self, py: Python<'_>, query: String, k: i64, sources: Option<Vec<String>>) -> PyResult<Vec<(u64, f32)>> {
+        let k = check_k(k)?;
+        detached(py, || self.inner.search(&query, k, sources.as_deref()))
+    }
+
+    /// Ranked OR query over the analyzed path field.
+    #[pyo3(signature = (query, k = 10))]
+    fn search_paths(&self, py: Python<'_>, query: String, k: i64) -> PyResult<Vec<(u64, f32)>> {
+        let k = check_k(k)?;
+        detached(py, || self.inner.search_paths(&query, k))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.num_docs() as usize
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Bm25Index(path={:?}, num_docs={})", self.path(), self.inner.num_docs())
+    }
+}
+
+// ------------------------------------------------------------------ vectors
+
+/// Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
+///
+/// >>> import numpy as np
+/// >>> vs = VectorStore(3)
+/// >>> vs.add(np.array([7, 8], dtype=np.uint64), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+/// >>> ids, scores = vs.search(np.array([1, 0.1, 0], dtype=np.float32), k=1)
+/// >>> ids.tolist()
+/// [7]
+#[pyclass(name = "VectorStore", module = "memsift._core", frozen)]
+pub struct PyVectorStore {
+    inner: RwLock<VectorStore>,
+}
+
+/// A float32 matrix view, converting (one copy) only when the input is not already C-contiguous float32.
+fn as_f32_matrix<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, what: &str) -> PyResult<PyReadonlyArray2<'py, f32>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray2<'py, f32>>() {
+        if view.is_c_contiguous() {
+            return Ok(view);
+        }
+    }
+    let np = py.import("numpy")?;
+    let converted = np
+        .call_method1("ascontiguousarray", (obj, "float32"))
+        .map_err(|e| InvalidInputError::new_err(format!("{what} must be convertible to a float32 array: {e}")))?;
+    let converted = if converted.getattr("ndim")?.extract::<usize>()? == 1 { converted.call_method1("reshape", (1, -1))? } else { converted };
+    converted
+        .extract::<PyReadonlyArray2<'py, f32>>()
+        .map_err(|_| InvalidInputError::new_err(format!("{what} must be a 2-D array of shape (n, dims)")))
+}
+
+fn as_f32_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, f32>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray1<'py, f32>>() {
+        if view.is_c_contiguous() {
+            return Ok(view);
+        }
+    }
+    let np = py.import("numpy")?;
+    np.call_method1("ascontiguousarray", (obj, "float32"))
+        .and_then(|a| Ok(a.extract::<PyReadonlyArray1<'py, f32>>()?))
+        .map_err(|e| InvalidInputError::new_err(format!("query must be a 1-D float32 array: {e}")))
+}
+
+fn as_ids(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(view.as_array().to_vec());
+    }
+    let np = py.import("numpy")?;
+    np.call_method1("asarray", (obj,))
+        .and_then(|a| a.call_method1("astype", ("uint64",)))
+        .and_then(|a| Ok(a.extract::<PyReadonlyArray1<'_, u64>>()?.as_array().to_vec()))
+        .map_err(|e| InvalidInputError::new_err(format!("ids must be a 1-D sequence of non-negative integers: {e}")))
+}
+
+type Hits<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f32>>);
+
+fn hits_to_arrays(py: Python<'_>, hits: Vec<(u64, f32)>) -> Hits<'_> {
+    let (ids, scores): (Vec<u64>, Vec<f32>) = hits.into_iter().unzip();
+    (ids.into_pyarray(py), scores.into_pyarray(py))
+}
+
+impl PyVectorStore {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, VectorStore> {
+        self.inner.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, VectorStore> {
+        self.inner.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[pymethods]
+impl PyVectorStore {
+    #[new]
+    #[pyo3(signature = (dims, *, metric = "cosine", dtype = "f32", ann_threshold = 20000, connectivity = 16, expansion_add = 128, expansion_search = 96))]
+    fn new(
+        dims: usize,
+        metric: &str,
+        dtype: &str,
+        ann_threshold: usize,
+        connectivity: usize,
+        expansion_add: usize,
+        expansion_search: usize,
+    ) -> PyResult<Self> {
+        let params = AnnParams { threshold: ann_threshold, connectivity, expansion_add, expansion_search };
+        let store = VectorStore::new(dims, Metric::parse(metric)?, Quantization::parse(dtype)?, params)?;
+        Ok(Self { inner: RwLock::new(store) })
+    }
+
+    #[getter]
+    fn dims(&self) -> usize {
+        self.read().dims()
+    }
+    #[getter]
+    fn metric(&self) -> &'static str {
+        self.read().metric().name()
+    }
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.read().quantization().name()
+    }
+    #[getter]
+    fn ann_active(&self) -> bool {
+        self.read().ann_active()
+    }
+    fn __len__(&self) -> usize {
+        self.read().len()
+    }
+    fn __contains__(&self, id: u64) -> bool {
+        self.read().contains(id)
+    }
+
+    /// Insert or replace vectors; ``vectors`` is float32 ``(n, dims)`` (other inputs are converted once).
+    fn add(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, vectors: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = as_ids(py, ids)?;
+        let matrix = as_f32_matrix(py, vectors, "vectors")?;
+        let shape = matrix.shape().to_vec();
+        let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        if shape[0] != ids.len() {
+            return Err(InvalidInputError::new_err(format!("got {} ids but {} vectors", ids.len(), shape[0])));
+        }
+        let dims = self.read().dims();
+        if shape[1] != dims {
+            return Err(InvalidInputError::new_err(format!("vectors have {} dims, the store has {dims}", shape[1])));
+        }
+        detached(py, || self.write().add(&ids, data))
+    }
+
+    /// Remove ids; returns how many were present.
+    fn remove(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let ids = as_ids(py, ids)?;
+        detached(py, || self.write().remove(&ids))
+    }
+
+    fn clear(&self) {
+        self.write().clear();
+    }
+
+    /// Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active.
+    #[pyo3(signature = (query, k = 10, *, exact = None))]
+    fn search<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: i64, exact: Option<bool>) -> PyResult<Hits<'py>> {
+        let k = check_k(k)?;
+        let query = as_f32_vector(py, query)?;
+        let q = query.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        let hits = detached(py, || self.read().search(q, k, exact))?;
+        Ok(hits_to_arrays(py, hits))
+    }
+
+    #[pyo3(signature = (queries, k = 10, *, exact = None))]
+    fn search_batch<'py>(&self, py: Python<'py>, queries: &Bound<'py, PyAny>, k: i64, exact: Option<bool>) -> PyResult<Vec<Hits<'py>>> {
+        use rayon::prelude::*;
+        let k = check_k(k)?;
+        let matrix = as_f32_matrix(py, queries, "queries")?;
+        let dims = matrix.shape()[1];
+        let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        let all = detached(py, || {
+            let store = self.read();
+            if dims != store.dims() {
+                return crate::error::invalid!("queries have {dims} dims, the store has {}", store.dims());
+            }
+            data.par_chunks(dims).map(|q| store.search(q, k, exact)).collect::<crate::error::Result<Vec<_>>>()
+        })?;
+        Ok(all.into_iter().map(|hits| hits_to_arrays(py, hits)).collect())
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.read();
+        format!("VectorStore(dims={}, metric='{}', dtype='{}', len={})", s.dims(), s.metric().name(), s.quantization().name(), s.len())
+    }
+}
+
+// ------------------------------------------------------------------ ranking
+
+/// OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``.
+///
+/// >>> bm25_score_to_unit(1.0)
+/// 0.5
+#[pyfunction(name = "bm25_score_to_unit")]
+fn bm25_score_to_unit_py(score: f64) -> f64 {
+    rank::bm25_score_to_unit(score)
+}
+
+/// Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
+///
+/// ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
+///
+/// >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
+/// [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
+#[pyfunction(name = "fuse_weighted")]
+#[pyo3(signature = (vector, keyword, vector_weight = 0.7, text_weight = 0.3))]
+fn fuse_weighted_py(vector: Vec<(u64, f64)>, keyword: Vec<(u64, f64)>, vector_weight: f64, text_weight: f64) -> PyResult<Vec<(u64, f64, f64, f64)>> {
+    Ok(rank::fuse_weighted(&vector, &keyword, vector_weight, text_weight)?
+        .into_iter()
+        .map(|f| (f.id, f.score, f.vector_score, f.text_score))
+        .collect())
+}
+
+/// Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks.
+#[pyfunction(name = "fuse_rrf")]
+#[pyo3(signature = (lists, k = 60))]
+fn fuse_rrf_py(lists: Vec<Vec<(u64, f64)>>, k: i64) -> PyResult<Vec<(u64, f64)>> {
+    Ok(rank::fuse_rrf(&lists, k as f64)?)
+}
+
+/// Jaccard similarity of the analyzer token sets of two texts (both empty -> 1).
+#[pyfunction(name = "jaccard")]
+fn jaccard_py(a: &str, b: &str) -> f64 {
+    rank::jaccard(Analyzer::default(), a, b)
+}
+
+/// MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``.
+#[pyfunction(name = "mmr")]
+#[pyo3(signature = (scores, texts, lambda_ = 0.7))]
+fn mmr_py(py: Python<'_>, scores: Vec<f64>, texts: Vec<String>, lambda_: f64) -> PyResult<Vec<usize>> {
+    detached(py, move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        rank::mmr(Analyzer::default(), &scores, &refs, lambda_)
+    })
+}
+
+/// MMR order (indices) with cosine similarity of embeddings.
+#[pyfunction(name = "mmr_vectors")]
+#[pyo3(signature = (scores, vectors, lambda_ = 0.7))]
+fn mmr_vectors_py(py: Python<'_>, scores: Vec<f64>, vectors: &Bound<'_, PyAny>, lambda_: f64) -> PyResult<Vec<usize>> {
+    let matrix = as_f32_matrix(py, vectors, "vectors")?;
+    let dims = matrix.shape()[1];
+    let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+    detached(py, || rank::mmr_vectors(&scores, data, dims, lambda_))
+}
+
+/// ``exp(-ln2 / half_life_days * max(0, age_days))``.
+#[pyfunction(name = "decay_multiplier")]
+fn decay_multiplier_py(age_days: f64, half_life_days: f64) -> f64 {
+    rank::decay_multiplier(age_days, half_life_days)
+}
+
+/// Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid.
+///
+/// >>> memory_date_from_path("memory/2026-11-30.md")
+/// datetime.date(2026, 11, 30)
+#[pyfunction(name = "memory_date_from_path")]
+fn memory_date_from_path_py<'py>(py: Python<'py>, path: &str) -> PyResult<Option<Bound<'py, PyDate>>> {
+    rank::memory_date_from_path(path).map(|(y, m, d)| PyDate::new(py, y, m as u8, d as u8)).transpose()
+}
+
+/// ``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay.
+#[pyfunction(name = "is_evergreen_path")]
+fn is_evergreen_path_py(path: &str) -> bool {
+    rank::is_evergreen_path(path)
+}
+
+/// Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay.
+#[pyfunction(name = "apply_temporal_decay")]
+#[pyo3(signature = (scores, paths, sources, mtimes, now, half_life_days = 30.0))]
+fn apply_temporal_decay_py(
+    scores: Vec<f64>,
+    paths: Vec<String>,
+    sources: Vec<String>,
+    mtimes: Vec<Option<f64>>,
+    now: f64,
+    half_life_days: f64,
+) -> PyResult<Vec<f64>> {
+    let n = scores.len();
+    if paths.len() != n || sources.len() != n || mtimes.len() != n {
+        return Err(InvalidInputError::new_err(format!(
+            "scores, paths, sources and mtimes must have the same length, got {n}, {}, {}, {}",
+            paths.len(),
+            sources.len(),
+            mtimes.len()
+        )));
+    }
+    let items: Vec<rank::DecayItem<'_>> = (0..n)
+        .map(|i| rank::DecayItem { score: scores[i], path: &paths[i], source: &sources[i], mtime: mtimes[i] })
+        .collect();
+    Ok(rank::apply_temporal_decay(&items, now, half_life_days))
+}
+
+/// Panics on purpose, to test that panics surface as ``InternalError`` (not public API).
+#[pyfunction(name = "_debug_panic")]
+fn debug_panic_py(py: Python<'_>) -> PyResult<()> {
+    detached(py, || -> crate::error::Result<()> { panic!("deliberate panic from _debug_panic") })
+}
+
+/// Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``).
+#[pyfunction(name = "simd_kernels")]
+fn simd_kernels_py() -> &'static str {
+    crate::simd::kernels().name
+}
+
+#[pymodule]
+pub mod _core {
+    #[pymodule_export]
+    use super::{
+        apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
+        estimate_chars_py, fuse_rrf_py, fuse_weighted_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py,
+        mmr_py, mmr_vectors_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError,
+        PyAnalyzer, PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
+    };
+
+    #[pymodule_init]
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

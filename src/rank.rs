@@ -1,0 +1,368 @@
+//! Ranking primitives, matching OpenClaw's `hybrid.ts`, `mmr.ts` and
+//! `temporal-decay.ts` (spec §3–§5), plus RRF and an embedding-based MMR.
+//! All arithmetic is f64 so results equal a straightforward reference.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::analyzer::{Analyzer, TokenBuf};
+use crate::error::{invalid, Result};
+
+/// OpenClaw's `bm25RankToScore` expressed for a positive BM25 score `s`
+/// (FTS5's rank is `-s`): `s / (1 + s)`; non-finite → 0.001; `s <= 0` → 0.
+pub fn bm25_score_to_unit(score: f64) -> f64 {
+    if !score.is_finite() {
+        1.0 / 1000.0
+    } else if score <= 0.0 {
+        0.0
+    } else {
+        score / (1.0 + score)
+    }
+}
+
+/// Clamp both weights to [0, 1] and normalize them to sum 1 (both 0 → 0.7 / 0.3).
+pub fn normalize_weights(vector_weight: f64, text_weight: f64) -> Result<(f64, f64)> {
+    if !vector_weight.is_finite() || !text_weight.is_finite() {
+        return invalid!("weights must be finite, got vector_weight={vector_weight} text_weight={text_weight}");
+    }
+    let (v, t) = (vector_weight.clamp(0.0, 1.0), text_weight.clamp(0.0, 1.0));
+    let sum = v + t;
+    Ok(if sum == 0.0 { (0.7, 0.3) } else { (v / sum, t / sum) })
+}
+
+/// A merged hit: combined score and its two components.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fused {
+    pub id: u64,
+    pub score: f64,
+    pub vector_score: f64,
+    pub text_score: f64,
+}
+
+/// OpenClaw's `mergeHybridResults`: union by id (vector hits first, keyword-only
+/// hits appended, so keyword-only hits are never dropped), weighted sum, stable
+/// sort by score. `keyword` carries raw BM25 scores.
+pub fn fuse_weighted(vector: &[(u64, f64)], keyword: &[(u64, f64)], vector_weight: f64, text_weight: f64) -> Result<Vec<Fused>> {
+    let (vw, tw) = normalize_weights(vector_weight, text_weight)?;
+    let mut order: Vec<Fused> = Vec::with_capacity(vector.len() + keyword.len());
+    let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
+    for &(id, score) in vector {
+        let entry = Fused { id, score: 0.0, vector_score: score, text_score: 0.0 };
+        match slot.get(&id) {
+            Some(&i) => order[i] = entry,
+            None => {
+                slot.insert(id, order.len());
+                order.push(entry);
+            }
+        }
+    }
+    for &(id, raw) in keyword {
+        let text_score = bm25_score_to_unit(raw);
+        match slot.get(&id) {
+            Some(&i) => order[i].text_score = text_score,
+            None => {
+                slot.insert(id, order.len());
+                order.push(Fused { id, score: 0.0, vector_score: 0.0, text_score });
+            }
+        }
+    }
+    for f in &mut order {
+        f.score = vw * f.vector_score + tw * f.text_score;
+    }
+    order.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(order)
+}
+
+/// Reciprocal-rank fusion: each list adds `1 / (k + rank)` (1-based) for the first
+/// occurrence of an id; ties keep first appearance order.
+pub fn fuse_rrf(lists: &[Vec<(u64, f64)>], k: f64) -> Result<Vec<(u64, f64)>> {
+    if !k.is_finite() || k < 0.0 {
+        return invalid!("rrf k must be a finite number >= 0, got {k}");
+    }
+    let mut order: Vec<(u64, f64)> = Vec::new();
+    let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
+    for list in lists {
+        let mut seen = FxHashSet::default();
+        for (rank, &(id, _)) in list.iter().enumerate() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let add = 1.0 / (k + (rank + 1) as f64);
+            match slot.get(&id) {
+                Some(&i) => order[i].1 += add,
+                None => {
+                    slot.insert(id, order.len());
+                    order.push((id, add));
+                }
+            }
+        }
+    }
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(order)
+}
+
+/// Sorted, de-duplicated token ids of a text (for fast Jaccard by merge).
+fn token_set(analyzer: Analyzer, text: &str, vocab: &mut FxHashMap<String, u32>) -> Vec<u32> {
+    let mut buf = TokenBuf::default();
+    analyzer.analyze_into(text, &mut buf);
+    let mut ids: Vec<u32> = buf
+        .iter()
+        .map(|t| {
+            let next = vocab.len() as u32;
+            *vocab.entry(t.to_owned()).or_insert(next)
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn jaccard_sorted(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut inter) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    inter as f64 / (a.len() + b.len() - inter) as f64
+}
+
+/// Jaccard similarity of the analyzer token sets of two texts (both empty → 1).
+pub fn jaccard(analyzer: Analyzer, a: &str, b: &str) -> f64 {
+    let mut vocab = FxHashMap::default();
+    jaccard_sorted(&token_set(analyzer, a, &mut vocab), &token_set(analyzer, b, &mut vocab))
+}
+
+/// Greedy MMR over `scores` with a pairwise similarity; returns indices in pick order.
+/// Mirrors OpenClaw's `mmrRerank`: min–max relevance, ties by higher original score.
+fn mmr_by(scores: &[f64], lambda: f64, sim: impl Fn(usize, usize) -> f64) -> Result<Vec<usize>> {
+    let n = scores.len();
+    if !lambda.is_finite() {
+        return invalid!("lambda must be finite, got {lambda}");
+    }
+    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+        return invalid!("scores[{i}] is not finite");
+    }
+    if n <= 1 {
+        return Ok((0..n).collect());
+    }
+    let lambda = lambda.clamp(0.0, 1.0);
+    if lambda == 1.0 {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        return Ok(order);
+    }
+    let (min, max) = scores.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+    let range = max - min;
+    let relevance = |s: f64| if range == 0.0 { 1.0 } else { (s - min) / range };
+    let mut remaining: Vec<usize> = (0..n).collect();
+    let mut selected: Vec<usize> = Vec::with_capacity(n);
+    // max similarity of each item to the selected set, updated incrementally.
+    let mut max_sim = vec![0f64; n];
+    while !remaining.is_empty() {
+        let mut best: Option<(usize, f64)> = None; // (position in remaining, mmr)
+        for (pos, &c) in remaining.iter().enumerate() {
+            let sim = if selected.is_empty() { 0.0 } else { max_sim[c] };
+            let m = lambda * relevance(scores[c]) - (1.0 - lambda) * sim;
+            let better = match best {
+                None => true,
+                Some((bp, bm)) => m > bm || (m == bm && scores[c] > scores[remaining[bp]]),
+            };
+            if better {
+                best = Some((pos, m));
+            }
+        }
+        let (pos, _) = best.expect("remaining is not empty");
+        let pick = remaining.remove(pos);
+        selected.push(pick);
+        for &c in &remaining {
+            let s = sim(c, pick);
+            if s > max_sim[c] {
+                max_sim[c] = s;
+            }
+        }
+    }
+    Ok(selected)
+}
+
+/// MMR with Jaccard similarity of analyzer token sets (OpenClaw §4).
+pub fn mmr(analyzer: Analyzer, scores: &[f64], texts: &[&str], lambda: f64) -> Result<Vec<usize>> {
+    if scores.len() != texts.len() {
+        return invalid!("scores has {} items but texts has {}", scores.len(), texts.len());
+    }
+    let mut vocab = FxHashMap::default();
+    let sets: Vec<Vec<u32>> = texts.iter().map(|t| token_set(analyzer, t, &mut vocab)).collect();
+    mmr_by(scores, lambda, |a, b| jaccard_sorted(&sets[a], &sets[b]))
+}
+
+/// MMR with cosine similarity of embeddings (`vectors` row-major, `dims` wide).
+pub fn mmr_vectors(scores: &[f64], vectors: &[f32], dims: usize, lambda: f64) -> Result<Vec<usize>> {
+    if dims == 0 || vectors.len() != scores.len() * dims {
+        return invalid!("vectors must have shape ({}, dims>0), got {} values for dims={dims}", scores.len(), vectors.len());
+    }
+    let rows: Vec<&[f32]> = vectors.chunks(dims).collect();
+    let norms: Vec<f64> = rows.iter().map(|r| r.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()).collect();
+    mmr_by(scores, lambda, |a, b| {
+        if norms[a] == 0.0 || norms[b] == 0.0 {
+            return 0.0;
+        }
+        let dot: f64 = rows[a].iter().zip(rows[b]).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
+        dot / (norms[a] * norms[b])
+    })
+}
+
+/// `exp(-ln2 / half_life * max(0, age))`; a non-positive or non-finite half-life means no decay.
+pub fn decay_multiplier(age_days: f64, half_life_days: f64) -> f64 {
+    if !half_life_days.is_finite() || half_life_days <= 0.0 {
+        return 1.0;
+    }
+    let age = age_days.max(0.0);
+    if !age.is_finite() {
+        return 1.0;
+    }
+    (-(std::f64::consts::LN_2 / half_life_days) * age).exp()
+}
+
+fn normalize_path(path: &str) -> String {
+    let p = path.replace('\\', "/");
+    p.strip_prefix("./").map(str::to_owned).unwrap_or(p)
+}
+
+/// `(year, month, day)` of `memory/[dirs/]YYYY-MM-DD[-suffix].md`, if the date is a real one.
+pub fn memory_date_from_path(path: &str) -> Option<(i32, u32, u32)> {
+    let p = normalize_path(path);
+    let name_start = p.rfind('/').map_or(0, |i| i + 1);
+    let (dir, name) = (&p[..name_start], &p[name_start..]);
+    // The file must sit somewhere below a `memory/` folder.
+    if !(dir.starts_with("memory/") || dir.contains("/memory/")) {
+        return None;
+    }
+    let stem = name.strip_suffix(".md")?;
+    let b = stem.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    if b.len() > 10 && (b[10] != b'-' || b.len() == 11) {
+        return None;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        if b[r.clone()].iter().all(u8::is_ascii_digit) {
+            stem[r].parse().ok()
+        } else {
+            None
+        }
+    };
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    (1..=days_in_month).contains(&day).then_some((year as i32, month, day))
+}
+
+/// `MEMORY.md`, `memory.md` and undated files under `memory/` never decay.
+pub fn is_evergreen_path(path: &str) -> bool {
+    let p = normalize_path(path);
+    p == "MEMORY.md" || p == "memory.md" || (p.starts_with("memory/") && memory_date_from_path(&p).is_none())
+}
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
+    let y = i64::from(year) - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// One result's decay input.
+pub struct DecayItem<'a> {
+    pub score: f64,
+    pub path: &'a str,
+    pub source: &'a str,
+    /// File modification time, epoch seconds.
+    pub mtime: Option<f64>,
+}
+
+/// OpenClaw's temporal decay: dated memory paths decay from their date, evergreen
+/// memory files never decay, anything else decays from its mtime (if known).
+pub fn apply_temporal_decay(items: &[DecayItem<'_>], now: f64, half_life_days: f64) -> Vec<f64> {
+    items
+        .iter()
+        .map(|item| {
+            let timestamp = if let Some((y, m, d)) = memory_date_from_path(item.path) {
+                Some(days_from_civil(y, m, d) as f64 * 86_400.0)
+            } else if item.source == "memory" && is_evergreen_path(item.path) {
+                None
+            } else {
+                item.mtime.filter(|t| t.is_finite())
+            };
+            match timestamp {
+                Some(ts) => item.score * decay_multiplier((now - ts).max(0.0) / 86_400.0, half_life_days),
+                None => item.score,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weighted_merge_keeps_keyword_only_hits() {
+        let fused = fuse_weighted(&[(1, 0.9)], &[(2, 3.0), (1, 1.0)], 0.7, 0.3).unwrap();
+        assert_eq!(fused.iter().map(|f| f.id).collect::<Vec<_>>(), [1, 2]);
+        assert!((fused[0].score - (0.7 * 0.9 + 0.3 * 0.5)).abs() < 1e-12);
+        assert!((fused[1].score - 0.3 * 0.75).abs() < 1e-12);
+        assert_eq!(normalize_weights(2.0, 2.0).unwrap(), (0.5, 0.5));
+        assert_eq!(normalize_weights(0.0, 0.0).unwrap(), (0.7, 0.3));
+    }
+
+    #[test]
+    fn rrf_sums_reciprocal_ranks() {
+        let fused = fuse_rrf(&[vec![(1, 0.0), (2, 0.0)], vec![(2, 0.0)]], 60.0).unwrap();
+        assert_eq!(fused[0].0, 2);
+        assert!((fused[0].1 - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn mmr_demotes_near_duplicates() {
+        let a = Analyzer::default();
+        let texts = ["rust tantivy index", "rust tantivy index", "python sqlite store"];
+        let order = mmr(a, &[1.0, 0.99, 0.8], &texts, 0.5).unwrap();
+        assert_eq!(order, [0, 2, 1]);
+        assert_eq!(mmr(a, &[0.1, 0.5], &["a", "b"], 1.0).unwrap(), [1, 0]);
+    }
+
+    #[test]
+    fn decay_and_dates() {
+        assert!((decay_multiplier(30.0, 30.0) - 0.5).abs() < 1e-12);
+        assert_eq!(memory_date_from_path("memory/2026-01-15.md"), Some((2026, 1, 15)));
+        assert_eq!(memory_date_from_path("ws/memory/2026/notes/2026-01-15-standup.md"), Some((2026, 1, 15)));
+        assert_eq!(memory_date_from_path("memory/2026-02-30.md"), None);
+        assert_eq!(memory_date_from_path("notes/2026-01-15.md"), None);
+        assert!(is_evergreen_path("memory/topics/rust.md"));
+        assert!(is_evergreen_path("MEMORY.md"));
+        assert!(!is_evergreen_path("memory/2026-01-15.md"));
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+}

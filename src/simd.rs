@@ -1,0 +1,330 @@
+//! Dot-product kernels with runtime CPU dispatch.
+//!
+//! The scalar versions are the reference; AVX-512F, AVX2+FMA(+F16C) and NEON
+//! variants are chosen once per process from the CPU's features (never from
+//! compile-time flags, so one wheel runs everywhere). Stored vectors may be f32,
+//! f16 or i8; queries are always f32.
+
+use std::sync::OnceLock;
+
+use half::f16;
+
+pub type DotF32 = fn(&[f32], &[f32]) -> f32;
+pub type DotF16 = fn(&[f16], &[f32]) -> f32;
+pub type DotI8 = fn(&[i8], &[f32]) -> f32;
+
+/// The kernels selected for this CPU.
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    pub name: &'static str,
+    pub f32: DotF32,
+    pub f16: DotF16,
+    pub i8: DotI8,
+}
+
+pub fn scalar_dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+pub fn scalar_dot_f16(a: &[f16], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x.to_f32() * y).sum()
+}
+
+pub fn scalar_dot_i8(a: &[i8], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(&x, y)| f32::from(x) * y).sum()
+}
+
+pub const SCALAR: Kernels = Kernels { name: "scalar", f32: scalar_dot_f32, f16: scalar_dot_f16, i8: scalar_dot_i8 };
+
+/// Kernels for the running CPU, detected on first use.
+pub fn kernels() -> &'static Kernels {
+    static KERNELS: OnceLock<Kernels> = OnceLock::new();
+    KERNELS.get_or_init(detect)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect() -> Kernels {
+    if is_x86_feature_detected!("avx512f") {
+        return x86::AVX512;
+    }
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c") {
+        return x86::AVX2;
+    }
+    SCALAR
+}
+
+#[cfg(target_arch = "aarch64")]
+fn detect() -> Kernels {
+    arm::NEON
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn detect() -> Kernels {
+    SCALAR
+}
+
+/// Every variant this CPU can run (for tests comparing them to the scalar reference).
+pub fn available() -> Vec<Kernels> {
+    let mut all = vec![SCALAR];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c") {
+            all.push(x86::AVX2);
+        }
+        if is_x86_feature_detected!("avx512f") {
+            all.push(x86::AVX512);
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    all.push(arm::NEON);
+    all
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::{
+        __m256, _mm256_add_ps, _mm256_castps256_ps128, _mm256_cvtepi32_ps, _mm256_cvtepi8_epi32, _mm256_cvtph_ps,
+        _mm256_extractf128_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps, _mm512_add_ps, _mm512_cvtepi32_ps,
+        _mm512_cvtepi8_epi32, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_reduce_add_ps,
+        _mm512_setzero_ps, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm_loadl_epi64, _mm_loadu_si128,
+    };
+
+    use half::f16;
+
+    use super::{scalar_dot_f16, scalar_dot_f32, scalar_dot_i8, Kernels};
+
+    pub const AVX2: Kernels = Kernels { name: "avx2", f32: dot_f32_avx2, f16: dot_f16_avx2, i8: dot_i8_avx2 };
+    pub const AVX512: Kernels = Kernels { name: "avx512", f32: dot_f32_avx512, f16: dot_f16_avx512, i8: dot_i8_avx512 };
+
+    // The safe wrappers are only reachable through `detect`/`available`, which
+    // checked the CPU features the `unsafe` bodies require.
+    fn dot_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
+        unsafe { f32_avx2(a, b) }
+    }
+    fn dot_f16_avx2(a: &[f16], b: &[f32]) -> f32 {
+        unsafe { f16_avx2(a, b) }
+    }
+    fn dot_i8_avx2(a: &[i8], b: &[f32]) -> f32 {
+        unsafe { i8_avx2(a, b) }
+    }
+    fn dot_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
+        unsafe { f32_avx512(a, b) }
+    }
+    fn dot_f16_avx512(a: &[f16], b: &[f32]) -> f32 {
+        unsafe { f16_avx512(a, b) }
+    }
+    fn dot_i8_avx512(a: &[i8], b: &[f32]) -> f32 {
+        unsafe { i8_avx512(a, b) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn hsum256(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let s = _mm_hadd_ps(s, s);
+        _mm_cvtss_f32(_mm_hadd_ps(s, s))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn f32_avx2(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut i = 0;
+        unsafe {
+            while i + 32 <= n {
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8 * j)), _mm256_loadu_ps(pb.add(i + 8 * j)), *acc);
+                }
+                i += 32;
+            }
+            while i + 8 <= n {
+                acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc[0]);
+                i += 8;
+            }
+        }
+        let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        hsum256(sum) + scalar_dot_f32(&a[i..n], &b[i..n])
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn f16_avx2(a: &[f16], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 2];
+        let mut i = 0;
+        unsafe {
+            while i + 16 <= n {
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm256_cvtph_ps(_mm_loadu_si128(pa.add(i + 8 * j).cast()));
+                    *acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(pb.add(i + 8 * j)), *acc);
+                }
+                i += 16;
+            }
+            while i + 8 <= n {
+                let x = _mm256_cvtph_ps(_mm_loadu_si128(pa.add(i).cast()));
+                acc[0] = _mm256_fmadd_ps(x, _mm256_loadu_ps(pb.add(i)), acc[0]);
+                i += 8;
+            }
+        }
+        hsum256(_mm256_add_ps(acc[0], acc[1])) + scalar_dot_f16(&a[i..n], &b[i..n])
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn i8_avx2(a: &[i8], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 2];
+        let mut i = 0;
+        unsafe {
+            while i + 16 <= n {
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(pa.add(i + 8 * j).cast())));
+                    *acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(pb.add(i + 8 * j)), *acc);
+                }
+                i += 16;
+            }
+            while i + 8 <= n {
+                let x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(pa.add(i).cast())));
+                acc[0] = _mm256_fmadd_ps(x, _mm256_loadu_ps(pb.add(i)), acc[0]);
+                i += 8;
+            }
+        }
+        hsum256(_mm256_add_ps(acc[0], acc[1])) + scalar_dot_i8(&a[i..n], &b[i..n])
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn f32_avx512(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm512_setzero_ps(); 2];
+        let mut i = 0;
+        unsafe {
+            while i + 32 <= n {
+                for (j, acc) in acc.iter_mut().enumerate() {
+                    *acc = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i + 16 * j)), _mm512_loadu_ps(pb.add(i + 16 * j)), *acc);
+                }
+                i += 32;
+            }
+            while i + 16 <= n {
+                acc[0] = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc[0]);
+                i += 16;
+            }
+        }
+        _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) + scalar_dot_f32(&a[i..n], &b[i..n])
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn f16_avx512(a: &[f16], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = _mm512_setzero_ps();
+        let mut i = 0;
+        unsafe {
+            while i + 16 <= n {
+                let x = _mm512_cvtph_ps(std::arch::x86_64::_mm256_loadu_si256(pa.add(i).cast()));
+                acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(pb.add(i)), acc);
+                i += 16;
+            }
+        }
+        _mm512_reduce_add_ps(acc) + scalar_dot_f16(&a[i..n], &b[i..n])
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn i8_avx512(a: &[i8], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = _mm512_setzero_ps();
+        let mut i = 0;
+        unsafe {
+            while i + 16 <= n {
+                let x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(pa.add(i).cast())));
+                acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(pb.add(i)), acc);
+                i += 16;
+            }
+        }
+        _mm512_reduce_add_ps(acc) + scalar_dot_i8(&a[i..n], &b[i..n])
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use std::arch::aarch64::{
+        vaddq_f32, vaddvq_f32, vcvtq_f32_s32, vdupq_n_f32, vfmaq_f32, vget_high_s16, vget_low_s16, vld1_s8,
+        vld1q_f32, vmovl_s16, vmovl_s8,
+    };
+
+    use half::f16;
+
+    use super::{scalar_dot_f32, scalar_dot_i8, Kernels};
+
+    pub const NEON: Kernels = Kernels { name: "neon", f32: dot_f32_neon, f16: dot_f16_neon, i8: dot_i8_neon };
+
+    // NEON is part of the aarch64 baseline, so these are always safe to call.
+    fn dot_f32_neon(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let mut i = 0;
+        unsafe {
+            let (mut s0, mut s1) = (vdupq_n_f32(0.0), vdupq_n_f32(0.0));
+            while i + 8 <= n {
+                s0 = vfmaq_f32(s0, vld1q_f32(a.as_ptr().add(i)), vld1q_f32(b.as_ptr().add(i)));
+                s1 = vfmaq_f32(s1, vld1q_f32(a.as_ptr().add(i + 4)), vld1q_f32(b.as_ptr().add(i + 4)));
+                i += 8;
+            }
+            vaddvq_f32(vaddq_f32(s0, s1)) + scalar_dot_f32(&a[i..n], &b[i..n])
+        }
+    }
+
+    fn dot_f16_neon(a: &[f16], b: &[f32]) -> f32 {
+        // Widen in blocks, then reuse the f32 kernel (stable Rust has no f16 NEON intrinsics).
+        let mut block = [0f32; 64];
+        let mut total = 0.0;
+        for (ca, cb) in a.chunks(64).zip(b.chunks(64)) {
+            for (dst, src) in block.iter_mut().zip(ca) {
+                *dst = src.to_f32();
+            }
+            total += dot_f32_neon(&block[..ca.len()], cb);
+        }
+        total
+    }
+
+    fn dot_i8_neon(a: &[i8], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let mut i = 0;
+        unsafe {
+            let mut acc = vdupq_n_f32(0.0);
+            while i + 8 <= n {
+                let wide = vmovl_s8(vld1_s8(a.as_ptr().add(i)));
+                let lo = vcvtq_f32_s32(vmovl_s16(vget_low_s16(wide)));
+                let hi = vcvtq_f32_s32(vmovl_s16(vget_high_s16(wide)));
+                acc = vfmaq_f32(acc, lo, vld1q_f32(b.as_ptr().add(i)));
+                acc = vfmaq_f32(acc, hi, vld1q_f32(b.as_ptr().add(i + 4)));
+                i += 8;
+            }
+            vaddvq_f32(acc) + scalar_dot_i8(&a[i..n], &b[i..n])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    #[test]
+    fn every_variant_matches_scalar() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for dims in [0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 384, 385] {
+            let a: Vec<f32> = (0..dims).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let b: Vec<f32> = (0..dims).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let h: Vec<f16> = a.iter().map(|&x| f16::from_f32(x)).collect();
+            let q: Vec<i8> = (0..dims).map(|_| rng.random_range(-127..=127)).collect();
+            for k in available() {
+                let tol = 1e-4 * (dims as f32 + 1.0);
+                assert!(((k.f32)(&a, &b) - scalar_dot_f32(&a, &b)).abs() <= tol, "{} f32 dims {dims}", k.name);
+                assert!(((k.f16)(&h, &b) - scalar_dot_f16(&h, &b)).abs() <= tol, "{} f16 dims {dims}", k.name);
+                assert!(((k.i8)(&q, &b) - scalar_dot_i8(&q, &b)).abs() <= tol * 127.0, "{} i8 dims {dims}", k.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! Contiguous vector store: exact top-k with SIMD kernels (multi-threaded for
+//! large scans) and a usearch HNSW index once the store passes a size threshold.
+//!
+//! Cosine stores unit vectors so every score is a dot product. ANN candidates are
+//! re-scored with the exact kernel, so scores never depend on the search path.
+
+use half::f16;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use usearch::{Index as AnnIndex, IndexOptions, MetricKind, ScalarKind};
+
+use crate::error::{invalid, Result};
+use crate::simd::kernels;
+
+/// Below this many multiply-adds a scan stays on the calling thread.
+const PARALLEL_SCAN_WORK: usize = 1 << 21;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Cosine,
+    Dot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantization {
+    F32,
+    F16,
+    I8,
+}
+
+impl Metric {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "cosine" => Ok(Self::Cosine),
+            "dot" => Ok(Self::Dot),
+            _ => invalid!("metric must be 'cosine' or 'dot', got {s:?}"),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cosine => "cosine",
+            Self::Dot => "dot",
+        }
+    }
+}
+
+impl Quantization {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "f32" => Ok(Self::F32),
+            "f16" => Ok(Self::F16),
+            "i8" => Ok(Self::I8),
+            _ => invalid!("dtype must be 'f32', 'f16' or 'i8', got {s:?}"),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+            Self::I8 => "i8",
+        }
+    }
+}
+
+/// HNSW parameters (usearch names).
+#[derive(Clone, Copy, Debug)]
+pub struct AnnParams {
+    pub threshold: usize,
+    pub connectivity: usize,
+    pub expansion_add: usize,
+    pub expansion_search: usize,
+}
+
+enum Storage {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    /// Symmetric per-vector quantization: value ≈ scale * q.
+    I8 { data: Vec<i8>, scales: Vec<f32> },
+}
+
+pub struct VectorStore {
+    dims: usize,
+    metric: Metric,
+    quant: Quantization,
+    ids: Vec<u64>,
+    slot_of: FxHashMap<u64, usize>,
+    storage: Storage,
+    ann_params: AnnParams,
+    ann: Option<AnnIndex>,
+}
+
+/// L2-normalize in place; zero vectors stay zero (their cosine with anything is 0).
+pub fn normalize(v: &mut [f32]) {
+    let norm = (kernels().f32)(v, v).sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+impl VectorStore {
+    pub fn new(dims: usize, metric: Metric, quant: Quantization, ann_params: AnnParams) -> Result<Self> {
+        if dims == 0 || dims > 65_536 {
+            return invalid!("dims must be between 1 and 65536, got {dims}");
+        }
+        let storage = match quant {
+            Quantization::F32 => Storage::F32(Vec::new()),
+            Quantization::F16 => Storage::F16(Vec::new()),
+            Quantization::I8 => Storage::I8 { data: Vec::new(), scales: Vec::new() },
+        };
+        Ok(Self { dims, metric, quant, ids: Vec::new(), slot_of: FxHashMap::default(), storage, ann_params, ann: None })
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+    pub fn quantization(&self) -> Quantization {
+        self.quant
+    }
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    pub fn contains(&self, id: u64) -> bool {
+        self.slot_of.contains_key(&id)
+    }
+    pub fn ann_active(&self) -> bool {
+        self.ann.is_some()
+    }
+
+    fn check_vectors(&self, n: usize, data: &[f32]) -> Result<()> {
+        if data.len() != n * self.dims {
+            return invalid!("expected {n} vectors of {} dims ({} values), got {} values", self.dims, n * self.dims, data.len());
+        }
+        if let Some(pos) = data.iter().position(|x| !x.is_finite()) {
+            return invalid!("vector {} has a non-finite value at position {}", pos / self.dims, pos % self.dims);
+        }
+        Ok(())
+    }
+
+    /// Insert or replace `ids[i]` → row `i` of `data` (row-major, `dims` wide).
+    pub fn add(&mut self, ids: &[u64], data: &[f32]) -> Result<()> {
+        self.check_vectors(ids.len(), data)?;
+        let dims = self.dims;
+        let mut row = vec![0f32; dims];
+        for (i, &id) in ids.iter().enumerate() {
+            row.copy_from_slice(&data[i * dims..(i + 1) * dims]);
+            if self.metric == Metric::Cosine {
+                normalize(&mut row);
+            }
+            let slot = match self.slot_of.get(&id) {
+                Some(&slot) => slot,
+                None => {
+                    self.ids.push(id);
+                    self.slot_of.insert(id, self.ids.len() - 1);
+                    self.grow_storage();
+                    self.ids.len() - 1
+                }
+            };
+            self.write_slot(slot, &row);
+        }
+        if let Some(ann) = &self.ann {
+            reserve(ann, self.ids.len())?;
+            let rows: Vec<(u64, Vec<f32>)> = ids.iter().map(|&id| (id, self.decoded(self.slot_of[&id]))).collect();
+            for (id, _) in &rows {
+                if ann.contains(*id) {
+                    ann.remove(*id).map_err(ann_error)?;
+                }
+            }
+            rows.par_iter().try_for_each(|(id, v)| ann.add(*id, v).map_err(ann_error))?;
+        } else if self.ids.len() >= self.ann_params.threshold.max(1) {
+            self.build_ann()?;
+        }
+        Ok(())
+    }
+
+    fn grow_storage(&mut self) {
+        let dims = self.dims;
+        match &mut self.storage {
+            Storage::F32(v) => v.resize(v.len() + dims, 0.0),
+            Storage::F16(v) => v.resize(v.len() + dims, f16::ZERO),
+            Storage::I8 { data, scales } => {
+                data.resize(data.len() + dims, 0);
+                scales.push(0.0);
+            }
+        }
+    }
+
+    fn write_slot(&mut self, slot: usize, row: &[f32]) {
+        let range = slot * self.dims..(slot + 1) * self.dims;
+        match &mut self.storage {
+            Storage::F32(v) => v[range].copy_from_slice(row),
+            Storage::F16(v) => v[range].iter_mut().zip(row).for_each(|(d, &x)| *d = f16::from_f32(x)),
+            Storage::I8 { data, scales } => {
+                let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+                let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+                scales[slot] = scale;
+                for (d, &x) in data[range].iter_mut().zip(row) {
+                    *d = if scale > 0.0 { (x / scale).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                }
+            }
+        }
+    }
+
+    /// The stored (quantized) row of `slot` as f32.
+    fn decoded(&self, slot: usize) -> Vec<f32> {
+        let range = slot * self.dims..(slot + 1) * self.dims;
+        match &self.storage {
+            Storage::F32(v) => v[range].to_vec(),
+            Storage::F16(v) => v[range].iter().map(|x| x.to_f32()).collect(),
+            Storage::I8 { data, scales } => data[range].iter().map(|&q| f32::from(q) * scales[slot]).collect(),
+        }
+    }
+
+    #[inline]
+    fn score_slot(&self, slot: usize, query: &[f32]) -> f32 {
+        let k = kernels();
+        let range = slot * self.dims..(slot + 1) * self.dims;
+        match &self.storage {
+            Storage::F32(v) => (k.f32)(&v[range], query),
+            Storage::F16(v) => (k.f16)(&v[range], query),
+            Storage::I8 { data, scales } => scales[slot] * (k.i8)(&data[range], query),
+        }
+    }
+
+    /// Remove ids; returns how many were present.
+    pub fn remove(&mut self, ids: &[u64]) -> Result<usize> {
+        let mut removed = 0;
+        for &id in ids {
+            let Some(slot) = self.slot_of.remove(&id) else { continue };
+            removed += 1;
+            let last = self.ids.len() - 1;
+            if slot != last {
+                let moved = self.ids[last];
+                let row = self.decoded_raw(last);
+                self.ids[slot] = moved;
+                self.slot_of.insert(moved, slot);
+                self.restore_slot(slot, row);
+            }
+            self.ids.pop();
+            self.truncate_storage();
+            if let Some(ann) = &self.ann {
+                ann.remove(id).map_err(ann_error)?;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Raw stored row (no requantization when moved).
+    fn decoded_raw(&self, slot: usize) -> RawRow {
+        let range = slot * self.dims..(slot + 1) * self.dims;
+        match &self.storage {
+            Storage::F32(v) => RawRow::F32(v[range].to_vec()),
+            Storage::F16(v) => RawRow::F16(v[range].to_vec()),
+            Storage::I8 { data, scales } => RawRow::I8(data[range].to_vec(), scales[slot]),
+        }
+    }
+
+    fn restore_slot(&mut self, slot: usize, row: RawRow) {
+        let range = slot * self.dims..(slot + 1) * self.dims;
+        match (&mut self.storage, row) {
+            (Storage::F32(v), RawRow::F32(r)) => v[range].copy_from_slice(&r),
+            (Storage::F16(v), RawRow::F16(r)) => v[range].copy_from_slice(&r),
+            (Storage::I8 { data, scales }, RawRow::I8(r, s)) => {
+                data[range].copy_from_slice(&r);
+                scales[slot] = s;
+            }
+            _ => unreachable!("a row always matches its storage"),
+        }
+    }
+
+    fn truncate_storage(&mut self) {
+        let len = self.ids.len() * self.dims;
+        match &mut self.storage {
+            Storage::F32(v) => v.truncate(len),
+            Storage::F16(v) => v.truncate(len),
+            Storage::I8 { data, scales } => {
+                data.truncate(len);
+                scales.truncate(self.ids.len());
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.slot_of.clear();
+        self.truncate_storage();
+        self.ann = None;
+    }
+
+    fn build_ann(&mut self) -> Result<()> {
+        let p = self.ann_params;
+        let options = IndexOptions {
+            dimensions: self.dims,
+            metric: MetricKind::IP,
+            // i8 in usearch assumes values in [-1, 1]: fine for unit vectors, not for raw dot.
+            quantization: match (self.quant, self.metric) {
+                (Quantization::F32, _) => ScalarKind::F32,
+                (Quantization::I8, Metric::Cosine) => ScalarKind::I8,
+                _ => ScalarKind::F16,
+            },
+            connectivity: p.connectivity,
+            expansion_add: p.expansion_add,
+            expansion_search: p.expansion_search,
+            multi: false,
+        };
+        let ann = AnnIndex::new(&options).map_err(ann_error)?;
+        reserve(&ann, self.ids.len())?;
+        (0..self.ids.len()).into_par_iter().try_for_each(|slot| ann.add(self.ids[slot], &self.decoded(slot)).map_err(ann_error))?;
+        self.ann = Some(ann);
+        Ok(())
+    }
+
+    /// Top `k` `(id, score)` best first. `exact = None` uses HNSW when it is active.
+    pub fn search(&self, query: &[f32], k: usize, exact: Option<bool>) -> Result<Vec<(u64, f32)>> {
+        if query.len() != self.dims {
+            return invalid!("query has {} dims, the store has {}", query.len(), self.dims);
+        }
+        if let Some(pos) = query.iter().position(|x| !x.is_finite()) {
+            return invalid!("query has a non-finite value at position {pos}");
+        }
+        let mut q = query.to_vec();
+        if self.metric == Metric::Cosine {
+            normalize(&mut q);
+            if q.iter().all(|&x| x == 0.0) {
+                return Ok(Vec::new()); // a zero query has no direction: nothing is similar
+            }
+        }
+        let k = k.min(self.ids.len());
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        match (&self.ann, exact) {
+            (Some(ann), None | Some(false)) => self.search_ann(ann, &q, k),
+            _ => Ok(self.search_exact(&q, k)),
+        }
+    }
+
+    fn search_exact(&self, q: &[f32], k: usize) -> Vec<(u64, f32)> {
+        let n = self.ids.len();
+        let mut scores = vec![0f32; n];
+        if n * self.dims >= PARALLEL_SCAN_WORK {
+            scores.par_chunks_mut(1024).enumerate().for_each(|(c, out)| {
+                for (i, s) in out.iter_mut().enumerate() {
+                    *s = self.score_slot(c * 1024 + i, q);
+                }
+            });
+        } else {
+            for (slot, s) in scores.iter_mut().enumerate() {
+                *s = self.score_slot(slot, q);
+            }
+        }
+        top_k(scores.into_iter().enumerate().map(|(slot, s)| (self.ids[slot], s)).collect(), k)
+    }
+
+    fn search_ann(&self, ann: &AnnIndex, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        let matches = ann.search(q, k).map_err(ann_error)?;
+        let hits = matches
+            .keys
+            .iter()
+            .filter_map(|id| self.slot_of.get(id).map(|&slot| (*id, self.score_slot(slot, q))))
+            .collect();
+        Ok(top_k(hits, k))
+    }
+}
+
+enum RawRow {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    I8(Vec<i8>, f32),
+}
+
+fn reserve(ann: &AnnIndex, needed: usize) -> Result<()> {
+    if ann.capacity() < needed {
+        ann.reserve(needed.next_power_of_two().max(1024)).map_err(ann_error)?;
+    }
+    Ok(())
+}
+
+fn ann_error(e: impl std::fmt::Display) -> crate::error::Error {
+    crate::error::Error::InvalidInput(format!("HNSW index error: {e}"))
+}
+
+/// Best `k` by score (descending), ties by id (ascending) for a deterministic order.
+pub fn top_k(mut hits: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
+    let better = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < hits.len() {
+        hits.select_nth_unstable_by(k, better);
+        hits.truncate(k);
+    }
+    hits.sort_unstable_by(better);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    fn params(threshold: usize) -> AnnParams {
+        AnnParams { threshold, connectivity: 16, expansion_add: 128, expansion_search: 96 }
+    }
+
+    fn brute(rows: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
+        let mut qn = q.to_vec();
+        normalize(&mut qn);
+        let hits = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut rn = r.clone();
+                normalize(&mut rn);
+                (i as u64, rn.iter().zip(&qn).map(|(a, b)| a * b).sum::<f32>())
+            })
+            .collect();
+        top_k(hits, k).into_iter().map(|h| h.0).collect()
+    }
+
+    #[test]
+    fn exact_matches_brute_force_and_handles_edges() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let rows: Vec<Vec<f32>> = (0..300).map(|_| (0..17).map(|_| rng.random_range(-1.0..1.0)).collect()).collect();
+        let mut store = VectorStore::new(17, Metric::Cosine, Quantization::F32, params(usize::MAX)).unwrap();
+        let ids: Vec<u64> = (0..300).collect();
+        store.add(&ids, &rows.concat()).unwrap();
+        let q: Vec<f32> = (0..17).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let got: Vec<u64> = store.search(&q, 10, None).unwrap().into_iter().map(|h| h.0).collect();
+        assert_eq!(got, brute(&rows, &q, 10));
+        assert_eq!(store.search(&q, 1000, None).unwrap().len(), 300);
+        assert!(store.search(&[0.0; 17], 5, None).unwrap().is_empty());
+        assert!(store.search(&q[..3], 5, None).is_err());
+        assert_eq!(store.remove(&[0, 1, 999]).unwrap(), 2);
+        assert!(store.search(&q, 300, None).unwrap().iter().all(|h| h.0 > 1));
+    }
+
+    #[test]
+    fn ann_recall_is_high_and_scores_are_exact() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+        let n = 5000;
+        let data: Vec<f32> = (0..n * 32).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let mut store = VectorStore::new(32, Metric::Cosine, Quantization::F32, params(1000)).unwrap();
+        store.add(&(0..n as u64).collect::<Vec<_>>(), &data).unwrap();
+        assert!(store.ann_active());
+        let mut found = 0;
+        for _ in 0..50 {
+            let q: Vec<f32> = (0..32).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let exact = store.search(&q, 10, Some(true)).unwrap();
+            let approx = store.search(&q, 10, None).unwrap();
+            found += approx.iter().filter(|h| exact.iter().any(|e| e.0 == h.0)).count();
+        }
+        assert!(found as f64 / 500.0 >= 0.9, "recall {}", found as f64 / 500.0);
+    }
+}

@@ -1,0 +1,657 @@
+"""Property tests for memsift's ranking helpers (fusion, MMR, temporal decay) against plain Python references."""
+
+import math
+import re
+from datetime import date
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import memsift
+
+# ---------------------------------------------------------------- references
+
+
+def clamp(x, lo, hi):
+    return min(max(x, lo), hi)
+
+
+def ref_bm25_score_to_unit(s):
+    if not math.isfinite(s):
+        return 0.001
+    if s <= 0:
+        return 0.0
+    return s / (1 + s)
+
+
+def ref_fuse_weighted(vector, keyword, vector_weight=0.7, text_weight=0.3):
+    vw = clamp(vector_weight, 0.0, 1.0)
+    tw = clamp(text_weight, 0.0, 1.0)
+    if vw + tw == 0:
+        vw, tw = 0.7, 0.3
+    else:
+        total = vw + tw
+        vw, tw = vw / total, tw / total
+    entries = {}  # dict keeps first-insertion order, like a JS Map
+    for id_, cosine in vector:
+        entries[id_] = {'v': cosine, 't': 0.0}
+    for id_, raw in keyword:
+        t = ref_bm25_score_to_unit(raw)
+        if id_ in entries:
+            entries[id_]['t'] = t
+        else:
+            entries[id_] = {'v': 0.0, 't': t}
+    rows = [(id_, vw * e['v'] + tw * e['t'], e['v'], e['t']) for id_, e in entries.items()]
+    return sorted(rows, key=lambda row: row[1], reverse=True)  # stable
+
+
+def ref_fuse_rrf(lists, k=60):
+    scores = {}
+    for ranked in lists:
+        seen = set()
+        for rank, (id_, _score) in enumerate(ranked, start=1):
+            if id_ in seen:
+                continue
+            seen.add(id_)
+            scores[id_] = scores.get(id_, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+
+
+def set_jaccard(a, b):
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def ref_jaccard(a, b):
+    return set_jaccard(set(memsift.tokenize(a)), set(memsift.tokenize(b)))
+
+
+def mmr_value(lam, rel, max_sim):
+    return lam * rel - (1 - lam) * max_sim
+
+
+def relevances(scores):
+    lo, hi = min(scores), max(scores)
+    if hi == lo:
+        return [1.0] * len(scores)
+    return [(s - lo) / (hi - lo) for s in scores]
+
+
+def ref_mmr_greedy(scores, lambda_, similarity):
+    n = len(scores)
+    if n <= 1:
+        return list(range(n))
+    lam = clamp(lambda_, 0.0, 1.0)
+    if lam == 1:
+        return sorted(range(n), key=lambda i: scores[i], reverse=True)
+    rel = relevances(scores)
+    selected = []
+    remaining = list(range(n))
+    while remaining:
+        best, best_mmr = None, -math.inf
+        for c in remaining:
+            max_sim = max((similarity(c, s) for s in selected), default=0.0)
+            m = mmr_value(lam, rel[c], max_sim)
+            if m > best_mmr or (m == best_mmr and scores[c] > (scores[best] if best is not None else -math.inf)):
+                best, best_mmr = c, m
+        selected.append(best)
+        remaining.remove(best)
+    return selected
+
+
+def ref_mmr(scores, texts, lambda_=0.7):
+    token_sets = [set(memsift.tokenize(t)) for t in texts]
+    return ref_mmr_greedy(scores, lambda_, lambda i, j: set_jaccard(token_sets[i], token_sets[j]))
+
+
+def cosine64(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    na, nb = math.sqrt(float(a @ a)), math.sqrt(float(b @ b))
+    if na == 0 or nb == 0:
+        return 0.0
+    return float(a @ b) / (na * nb)
+
+
+def ref_decay_multiplier(age, hl):
+    if not math.isfinite(hl) or hl <= 0:
+        return 1.0
+    age = max(0.0, age)
+    if not math.isfinite(age):
+        return 1.0
+    return math.exp(-(math.log(2) / hl) * age)
+
+
+# JS-style: \d is ASCII only, $ is the very end of the string.
+DATED_PATH = re.compile(r'(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md\Z', re.ASCII)
+
+
+def normalize_path(path):
+    p = path.replace('\\', '/')
+    if p.startswith('./'):
+        p = p[2:]
+    return p
+
+
+def ref_memory_date(path):
+    m = DATED_PATH.search(normalize_path(path))
+    if m is None:
+        return None
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def ref_is_evergreen(path):
+    p = normalize_path(path)
+    if p in ('MEMORY.md', 'memory.md'):
+        return True
+    return p.startswith('memory/') and ref_memory_date(path) is None
+
+
+EPOCH = date(1970, 1, 1)
+
+
+def ref_apply_temporal_decay(scores, paths, sources, mtimes, now, half_life_days=30.0):
+    out = []
+    for score, path, source, mtime in zip(scores, paths, sources, mtimes):
+        d = ref_memory_date(path)
+        if d is not None:
+            ts = (d - EPOCH).days * 86400.0
+        elif source == 'memory' and ref_is_evergreen(path):
+            out.append(score)
+            continue
+        elif mtime is not None and math.isfinite(mtime):
+            ts = mtime
+        else:
+            out.append(score)
+            continue
+        age_days = max(0.0, now - ts) / 86400.0
+        out.append(score * ref_decay_multiplier(age_days, half_life_days))
+    return out
+
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
+
+
+# ---------------------------------------------------------------- strategies
+
+IDS = st.one_of(st.integers(0, 12), st.integers(0, 2**64 - 1))
+COSINE = st.floats(-1.0, 1.0)
+RAW_BM25 = st.one_of(st.floats(-5.0, 50.0), st.floats(allow_nan=True, allow_infinity=True))
+WEIGHT = st.one_of(st.floats(-1.0, 2.0), st.sampled_from([0.0, 1.0, 0.7, 0.3, 0.5]))
+VECTOR_HITS = st.lists(st.tuples(IDS, COSINE), max_size=10)
+KEYWORD_HITS = st.lists(st.tuples(IDS, RAW_BM25), max_size=10)
+
+VOCAB = ['rust', 'python', 'memory', 'search', 'running', 'runs', 'the', 'a', '视频', '下载', 'BBDown', 'v2.3.1', '']
+TEXTS = st.lists(st.sampled_from(VOCAB), max_size=5).map(' '.join)
+GRID_SCORE = st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 2.0, -1.0])
+ANY_SCORE = st.floats(-1e6, 1e6)
+LAMBDA = st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.0, 0.5, 0.7, 1.0]))
+
+
+def path_component():
+    return st.sampled_from(['memory', 'MEMORY', 'Memory', 'notes', 'topics', '2026', 'a b', '.', '..', 'xmemory', 'x'])
+
+
+@st.composite
+def date_file_name(draw):
+    year = draw(st.one_of(st.integers(1970, 2100), st.integers(0, 9999)))
+    month = draw(st.integers(0, 14))
+    day = draw(st.integers(0, 32))
+    stamp = draw(
+        st.one_of(
+            st.just(f'{year:04d}-{month:02d}-{day:02d}'),
+            st.sampled_from(['٢٠٢٦-01-15', '２０２６-01-15', '2026-1-15', '20260115', '12026-01-15']),
+        )
+    )
+    suffix = draw(st.sampled_from(['', '', '-standup', '-', '-a b', '-2026-01-01']))
+    ext = draw(st.sampled_from(['.md', '.md', '.MD', '.txt', '.md.bak', '', '.md\n']))
+    return stamp + suffix + ext
+
+
+@st.composite
+def memory_paths(draw):
+    prefix = draw(st.sampled_from(['', '', './', '././', '/', '.\\', 'C:\\work\\']))
+    sep = draw(st.sampled_from(['/', '/', '\\']))
+    dirs = draw(st.lists(path_component(), max_size=4))
+    name = draw(st.one_of(date_file_name(), st.sampled_from(['MEMORY.md', 'memory.md', 'rust.md', 'notes.md'])))
+    path = prefix + sep.join(dirs + [name])
+    return draw(st.one_of(st.just(path), st.text(max_size=30), st.just(name)))
+
+
+# ---------------------------------------------------------------- bm25_score_to_unit
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_bm25_score_to_unit_matches_reference(score):
+    assert memsift.bm25_score_to_unit(score) == ref_bm25_score_to_unit(score)
+
+
+def test_bm25_score_to_unit_examples():
+    assert memsift.bm25_score_to_unit(1.0) == 0.5
+    assert memsift.bm25_score_to_unit(3.0) == 0.75
+    assert memsift.bm25_score_to_unit(0.0) == 0.0
+    assert memsift.bm25_score_to_unit(-2.0) == 0.0
+    assert memsift.bm25_score_to_unit(math.nan) == 0.001
+    assert memsift.bm25_score_to_unit(math.inf) == 0.001
+    assert memsift.bm25_score_to_unit(-math.inf) == 0.001
+
+
+# ---------------------------------------------------------------- fuse_weighted
+
+
+@given(VECTOR_HITS, KEYWORD_HITS, WEIGHT, WEIGHT)
+def test_fuse_weighted_matches_reference(vector, keyword, vw, tw):
+    assert memsift.fuse_weighted(vector, keyword, vw, tw) == ref_fuse_weighted(vector, keyword, vw, tw)
+
+
+@given(VECTOR_HITS, KEYWORD_HITS)
+def test_fuse_weighted_default_weights(vector, keyword):
+    assert memsift.fuse_weighted(vector, keyword) == ref_fuse_weighted(vector, keyword, 0.7, 0.3)
+
+
+@given(VECTOR_HITS, KEYWORD_HITS, WEIGHT, WEIGHT)
+def test_fuse_weighted_keeps_every_id_once_sorted(vector, keyword, vw, tw):
+    fused = memsift.fuse_weighted(vector, keyword, vw, tw)
+    ids = [row[0] for row in fused]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {i for i, _ in vector} | {i for i, _ in keyword}
+    scores = [row[1] for row in fused]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_fuse_weighted_keyword_only_hit_is_kept():
+    fused = memsift.fuse_weighted([(1, 0.9)], [(2, 5.0)])
+    by_id = {row[0]: row for row in fused}
+    assert set(by_id) == {1, 2}
+    assert by_id[2][2] == 0.0
+    assert by_id[2][3] == 5.0 / 6.0
+    assert by_id[2][1] == 0.3 * (5.0 / 6.0)
+    assert by_id[1][1] == 0.7 * 0.9
+
+
+def test_fuse_weighted_normalizes_weights():
+    vector = [(1, 0.9), (2, 0.1), (3, 0.5)]
+    keyword = [(2, 4.0), (4, 1.0), (1, 0.5)]
+    assert memsift.fuse_weighted(vector, keyword, 2.0, 2.0) == memsift.fuse_weighted(vector, keyword, 0.5, 0.5)
+    by_id = {row[0]: row[1] for row in memsift.fuse_weighted(vector, keyword, 2.0, 2.0)}
+    assert by_id == {1: 0.5 * 0.9 + 0.5 * (0.5 / 1.5), 2: 0.5 * 0.1 + 0.5 * 0.8, 3: 0.5 * 0.5, 4: 0.5 * 0.5}
+
+
+def test_fuse_weighted_zero_weights_fall_back_to_defaults():
+    vector = [(1, 0.9), (2, 0.1)]
+    keyword = [(2, 4.0)]
+    expected = memsift.fuse_weighted(vector, keyword, 0.7, 0.3)
+    assert memsift.fuse_weighted(vector, keyword, 0.0, 0.0) == expected
+    assert memsift.fuse_weighted(vector, keyword, -1.0, -3.0) == expected
+
+
+def test_fuse_weighted_repeated_vector_id_overwrites_but_keeps_position():
+    fused = memsift.fuse_weighted([(1, 0.5), (2, 0.5), (1, 0.2)], [], 1.0, 0.0)
+    assert fused == [(2, 0.5, 0.5, 0.0), (1, 0.2, 0.2, 0.0)]
+    tied = memsift.fuse_weighted([(1, 0.5), (2, 0.5), (1, 0.5)], [], 1.0, 0.0)
+    assert [row[0] for row in tied] == [1, 2]
+
+
+def test_fuse_weighted_empty():
+    assert memsift.fuse_weighted([], []) == []
+
+
+@pytest.mark.parametrize('bad', [math.nan, math.inf, -math.inf])
+def test_fuse_weighted_non_finite_weight_raises(bad):
+    with pytest.raises(memsift.InvalidInputError):
+        memsift.fuse_weighted([(1, 0.5)], [], bad, 0.3)
+    with pytest.raises(memsift.InvalidInputError):
+        memsift.fuse_weighted([(1, 0.5)], [], 0.7, bad)
+
+
+# ---------------------------------------------------------------- fuse_rrf
+
+RRF_LISTS = st.lists(st.lists(st.tuples(st.integers(0, 15), st.floats(-10, 10)), max_size=10), max_size=4)
+
+
+@given(RRF_LISTS, st.integers(1, 100))
+def test_fuse_rrf_matches_reference(lists, k):
+    assert memsift.fuse_rrf(lists, k) == ref_fuse_rrf(lists, k)
+
+
+@given(RRF_LISTS)
+def test_fuse_rrf_default_k_is_60(lists):
+    assert memsift.fuse_rrf(lists) == ref_fuse_rrf(lists, 60)
+
+
+def test_fuse_rrf_examples():
+    fused = memsift.fuse_rrf([[(1, 9.0), (2, 8.0)], [(2, 0.9), (3, 0.8)]], k=60)
+    assert fused == [(2, 1 / 62 + 1 / 61), (1, 1 / 61), (3, 1 / 62)]
+    # ties keep first appearance across the lists
+    assert memsift.fuse_rrf([[(5, 1.0)], [(7, 1.0)]]) == [(5, 1 / 61), (7, 1 / 61)]
+    # only the first occurrence of an id in one list counts
+    assert memsift.fuse_rrf([[(1, 1.0), (1, 1.0), (2, 1.0)]], k=1) == [(1, 1 / 2), (2, 1 / 4)]
+    assert memsift.fuse_rrf([]) == []
+
+
+# ---------------------------------------------------------------- jaccard
+
+
+@given(TEXTS, TEXTS)
+def test_jaccard_matches_reference(a, b):
+    assert memsift.jaccard(a, b) == ref_jaccard(a, b)
+
+
+@given(TEXTS, TEXTS)
+def test_jaccard_is_symmetric_and_bounded(a, b):
+    j = memsift.jaccard(a, b)
+    assert j == memsift.jaccard(b, a)
+    assert 0.0 <= j <= 1.0
+    assert memsift.jaccard(a, a) == 1.0
+
+
+def test_jaccard_examples():
+    assert memsift.jaccard('', '') == 1.0
+    assert memsift.jaccard('rust', '') == 0.0
+    assert memsift.jaccard('rust python', 'rust memory') == 1 / 3
+    assert memsift.jaccard('rust', 'python') == 0.0
+
+
+# ---------------------------------------------------------------- mmr (text)
+
+
+@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(GRID_SCORE, min_size=n, max_size=n),
+                                                      st.lists(TEXTS, min_size=n, max_size=n))), LAMBDA)
+def test_mmr_matches_reference_on_tied_scores(data, lam):
+    scores, texts = data
+    assert memsift.mmr(scores, texts, lam) == ref_mmr(scores, texts, lam)
+
+
+@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n),
+                                                      st.lists(TEXTS, min_size=n, max_size=n))), LAMBDA)
+def test_mmr_matches_reference(data, lam):
+    scores, texts = data
+    assert memsift.mmr(scores, texts, lam) == ref_mmr(scores, texts, lam)
+
+
+@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n),
+                                                      st.lists(TEXTS, min_size=n, max_size=n))))
+def test_mmr_default_lambda(data):
+    scores, texts = data
+    order = memsift.mmr(scores, texts)
+    assert order == ref_mmr(scores, texts, 0.7)
+    assert sorted(order) == list(range(len(scores)))
+
+
+@given(st.lists(GRID_SCORE, max_size=8), st.sampled_from([1.0, 1.5]))
+def test_mmr_lambda_one_is_stable_sort_by_score(scores, lam):
+    texts = ['same text'] * len(scores)
+    assert memsift.mmr(scores, texts, lam) == sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+
+
+def test_mmr_examples():
+    assert memsift.mmr([], []) == []
+    assert memsift.mmr([0.3], ['x']) == [0]
+    scores = [1.0, 0.99, 0.5]
+    texts = ['rust memory search', 'rust memory search', 'python tokenizer']
+    assert memsift.mmr(scores, texts, 0.5) == [0, 2, 1]  # the duplicate is pushed below the diverse hit
+    assert memsift.mmr(scores, texts, 1.0) == [0, 1, 2]
+    assert memsift.mmr([0.5, 0.5, 0.9], ['a', 'b', 'c'], 0.7) == [2, 0, 1]
+
+
+# ---------------------------------------------------------------- mmr_vectors
+
+
+def mmr_vectors_similarity(vectors):
+    return lambda i, j: cosine64(vectors[i], vectors[j])
+
+
+@st.composite
+def axis_vectors(draw):
+    """Rows that are zero or a positive multiple of one basis vector: cosines are exactly 0 or 1."""
+    n = draw(st.integers(0, 8))
+    d = draw(st.integers(1, 4))
+    rows = np.zeros((n, d), dtype=np.float32)
+    for i in range(n):
+        axis = draw(st.integers(-1, d - 1))
+        if axis >= 0:
+            rows[i, axis] = draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))
+    scores = draw(st.lists(GRID_SCORE, min_size=n, max_size=n))
+    return scores, rows
+
+
+@st.composite
+def dense_vectors(draw):
+    n = draw(st.integers(0, 8))
+    d = draw(st.integers(1, 6))
+    flat = draw(st.lists(st.floats(-4.0, 4.0, width=32), min_size=n * d, max_size=n * d))
+    rows = np.array(flat, dtype=np.float32).reshape(n, d)
+    scores = draw(st.lists(ANY_SCORE, min_size=n, max_size=n))
+    return scores, rows
+
+
+@given(axis_vectors(), LAMBDA)
+def test_mmr_vectors_matches_reference_with_exact_cosines(data, lam):
+    scores, rows = data
+    expected = ref_mmr_greedy(scores, lam, mmr_vectors_similarity(rows))
+    assert memsift.mmr_vectors(scores, rows, lam) == expected
+
+
+@given(dense_vectors(), LAMBDA)
+def test_mmr_vectors_each_pick_is_a_best_mmr_choice(data, lam):
+    # Tolerance-safe: replay memsift's order; every pick must be within 1e-9 of the best MMR value available at
+    # that step (given the same already-selected items). Where no near-tie exists it must be the unique best.
+    scores, rows = data
+    order = memsift.mmr_vectors(scores, rows, lam)
+    n = len(scores)
+    assert sorted(order) == list(range(n))
+    lam_c = clamp(lam, 0.0, 1.0)
+    if n <= 1:
+        assert order == list(range(n))
+        return
+    if lam_c == 1:
+        assert order == sorted(range(n), key=lambda i: scores[i], reverse=True)
+        return
+    rel = relevances(scores)
+    sim = mmr_vectors_similarity(rows)
+    selected = []
+    for pick in order:
+        remaining = [c for c in range(n) if c not in selected]
+        values = {c: mmr_value(lam_c, rel[c], max((sim(c, s) for s in selected), default=0.0)) for c in remaining}
+        best = max(values.values())
+        assert values[pick] >= best - 1e-9, (pick, values)
+        selected.append(pick)
+
+
+@given(dense_vectors(), LAMBDA)
+def test_mmr_vectors_matches_reference_without_near_ties(data, lam):
+    scores, rows = data
+    sim = mmr_vectors_similarity(rows)
+    expected = ref_mmr_greedy(scores, lam, sim)
+    lam_c = clamp(lam, 0.0, 1.0)
+    if len(scores) > 1 and lam_c < 1:
+        rel = relevances(scores)
+        selected = []
+        for pick in expected:
+            values = [
+                mmr_value(lam_c, rel[c], max((sim(c, s) for s in selected), default=0.0))
+                for c in range(len(scores))
+                if c not in selected and c != pick
+            ]
+            pick_value = mmr_value(lam_c, rel[pick], max((sim(pick, s) for s in selected), default=0.0))
+            assume(all(abs(v - pick_value) > 1e-9 for v in values))
+            selected.append(pick)
+    assert memsift.mmr_vectors(scores, rows, lam) == expected
+
+
+def test_mmr_vectors_examples():
+    rows = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
+    assert memsift.mmr_vectors([1.0, 0.99, 0.5], rows, 0.5) == [0, 2, 1]
+    assert memsift.mmr_vectors([1.0, 0.99, 0.5], rows, 1.0) == [0, 1, 2]
+    zero = np.zeros((2, 3), dtype=np.float32)
+    assert memsift.mmr_vectors([0.5, 0.5], zero, 0.5) == [0, 1]
+    assert memsift.mmr_vectors([], np.zeros((0, 3), dtype=np.float32), 0.5) == []
+
+
+# ---------------------------------------------------------------- decay_multiplier
+
+AGE = st.one_of(st.floats(-100.0, 1e5), st.floats(allow_nan=False, allow_infinity=True))
+HALF_LIFE = st.one_of(st.floats(-10.0, 1e4), st.sampled_from([0.0, math.inf, -math.inf, math.nan, 30.0]))
+
+
+@given(AGE, HALF_LIFE)
+def test_decay_multiplier_matches_reference(age, hl):
+    assert close(memsift.decay_multiplier(age, hl), ref_decay_multiplier(age, hl))
+
+
+@given(st.floats(0.0, 1e4), st.floats(0.0, 1e4), st.floats(0.1, 1e4))
+def test_decay_multiplier_is_monotone_and_bounded(a, b, hl):
+    lo, hi = sorted([a, b])
+    m_lo, m_hi = memsift.decay_multiplier(lo, hl), memsift.decay_multiplier(hi, hl)
+    assert 0.0 <= m_hi <= m_lo <= 1.0
+
+
+def test_decay_multiplier_examples():
+    assert close(memsift.decay_multiplier(30.0, 30.0), 0.5)
+    assert close(memsift.decay_multiplier(60.0, 30.0), 0.25)
+    assert memsift.decay_multiplier(0.0, 30.0) == 1.0
+    assert memsift.decay_multiplier(-5.0, 30.0) == 1.0
+    assert memsift.decay_multiplier(30.0, 0.0) == 1.0
+    assert memsift.decay_multiplier(30.0, -1.0) == 1.0
+    assert memsift.decay_multiplier(30.0, math.inf) == 1.0
+    assert memsift.decay_multiplier(30.0, math.nan) == 1.0
+    assert memsift.decay_multiplier(math.inf, 30.0) == 1.0
+
+
+# ---------------------------------------------------------------- memory paths
+
+
+@given(memory_paths())
+def test_memory_date_from_path_matches_reference(path):
+    assert memsift.memory_date_from_path(path) == ref_memory_date(path)
+
+
+@given(memory_paths())
+def test_is_evergreen_path_matches_reference(path):
+    assert memsift.is_evergreen_path(path) is ref_is_evergreen(path)
+
+
+@pytest.mark.parametrize(
+    ('path', 'expected'),
+    [
+        ('memory/2026-01-15.md', date(2026, 1, 15)),
+        ('./memory/2026-01-15.md', date(2026, 1, 15)),
+        ('memory\\2026-01-15.md', date(2026, 1, 15)),
+        ('memory/2026/notes/2026-01-15-standup.md', date(2026, 1, 15)),
+        ('workspace/memory/2024-02-29.md', date(2024, 2, 29)),
+        ('notes/2026-01-15.md', None),
+        ('memory/2026-02-30.md', None),
+        ('memory/2026-13-01.md', None),
+        ('memory/2026-01-15.txt', None),
+        ('memory/2026-01-15.md.bak', None),
+        ('memory/2026-01-15.md\n', None),
+        ('memory/x2026-01-15.md', None),
+        ('xmemory/2026-01-15.md', None),
+        ('memory/topics/rust.md', None),
+        ('MEMORY.md', None),
+    ],
+)
+def test_memory_date_from_path_examples(path, expected):
+    assert memsift.memory_date_from_path(path) == expected
+
+
+@pytest.mark.parametrize(
+    ('path', 'expected'),
+    [
+        ('MEMORY.md', True),
+        ('memory.md', True),
+        ('./MEMORY.md', True),
+        ('memory/topics/rust.md', True),
+        ('memory\\topics\\rust.md', True),
+        ('memory/2026-01-15.md', False),
+        ('memory/2026-02-30.md', True),
+        ('notes/2026-01-15.md', False),
+        ('notes/MEMORY.md', False),
+        ('Memory.md', False),
+        ('docs/memory/topics.md', False),
+    ],
+)
+def test_is_evergreen_path_examples(path, expected):
+    assert memsift.is_evergreen_path(path) is expected
+
+
+# ---------------------------------------------------------------- apply_temporal_decay
+
+SOURCES = st.sampled_from(['memory', 'sessions', 'other'])
+MTIME = st.one_of(st.none(), st.floats(0.0, 4e9), st.sampled_from([math.nan, math.inf, -math.inf]))
+NOW = st.one_of(st.floats(0.0, 4e9), st.just(1_771_027_200.0))
+
+
+@st.composite
+def decay_inputs(draw):
+    n = draw(st.integers(0, 8))
+    scores = draw(st.lists(st.floats(-10.0, 10.0), min_size=n, max_size=n))
+    paths = draw(st.lists(memory_paths(), min_size=n, max_size=n))
+    sources = draw(st.lists(SOURCES, min_size=n, max_size=n))
+    mtimes = draw(st.lists(MTIME, min_size=n, max_size=n))
+    return scores, paths, sources, mtimes
+
+
+@given(decay_inputs(), NOW, HALF_LIFE)
+def test_apply_temporal_decay_matches_reference(inputs, now, hl):
+    scores, paths, sources, mtimes = inputs
+    got = memsift.apply_temporal_decay(scores, paths, sources, mtimes, now, hl)
+    expected = ref_apply_temporal_decay(scores, paths, sources, mtimes, now, hl)
+    assert len(got) == len(expected)
+    assert all(close(g, e) for g, e in zip(got, expected)), (got, expected)
+
+
+@given(decay_inputs(), NOW)
+def test_apply_temporal_decay_default_half_life(inputs, now):
+    scores, paths, sources, mtimes = inputs
+    got = memsift.apply_temporal_decay(scores, paths, sources, mtimes, now)
+    expected = ref_apply_temporal_decay(scores, paths, sources, mtimes, now, 30.0)
+    assert all(close(g, e) for g, e in zip(got, expected)), (got, expected)
+
+
+DAY = 86400.0
+NOW_2026_02_14 = (date(2026, 2, 14) - EPOCH).days * DAY
+
+
+def test_apply_temporal_decay_examples():
+    got = memsift.apply_temporal_decay(
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        ['memory/2026-01-15.md', 'MEMORY.md', 'memory/topics/rust.md', 'notes/a.md', 'notes/b.md',
+         'memory/topics/rust.md', 'memory/2026/notes/2026-01-15-standup.md'],
+        ['memory', 'memory', 'memory', 'memory', 'sessions', 'sessions', 'sessions'],
+        [None, NOW_2026_02_14 - 90 * DAY, NOW_2026_02_14 - 90 * DAY, NOW_2026_02_14 - 60 * DAY, None,
+         NOW_2026_02_14 - 30 * DAY, NOW_2026_02_14],
+        NOW_2026_02_14,
+        30.0,
+    )  # fmt: skip
+    expected = [0.5, 1.0, 1.0, 0.25, 1.0, 0.5, 0.5]
+    assert all(close(g, e) for g, e in zip(got, expected)), got
+    assert len(got) == len(expected)
+
+
+def test_apply_temporal_decay_future_dates_do_not_boost():
+    got = memsift.apply_temporal_decay([2.0], ['notes/a.md'], ['sessions'], [NOW_2026_02_14 + 10 * DAY], NOW_2026_02_14)
+    assert got == [2.0]
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        ([1.0, 2.0], ['a.md'], ['memory', 'memory'], [None, None]),
+        ([1.0], ['a.md'], ['memory', 'memory'], [None]),
+        ([1.0], ['a.md'], ['memory'], [None, None]),
+        ([], ['a.md'], [], []),
+    ],
+)
+def test_apply_temporal_decay_mismatched_lengths_raise(args):
+    with pytest.raises(memsift.InvalidInputError):
+        memsift.apply_temporal_decay(*args, NOW_2026_02_14)
