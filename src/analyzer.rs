@@ -225,6 +225,8 @@ impl<'a> Segmenter<'a> {
             return;
         }
         for lower in c.to_lowercase() {
+            // Final sigma only differs from σ by position; upper case always lowers to σ.
+            let lower = if lower == 'ς' { 'σ' } else { lower };
             if has_foldable_diacritics(lower) {
                 let mut folded = [None; 4];
                 let mut n = 0;
@@ -350,6 +352,7 @@ mod tests {
         assert_eq!(toks("Café NAÏVE résumé"), ["cafe", "naive", "resume"]);
         assert_eq!(toks("ＡＢＣ１２３"), ["abc123"]);
         assert_eq!(toks("done. Next"), ["done", "next"]);
+        assert_eq!(toks("ΟΔΟΣ οδος"), ["οδοσ", "οδοσ"]);
     }
 
     #[test]

@@ -11,9 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use rustc_hash::{FxHashMap, FxHashSet};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING,
-};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -85,8 +83,9 @@ struct Fields {
 fn build_schema(stem: bool) -> Schema {
     let tokenizer = if stem { TOKENIZER_STEM } else { TOKENIZER_PLAIN };
     // Frequencies without positions: we never run phrase queries.
-    let analyzed = TextOptions::default()
-        .set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqs));
+    let analyzed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqs),
+    );
     let mut builder = Schema::builder();
     builder.add_u64_field("id", INDEXED | FAST);
     builder.add_text_field("path", STRING);
@@ -103,7 +102,13 @@ fn fields(schema: &Schema) -> Result<Fields> {
             message: format!("schema has no field {name:?}; it was not created by memsift"),
         })
     };
-    Ok(Fields { id: get("id")?, path: get("path")?, source: get("source")?, text: get("text")?, path_text: get("path_text")? })
+    Ok(Fields {
+        id: get("id")?,
+        path: get("path")?,
+        source: get("source")?,
+        text: get("text")?,
+        path_text: get("path_text")?,
+    })
 }
 
 /// A BM25 index over chunks. All methods take `&self` and are safe to call from
@@ -117,6 +122,9 @@ pub struct Bm25Index {
     analyzer: Analyzer,
     location: Option<PathBuf>,
     writer_memory: usize,
+    /// Generation of the commit the reader currently shows (read before reloading,
+    /// so it never runs ahead of the searchable data).
+    generation: Mutex<Option<u64>>,
 }
 
 impl Bm25Index {
@@ -126,7 +134,10 @@ impl Bm25Index {
             return invalid!("writer_memory_mb must be between 15 and 4096, got {writer_memory_mb}");
         }
         let location = dir.map(Path::to_path_buf);
-        let err = |e: &dyn std::fmt::Display| Error::Index { location: describe(location.as_deref()), message: e.to_string() };
+        let err = |e: &dyn std::fmt::Display| Error::Index {
+            location: describe(location.as_deref()),
+            message: e.to_string(),
+        };
         let index = match dir {
             None => Index::create_in_ram(build_schema(stem)),
             Some(dir) => {
@@ -134,7 +145,9 @@ impl Bm25Index {
                     return Err(err(&"exists and is not a directory; pass a directory path"));
                 }
                 std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
-                if Index::exists(&tantivy::directory::MmapDirectory::open(dir).map_err(|e| err(&e))?).map_err(|e| err(&e))? {
+                if Index::exists(&tantivy::directory::MmapDirectory::open(dir).map_err(|e| err(&e))?)
+                    .map_err(|e| err(&e))?
+                {
                     Index::open_in_dir(dir).map_err(|e| err(&e))?
                 } else {
                     Index::create_in_dir(dir, build_schema(stem)).map_err(|e| err(&e))?
@@ -158,11 +171,11 @@ impl Bm25Index {
             )));
         }
         for (name, stem) in [(TOKENIZER_STEM, true), (TOKENIZER_PLAIN, false)] {
-            index.tokenizers().register(
-                name,
-                MemsiftTokenizer { analyzer: Analyzer::new(stem), buf: TokenBuf::default() },
-            );
+            index
+                .tokenizers()
+                .register(name, MemsiftTokenizer { analyzer: Analyzer::new(stem), buf: TokenBuf::default() });
         }
+        let generation = payload_generation(&index).map_err(|e| err(&e))?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| err(&e))?;
         Ok(Self {
             index,
@@ -172,6 +185,7 @@ impl Bm25Index {
             analyzer: Analyzer::new(stem),
             location,
             writer_memory: writer_memory_mb << 20,
+            generation: Mutex::new(generation),
         })
     }
 
@@ -265,17 +279,19 @@ impl Bm25Index {
 
     /// Pick up the latest commit (made by this or another handle).
     pub fn reload(&self) -> Result<()> {
-        self.reader.reload().map_err(|e| self.error(e))
+        let generation = payload_generation(&self.index).map_err(|e| self.error(e))?;
+        self.reader.reload().map_err(|e| self.error(e))?;
+        *self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = generation;
+        Ok(())
     }
 
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
 
-    /// Store generation recorded by the latest commit, if any.
-    pub fn generation(&self) -> Result<Option<u64>> {
-        let metas = self.index.load_metas().map_err(|e| self.error(e))?;
-        Ok(metas.payload.and_then(|p| p.trim().parse().ok()))
+    /// Store generation recorded by the commit searches currently see, if any.
+    pub fn generation(&self) -> Option<u64> {
+        *self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Top `k` chunks for `query` over the text field, optionally limited to `sources`.
@@ -296,7 +312,8 @@ impl Bm25Index {
             .iter()
             .filter(|t| seen.insert(*t))
             .map(|t| {
-                let q: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
                 (Occur::Should, q)
             })
             .collect();
@@ -308,8 +325,10 @@ impl Bm25Index {
             let allowed: Vec<(Occur, Box<dyn Query>)> = sources
                 .iter()
                 .map(|s| {
-                    let q: Box<dyn Query> =
-                        Box::new(TermQuery::new(Term::from_field_text(self.fields.source, s), IndexRecordOption::Basic));
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.source, s),
+                        IndexRecordOption::Basic,
+                    ));
                     (Occur::Should, q)
                 })
                 .collect();
@@ -324,7 +343,8 @@ impl Bm25Index {
         let mut out = Vec::with_capacity(hits.len());
         for (score, addr) in hits {
             if !columns.contains_key(&addr.segment_ord) {
-                let column = searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").map_err(|e| self.error(e))?;
+                let column =
+                    searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").map_err(|e| self.error(e))?;
                 columns.insert(addr.segment_ord, column);
             }
             if let Some(id) = columns[&addr.segment_ord].first(addr.doc_id) {
@@ -349,6 +369,10 @@ impl Bm25Index {
         }
         Ok(ids)
     }
+}
+
+fn payload_generation(index: &Index) -> tantivy::Result<Option<u64>> {
+    Ok(index.load_metas()?.payload.and_then(|p| p.trim().parse().ok()))
 }
 
 fn describe(location: Option<&Path>) -> String {

@@ -1,5 +1,7 @@
-//! OpenClaw's Markdown chunker (`chunkMarkdown`), reproduced exactly: line-greedy
-//! packing under a weighted character budget, overlap carried as whole segments.
+//! OpenClaw's Markdown chunker (`chunkMarkdown`): line-greedy packing under a
+//! weighted character budget, overlap carried as whole segments. It reproduces
+//! OpenClaw's output except where OpenClaw overruns its own budget (see the
+//! overlap trim below): here no chunk ever exceeds `max(32, tokens * 4)`.
 //!
 //! OpenClaw measures and slices in UTF-16 code units (JavaScript strings). We do the
 //! same, with one unavoidable difference: a cut that would split a surrogate pair
@@ -156,6 +158,18 @@ pub fn chunk_markdown(text: &str, tokens: usize, overlap: usize) -> Result<Vec<C
                 }
                 current.drain(..current.len() - kept);
                 current_chars = acc;
+                // Departure from OpenClaw, which appends the next segment unconditionally and so
+                // can emit chunks up to ~2x the budget after long lines: the carried overlap is
+                // trimmed from the front until the next segment fits.
+                let excess = current.iter().take_while(|&&(_, _, c)| {
+                    let over = current_chars + cost > max_chars;
+                    if over {
+                        current_chars -= c;
+                    }
+                    over
+                });
+                let drop = excess.count();
+                current.drain(..drop);
             }
             current.push((segment, index + 1, cost));
             current_chars += cost;
@@ -207,6 +221,16 @@ mod tests {
         for c in &chunks {
             assert!(estimate_chars(&c.text) <= 40);
         }
+    }
+
+    #[test]
+    fn carried_overlap_never_pushes_a_chunk_over_budget() {
+        let text = ["x".repeat(1500), "y".repeat(1500), "z".repeat(1500)].join("\n");
+        let chunks = chunk_markdown(&text, 400, 80).unwrap();
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks.iter().all(|c| estimate_chars(&c.text) <= 1600));
+        let cjk = chunk_markdown(&"视频".repeat(300), 400, 80).unwrap();
+        assert!(cjk.iter().all(|c| estimate_chars(&c.text) <= 1600));
     }
 
     #[test]

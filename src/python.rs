@@ -157,7 +157,13 @@ impl PyChunk {
 
     fn __repr__(&self) -> String {
         let preview: String = self.text.chars().take(40).collect();
-        format!("Chunk(start_line={}, end_line={}, text={:?}, hash='{}…')", self.start_line, self.end_line, preview, &self.hash[..12.min(self.hash.len())])
+        format!(
+            "Chunk(start_line={}, end_line={}, text={:?}, hash='{}…')",
+            self.start_line,
+            self.end_line,
+            preview,
+            &self.hash[..12.min(self.hash.len())]
+        )
     }
 }
 
@@ -171,13 +177,15 @@ impl PyChunk {
 /// Raises:
 ///     InvalidInputError: ``tokens < 1`` or ``overlap >= tokens``.
 ///
-/// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\\nb\\n\\nc")]
+/// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\nc")]
 /// [(1, 4)]
 #[pyfunction(name = "chunk_markdown")]
 #[pyo3(signature = (text, tokens = 400, overlap = 80))]
 fn chunk_markdown_py(py: Python<'_>, text: String, tokens: i64, overlap: i64) -> PyResult<Vec<PyChunk>> {
-    let tokens = usize::try_from(tokens).map_err(|_| InvalidInputError::new_err(format!("tokens must be >= 1, got {tokens}")))?;
-    let overlap = usize::try_from(overlap).map_err(|_| InvalidInputError::new_err(format!("overlap must be >= 0, got {overlap}")))?;
+    let tokens = usize::try_from(tokens)
+        .map_err(|_| InvalidInputError::new_err(format!("tokens must be >= 1, got {tokens}")))?;
+    let overlap = usize::try_from(overlap)
+        .map_err(|_| InvalidInputError::new_err(format!("overlap must be >= 0, got {overlap}")))?;
     let chunks = detached(py, move || chunk::chunk_markdown(&text, tokens, overlap))?;
     Ok(chunks
         .into_iter()
@@ -237,12 +245,20 @@ impl PyBm25Index {
     }
 
     #[getter]
-    fn generation(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        detached(py, || self.inner.generation())
+    fn generation(&self) -> Option<u64> {
+        self.inner.generation()
     }
 
     /// Stage documents (visible after ``commit``). Existing ids are not replaced: delete first.
-    fn add(&self, py: Python<'_>, ids: Vec<u64>, paths: Vec<String>, sources: Vec<String>, texts: Vec<String>) -> PyResult<()> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        paths: Vec<String>,
+        sources: Vec<String>,
+        texts: Vec<String>,
+    ) -> PyResult<()> {
+        let ids = as_ids(py, ids)?;
         let n = ids.len();
         if paths.len() != n || sources.len() != n || texts.len() != n {
             return Err(InvalidInputError::new_err(format!(
@@ -262,7 +278,8 @@ impl PyBm25Index {
         detached(py, || self.inner.add(&docs))
     }
 
-    fn delete_ids(&self, py: Python<'_>, ids: Vec<u64>) -> PyResult<()> {
+    fn delete_ids(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = as_ids(py, ids)?;
         detached(py, || self.inner.delete_ids(&ids))
     }
 
@@ -277,7 +294,14 @@ impl PyBm25Index {
 
     /// Make staged changes durable and searchable, recording ``generation``.
     #[pyo3(signature = (generation = None))]
-    fn commit(&self, py: Python<'_>, generation: Option<u64>) -> PyResult<()> {
+    fn commit(&self, py: Python<'_>, generation: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let generation = generation
+            .map(|g| {
+                g.extract::<u64>().map_err(|_| {
+                    InvalidInputError::new_err(format!("generation must be an integer in [0, 2**64), got {g}"))
+                })
+            })
+            .transpose()?;
         detached(py, || self.inner.commit(generation))
     }
 
@@ -340,7 +364,11 @@ fn as_f32_matrix<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, what: &str) -> P
     let converted = np
         .call_method1("ascontiguousarray", (obj, "float32"))
         .map_err(|e| InvalidInputError::new_err(format!("{what} must be convertible to a float32 array: {e}")))?;
-    let converted = if converted.getattr("ndim")?.extract::<usize>()? == 1 { converted.call_method1("reshape", (1, -1))? } else { converted };
+    let converted = if converted.getattr("ndim")?.extract::<usize>()? == 1 {
+        converted.call_method1("reshape", (1, -1))?
+    } else {
+        converted
+    };
     converted
         .extract::<PyReadonlyArray2<'py, f32>>()
         .map_err(|_| InvalidInputError::new_err(format!("{what} must be a 2-D array of shape (n, dims)")))
@@ -358,15 +386,27 @@ fn as_f32_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<PyRe
         .map_err(|e| InvalidInputError::new_err(format!("query must be a 1-D float32 array: {e}")))
 }
 
+/// Chunk ids: a 1-D sequence or array of integers in [0, 2**64). Negative, float,
+/// bool or oversized values are rejected instead of being wrapped or truncated.
 fn as_ids(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     if let Ok(view) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
         return Ok(view.as_array().to_vec());
     }
-    let np = py.import("numpy")?;
-    np.call_method1("asarray", (obj,))
-        .and_then(|a| a.call_method1("astype", ("uint64",)))
-        .and_then(|a| Ok(a.extract::<PyReadonlyArray1<'_, u64>>()?.as_array().to_vec()))
-        .map_err(|e| InvalidInputError::new_err(format!("ids must be a 1-D sequence of non-negative integers: {e}")))
+    let bad = |why: String| {
+        InvalidInputError::new_err(format!("ids must be a 1-D sequence of integers in [0, 2**64): {why}"))
+    };
+    let arr = py.import("numpy")?.call_method1("asarray", (obj,)).map_err(|e| bad(e.to_string()))?;
+    if arr.getattr("size")?.extract::<usize>()? == 0 {
+        return Ok(Vec::new());
+    }
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    if arr.getattr("ndim")?.extract::<usize>()? != 1 || !(kind == "i" || kind == "u") {
+        return Err(bad(format!("got {}", obj.repr()?)));
+    }
+    if kind == "i" && arr.call_method0("min")?.extract::<i64>()? < 0 {
+        return Err(bad(format!("got a negative id ({})", arr.call_method0("min")?)));
+    }
+    Ok(arr.call_method1("astype", ("uint64",))?.extract::<PyReadonlyArray1<'_, u64>>()?.as_array().to_vec())
 }
 
 type Hits<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f32>>);
@@ -422,8 +462,8 @@ impl PyVectorStore {
     fn __len__(&self) -> usize {
         self.read().len()
     }
-    fn __contains__(&self, id: u64) -> bool {
-        self.read().contains(id)
+    fn __contains__(&self, id: &Bound<'_, PyAny>) -> bool {
+        id.extract::<u64>().is_ok_and(|id| self.read().contains(id))
     }
 
     /// Insert or replace vectors; ``vectors`` is float32 ``(n, dims)`` (other inputs are converted once).
@@ -454,7 +494,13 @@ impl PyVectorStore {
 
     /// Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active.
     #[pyo3(signature = (query, k = 10, *, exact = None))]
-    fn search<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, k: i64, exact: Option<bool>) -> PyResult<Hits<'py>> {
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        k: i64,
+        exact: Option<bool>,
+    ) -> PyResult<Hits<'py>> {
         let k = check_k(k)?;
         let query = as_f32_vector(py, query)?;
         let q = query.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
@@ -463,7 +509,13 @@ impl PyVectorStore {
     }
 
     #[pyo3(signature = (queries, k = 10, *, exact = None))]
-    fn search_batch<'py>(&self, py: Python<'py>, queries: &Bound<'py, PyAny>, k: i64, exact: Option<bool>) -> PyResult<Vec<Hits<'py>>> {
+    fn search_batch<'py>(
+        &self,
+        py: Python<'py>,
+        queries: &Bound<'py, PyAny>,
+        k: i64,
+        exact: Option<bool>,
+    ) -> PyResult<Vec<Hits<'py>>> {
         use rayon::prelude::*;
         let k = check_k(k)?;
         let matrix = as_f32_matrix(py, queries, "queries")?;
@@ -481,7 +533,13 @@ impl PyVectorStore {
 
     fn __repr__(&self) -> String {
         let s = self.read();
-        format!("VectorStore(dims={}, metric='{}', dtype='{}', len={})", s.dims(), s.metric().name(), s.quantization().name(), s.len())
+        format!(
+            "VectorStore(dims={}, metric='{}', dtype='{}', len={})",
+            s.dims(),
+            s.metric().name(),
+            s.quantization().name(),
+            s.len()
+        )
     }
 }
 
@@ -504,7 +562,12 @@ fn bm25_score_to_unit_py(score: f64) -> f64 {
 /// [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
 #[pyfunction(name = "fuse_weighted")]
 #[pyo3(signature = (vector, keyword, vector_weight = 0.7, text_weight = 0.3))]
-fn fuse_weighted_py(vector: Vec<(u64, f64)>, keyword: Vec<(u64, f64)>, vector_weight: f64, text_weight: f64) -> PyResult<Vec<(u64, f64, f64, f64)>> {
+fn fuse_weighted_py(
+    vector: Vec<(u64, f64)>,
+    keyword: Vec<(u64, f64)>,
+    vector_weight: f64,
+    text_weight: f64,
+) -> PyResult<Vec<(u64, f64, f64, f64)>> {
     Ok(rank::fuse_weighted(&vector, &keyword, vector_weight, text_weight)?
         .into_iter()
         .map(|f| (f.id, f.score, f.vector_score, f.text_score))

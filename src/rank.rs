@@ -41,7 +41,12 @@ pub struct Fused {
 /// OpenClaw's `mergeHybridResults`: union by id (vector hits first, keyword-only
 /// hits appended, so keyword-only hits are never dropped), weighted sum, stable
 /// sort by score. `keyword` carries raw BM25 scores.
-pub fn fuse_weighted(vector: &[(u64, f64)], keyword: &[(u64, f64)], vector_weight: f64, text_weight: f64) -> Result<Vec<Fused>> {
+pub fn fuse_weighted(
+    vector: &[(u64, f64)],
+    keyword: &[(u64, f64)],
+    vector_weight: f64,
+    text_weight: f64,
+) -> Result<Vec<Fused>> {
     let (vw, tw) = normalize_weights(vector_weight, text_weight)?;
     let mut order: Vec<Fused> = Vec::with_capacity(vector.len() + keyword.len());
     let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
@@ -209,10 +214,15 @@ pub fn mmr(analyzer: Analyzer, scores: &[f64], texts: &[&str], lambda: f64) -> R
 /// MMR with cosine similarity of embeddings (`vectors` row-major, `dims` wide).
 pub fn mmr_vectors(scores: &[f64], vectors: &[f32], dims: usize, lambda: f64) -> Result<Vec<usize>> {
     if dims == 0 || vectors.len() != scores.len() * dims {
-        return invalid!("vectors must have shape ({}, dims>0), got {} values for dims={dims}", scores.len(), vectors.len());
+        return invalid!(
+            "vectors must have shape ({}, dims>0), got {} values for dims={dims}",
+            scores.len(),
+            vectors.len()
+        );
     }
     let rows: Vec<&[f32]> = vectors.chunks(dims).collect();
-    let norms: Vec<f64> = rows.iter().map(|r| r.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()).collect();
+    let norms: Vec<f64> =
+        rows.iter().map(|r| r.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()).collect();
     mmr_by(scores, lambda, |a, b| {
         if norms[a] == 0.0 || norms[b] == 0.0 {
             return 0.0;
@@ -228,7 +238,8 @@ pub fn decay_multiplier(age_days: f64, half_life_days: f64) -> f64 {
         return 1.0;
     }
     let age = age_days.max(0.0);
-    if !age.is_finite() {
+    // age 0 is exactly 1 even when a tiny half-life makes ln2 / half_life overflow.
+    if !age.is_finite() || age == 0.0 {
         return 1.0;
     }
     (-(std::f64::consts::LN_2 / half_life_days) * age).exp()
@@ -242,10 +253,10 @@ fn normalize_path(path: &str) -> String {
 /// `(year, month, day)` of `memory/[dirs/]YYYY-MM-DD[-suffix].md`, if the date is a real one.
 pub fn memory_date_from_path(path: &str) -> Option<(i32, u32, u32)> {
     let p = normalize_path(path);
-    let name_start = p.rfind('/').map_or(0, |i| i + 1);
-    let (dir, name) = (&p[..name_start], &p[name_start..]);
-    // The file must sit somewhere below a `memory/` folder.
-    if !(dir.starts_with("memory/") || dir.contains("/memory/")) {
+    let (dir, name) = p.rsplit_once('/')?;
+    // The file must sit below a `memory` folder, through non-empty folder names only.
+    let below_memory = dir.rsplit('/').take_while(|c| !c.is_empty()).any(|c| c == "memory");
+    if !below_memory {
         return None;
     }
     let stem = name.strip_suffix(".md")?;
@@ -272,7 +283,7 @@ pub fn memory_date_from_path(path: &str) -> Option<(i32, u32, u32)> {
         2 => 28,
         _ => return None,
     };
-    (1..=days_in_month).contains(&day).then_some((year as i32, month, day))
+    (year >= 1 && (1..=days_in_month).contains(&day)).then_some((year as i32, month, day))
 }
 
 /// `MEMORY.md`, `memory.md` and undated files under `memory/` never decay.
@@ -359,6 +370,10 @@ mod tests {
         assert_eq!(memory_date_from_path("ws/memory/2026/notes/2026-01-15-standup.md"), Some((2026, 1, 15)));
         assert_eq!(memory_date_from_path("memory/2026-02-30.md"), None);
         assert_eq!(memory_date_from_path("notes/2026-01-15.md"), None);
+        assert_eq!(memory_date_from_path("memory//2026-01-15.md"), None);
+        assert_eq!(memory_date_from_path("a//memory/x/2026-01-15.md"), Some((2026, 1, 15)));
+        assert_eq!(memory_date_from_path("memory/0000-01-01.md"), None);
+        assert_eq!(memory_date_from_path("2026-01-15.md"), None);
         assert!(is_evergreen_path("memory/topics/rust.md"));
         assert!(is_evergreen_path("MEMORY.md"));
         assert!(!is_evergreen_path("memory/2026-01-15.md"));

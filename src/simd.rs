@@ -133,7 +133,8 @@ mod x86 {
         unsafe {
             while i + 32 <= n {
                 for (j, acc) in acc.iter_mut().enumerate() {
-                    *acc = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8 * j)), _mm256_loadu_ps(pb.add(i + 8 * j)), *acc);
+                    *acc =
+                        _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8 * j)), _mm256_loadu_ps(pb.add(i + 8 * j)), *acc);
                 }
                 i += 32;
             }
@@ -201,7 +202,8 @@ mod x86 {
         unsafe {
             while i + 32 <= n {
                 for (j, acc) in acc.iter_mut().enumerate() {
-                    *acc = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i + 16 * j)), _mm512_loadu_ps(pb.add(i + 16 * j)), *acc);
+                    *acc =
+                        _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i + 16 * j)), _mm512_loadu_ps(pb.add(i + 16 * j)), *acc);
                 }
                 i += 32;
             }
@@ -249,8 +251,8 @@ mod x86 {
 #[cfg(target_arch = "aarch64")]
 mod arm {
     use std::arch::aarch64::{
-        vaddq_f32, vaddvq_f32, vcvtq_f32_s32, vdupq_n_f32, vfmaq_f32, vget_high_s16, vget_low_s16, vld1_s8,
-        vld1q_f32, vmovl_s16, vmovl_s8,
+        vaddq_f32, vaddvq_f32, vcvtq_f32_s32, vdupq_n_f32, vfmaq_f32, vget_high_s16, vget_low_s16, vld1_s8, vld1q_f32,
+        vmovl_s16, vmovl_s8,
     };
 
     use half::f16;

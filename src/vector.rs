@@ -75,7 +75,10 @@ enum Storage {
     F32(Vec<f32>),
     F16(Vec<f16>),
     /// Symmetric per-vector quantization: value ≈ scale * q.
-    I8 { data: Vec<i8>, scales: Vec<f32> },
+    I8 {
+        data: Vec<i8>,
+        scales: Vec<f32>,
+    },
 }
 
 pub struct VectorStore {
@@ -134,7 +137,12 @@ impl VectorStore {
 
     fn check_vectors(&self, n: usize, data: &[f32]) -> Result<()> {
         if data.len() != n * self.dims {
-            return invalid!("expected {n} vectors of {} dims ({} values), got {} values", self.dims, n * self.dims, data.len());
+            return invalid!(
+                "expected {n} vectors of {} dims ({} values), got {} values",
+                self.dims,
+                n * self.dims,
+                data.len()
+            );
         }
         if let Some(pos) = data.iter().position(|x| !x.is_finite()) {
             return invalid!("vector {} has a non-finite value at position {}", pos / self.dims, pos % self.dims);
@@ -310,7 +318,9 @@ impl VectorStore {
         };
         let ann = AnnIndex::new(&options).map_err(ann_error)?;
         reserve(&ann, self.ids.len())?;
-        (0..self.ids.len()).into_par_iter().try_for_each(|slot| ann.add(self.ids[slot], &self.decoded(slot)).map_err(ann_error))?;
+        (0..self.ids.len())
+            .into_par_iter()
+            .try_for_each(|slot| ann.add(self.ids[slot], &self.decoded(slot)).map_err(ann_error))?;
         self.ann = Some(ann);
         Ok(())
     }

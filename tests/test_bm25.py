@@ -243,6 +243,12 @@ def test_add_rejects_columns_of_different_lengths():
         index.add([1, 2], ['a.md'], ['memory'], ['text'])
 
 
+def test_add_rejects_negative_ids():
+    index = memsift.Bm25Index()
+    with pytest.raises(memsift.InvalidInputError):
+        index.add([-1], ['a.md'], ['memory'], ['text'])
+
+
 # ---------------------------------------------------------------- persistence
 
 
@@ -273,6 +279,19 @@ def test_generation_and_documents_survive_reopening(tmp_path):
     assert reopened.num_docs == len(DOCS)
     assert [reopened.search(q) for q in queries] == before
     assert reopened.search_paths('2026-11-20') == paths_before
+
+
+def test_reload_picks_up_commits_made_by_another_handle(tmp_path):
+    path = str(tmp_path / 'idx')
+    writer = build(DOCS[:2], path=path)
+    reader = memsift.Bm25Index(path)
+    assert reader.num_docs == 2
+    add_docs(writer, DOCS[2:4])
+    writer.commit(generation=3)
+    reader.reload()
+    assert reader.num_docs == 4
+    assert reader.generation == 3
+    assert ids_of(reader.search('视频下载'))[0] == 3
 
 
 def test_reopening_with_different_stem_setting_raises_naming_the_path(tmp_path):

@@ -95,7 +95,8 @@ def ref_mmr_greedy(scores, lambda_, similarity):
     while remaining:
         best, best_mmr = None, -math.inf
         for c in remaining:
-            max_sim = max((similarity(c, s) for s in selected), default=0.0)
+            # OpenClaw starts the running max at 0, so negative similarities never reward diversity.
+            max_sim = max([0.0] + [similarity(c, s) for s in selected])
             m = mmr_value(lam, rel[c], max_sim)
             if m > best_mmr or (m == best_mmr and scores[c] > (scores[best] if best is not None else -math.inf)):
                 best, best_mmr = c, m
@@ -122,7 +123,7 @@ def ref_decay_multiplier(age, hl):
     if not math.isfinite(hl) or hl <= 0:
         return 1.0
     age = max(0.0, age)
-    if not math.isfinite(age):
+    if not math.isfinite(age) or age == 0:
         return 1.0
     return math.exp(-(math.log(2) / hl) * age)
 
@@ -178,6 +179,9 @@ def ref_apply_temporal_decay(scores, paths, sources, mtimes, now, half_life_days
 
 
 def close(a, b):
+    # A NaN on either side must be matched by a NaN on the other.
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
 
 
@@ -198,7 +202,9 @@ LAMBDA = st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.0, 0.5, 0.7, 1.0]))
 
 
 def path_component():
-    return st.sampled_from(['memory', 'MEMORY', 'Memory', 'notes', 'topics', '2026', 'a b', '.', '..', 'xmemory', 'x'])
+    return st.sampled_from(
+        ['memory', 'MEMORY', 'Memory', 'notes', 'topics', '2026', 'a b', '.', '..', 'xmemory', 'x', '']
+    )
 
 
 @st.composite
@@ -461,7 +467,7 @@ def test_mmr_vectors_each_pick_is_a_best_mmr_choice(data, lam):
     selected = []
     for pick in order:
         remaining = [c for c in range(n) if c not in selected]
-        values = {c: mmr_value(lam_c, rel[c], max((sim(c, s) for s in selected), default=0.0)) for c in remaining}
+        values = {c: mmr_value(lam_c, rel[c], max([0.0] + [sim(c, s) for s in selected])) for c in remaining}
         best = max(values.values())
         assert values[pick] >= best - 1e-9, (pick, values)
         selected.append(pick)
@@ -478,7 +484,7 @@ def test_mmr_vectors_matches_reference_without_near_ties(data, lam):
         selected = []
         for pick in expected:
             values = [
-                mmr_value(lam_c, rel[c], max((sim(c, s) for s in selected), default=0.0))
+                mmr_value(lam_c, rel[c], max([0.0] + [sim(c, s) for s in selected]))
                 for c in range(len(scores))
                 if c not in selected and c != pick
             ]
@@ -558,6 +564,15 @@ def test_is_evergreen_path_matches_reference(path):
         ('xmemory/2026-01-15.md', None),
         ('memory/topics/rust.md', None),
         ('MEMORY.md', None),
+        ('memory/\u0662\u0660\u0662\u0666-01-15.md', None),  # Arabic-Indic digits: \d is ASCII-only
+        ('memory/\uff12\uff10\uff12\uff16-01-15.md', None),  # full-width digits
+        ('memory/0000-01-01.md', None),  # year 0 is not a datetime.date
+        ('memory/9999-12-31.md', date(9999, 12, 31)),
+        ('../memory/2026-01-15.md', date(2026, 1, 15)),
+        ('memory/2026-01-15-.md', None),
+        ('memory/2026-01-15-a/b.md', None),
+        ('memory//2026-01-15.md', None),  # the regex needs non-empty folder names after memory/
+        ('x//memory/2026-01-15.md', date(2026, 1, 15)),
     ],
 )
 def test_memory_date_from_path_examples(path, expected):
@@ -578,6 +593,10 @@ def test_memory_date_from_path_examples(path, expected):
         ('notes/MEMORY.md', False),
         ('Memory.md', False),
         ('docs/memory/topics.md', False),
+        ('././MEMORY.md', False),  # only one leading './' is stripped
+        ('../memory/topics/rust.md', False),
+        ('.\\memory\\topics\\rust.md', True),
+        ('memory/', True),
     ],
 )
 def test_is_evergreen_path_examples(path, expected):

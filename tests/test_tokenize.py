@@ -1,7 +1,7 @@
 """Behaviour of memsift's analyzer: ``memsift.tokenize`` and ``memsift.Analyzer``."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import memsift
@@ -37,6 +37,11 @@ def test_lower_cases_words():
 )
 def test_folds_diacritics(text, expected):
     assert PLAIN.tokenize(text) == expected
+
+
+def test_greek_sigma_forms_are_equal():
+    # Upper-case Σ lower-cases to σ or, word-finally, ς; all spellings of a word must give the same token.
+    assert memsift.tokenize('ΟΔΟΣ') == memsift.tokenize('Οδος') == memsift.tokenize('οδος') == memsift.tokenize('οδός')
 
 
 def test_diacritic_folding_makes_accented_and_plain_spellings_equal():
@@ -178,7 +183,6 @@ def test_mixed_sentence_keeps_every_script():
     assert {'视频', '下载', '配置', 'v2.3.1', 'use'} <= set(tokens)
 
 
-@settings(max_examples=300, deadline=None)
 @given(text=CJK_TEXT, data=st.data())
 def test_any_cjk_substring_tokens_are_contained_in_the_text_tokens(text, data):
     start = data.draw(st.integers(min_value=0, max_value=len(text) - 1), label='start')
@@ -187,7 +191,6 @@ def test_any_cjk_substring_tokens_are_contained_in_the_text_tokens(text, data):
     assert set(memsift.tokenize(query)) <= set(memsift.tokenize(text))
 
 
-@settings(max_examples=200, deadline=None)
 @given(text=CJK_TEXT)
 def test_cjk_run_yields_one_unigram_and_one_bigram_per_char(text):
     tokens = memsift.tokenize(text)
@@ -209,21 +212,18 @@ def test_tokenize_batch_of_nothing():
     assert memsift.Analyzer().tokenize_batch([]) == []
 
 
-@settings(max_examples=200, deadline=None)
 @given(texts=st.lists(st.text(max_size=60), max_size=8))
 def test_tokenize_batch_equals_tokenize_each_for_any_text(texts):
     analyzer = memsift.Analyzer()
     assert analyzer.tokenize_batch(texts) == [analyzer.tokenize(t) for t in texts]
 
 
-@settings(max_examples=300, deadline=None)
 @given(text=st.text(max_size=200))
 def test_count_tokens_equals_number_of_tokens_for_any_text(text):
     for analyzer in (memsift.Analyzer(), PLAIN):
         assert analyzer.count_tokens(text) == len(analyzer.tokenize(text))
 
 
-@settings(max_examples=300, deadline=None)
 @given(text=st.text(max_size=200))
 def test_tokens_are_non_empty_and_contain_no_whitespace(text):
     for token in memsift.tokenize(text):

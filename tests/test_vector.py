@@ -279,6 +279,24 @@ def test_search_with_wrong_dims_raises(query):
         store.search_batch(query.reshape(1, -1))
 
 
+@pytest.mark.parametrize(
+    'ids',
+    [[-1], np.array([-5], dtype=np.int64), [2.7], np.array([1.5])],
+    ids=['neg-list', 'neg-int64', 'float-list', 'float-array'],
+)
+def test_ids_must_be_non_negative_integers(ids):
+    store = memsift.VectorStore(3)
+    with pytest.raises(memsift.InvalidInputError):
+        store.add(ids, np.ones((1, 3), dtype=np.float32))
+    assert len(store) == 0
+
+
+def test_contains_with_an_impossible_id_is_false():
+    store, _, _, _ = random_store(3, n=5)
+    assert -1 not in store
+    assert 2**64 not in store
+
+
 @pytest.mark.parametrize('bad', [np.nan, np.inf, -np.inf])
 def test_non_finite_vectors_raise(bad):
     store = memsift.VectorStore(3)

@@ -3,9 +3,12 @@
 Users import these names from :mod:`memsift`; ``_core`` is an implementation detail.
 """
 
+import os
 from collections.abc import Sequence
 from datetime import date
 from typing import Literal, final
+
+from typing_extensions import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +43,7 @@ class Analyzer:
     ['bbdown', '视', '视频', '频', '频下', '下', '下载', '载']
     """
 
-    def __init__(self, stem: bool = True) -> None: ...
+    def __new__(cls, stem: bool = True) -> Self: ...
     @property
     def stem(self) -> bool: ...
     def tokenize(self, text: str) -> list[str]: ...
@@ -66,8 +69,8 @@ class Chunk:
     end_line: int
     text: str
     hash: str
-    def __init__(self, start_line: int, end_line: int, text: str, hash: str) -> None: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __new__(cls, start_line: int, end_line: int, text: str, hash: str) -> Self: ...
+    def __eq__(self, other: object, /) -> bool: ...
 
 def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
     """Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
@@ -89,7 +92,7 @@ class Bm25Index:
     separately analyzed ``path`` text field for filename search.
     """
 
-    def __init__(self, path: str | None = None, *, stem: bool = True, writer_memory_mb: int = 64) -> None: ...
+    def __new__(cls, path: str | os.PathLike[str] | None = None, *, stem: bool = True, writer_memory_mb: int = 64) -> Self: ...
     @property
     def path(self) -> str | None: ...
     @property
@@ -101,10 +104,10 @@ class Bm25Index:
     def generation(self) -> int | None:
         """Store generation recorded by the last ``commit`` (``None`` if never given)."""
     def add(
-        self, ids: Sequence[int], paths: Sequence[str], sources: Sequence[str], texts: Sequence[str]
+        self, ids: npt.ArrayLike, paths: Sequence[str], sources: Sequence[str], texts: Sequence[str]
     ) -> None:
         """Stage documents (visible after ``commit``). Existing ids are not replaced: delete first."""
-    def delete_ids(self, ids: Sequence[int]) -> None: ...
+    def delete_ids(self, ids: npt.ArrayLike) -> None: ...
     def delete_path(self, path: str) -> None: ...
     def clear(self) -> None:
         """Stage deletion of every document."""
@@ -120,6 +123,7 @@ class Bm25Index:
         """Ranked OR query over ``text``; returns ``(id, bm25_score)`` best first. Never raises on query syntax."""
     def search_paths(self, query: str, k: int = 10) -> list[tuple[int, float]]:
         """Ranked OR query over the analyzed path field."""
+    def __len__(self) -> int: ...
 
 # ---------------------------------------------------------------- vectors
 
@@ -134,8 +138,8 @@ class VectorStore:
         ann_threshold: Use HNSW for searches once the store holds this many vectors.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         dims: int,
         *,
         metric: Literal["cosine", "dot"] = "cosine",
@@ -144,7 +148,7 @@ class VectorStore:
         connectivity: int = 16,
         expansion_add: int = 128,
         expansion_search: int = 96,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def dims(self) -> int: ...
     @property
@@ -155,7 +159,7 @@ class VectorStore:
     def ann_active(self) -> bool:
         """True when searches use the HNSW index (``len >= ann_threshold``)."""
     def __len__(self) -> int: ...
-    def __contains__(self, id: int) -> bool: ...
+    def __contains__(self, id: object, /) -> bool: ...
     def add(self, ids: npt.ArrayLike, vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace vectors; ``vectors`` is C-contiguous float32 ``(n, dims)``."""
     def remove(self, ids: npt.ArrayLike) -> int:
@@ -214,3 +218,6 @@ def apply_temporal_decay(
     half_life_days: float = 30.0,
 ) -> list[float]:
     """Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay."""
+
+def simd_kernels() -> str:
+    """Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``)."""

@@ -111,7 +111,9 @@ def search(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m memsift.demo', description='Keyword search over the bundled sample workspace.')
+    parser = argparse.ArgumentParser(
+        prog='python -m memsift.demo', description='Keyword search over the bundled sample workspace.'
+    )
     parser.add_argument('--json', action='store_true', help='print one JSON object {query: [hits]}')
     parser.add_argument('queries', nargs='*', metavar='QUERY', help='queries to run (default: a built-in set)')
     args = parser.parse_args(argv)

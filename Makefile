@@ -1,0 +1,44 @@
+# One place for set-up, tests, lints and benches; CI calls `make test`.
+# Everything installs itself: a Python venv in .venv, Python packages from the
+# package index, Rust crates through cargo.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DATA ?= ../shared/data
+
+.PHONY: setup demo test test-rust test-python lint bench quality clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Build the release wheel (fat LTO) exactly as users get it and install it with test deps.
+setup: $(PY)
+	$(PY) -m pip install --quiet '.[test,bench]' mypy
+	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
+
+demo: setup
+	$(PY) -m memsift.demo
+
+test-rust:
+	cargo test --lib
+
+# Tests import the installed wheel (python/ is not on sys.path).
+test-python: setup
+	$(PY) -m pytest -q
+
+test: test-python test-rust
+
+lint: $(PY)
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+quality: setup
+	$(PY) benches/quality.py --mode all --data-root $(DATA)
+
+bench: setup
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benches/speed.py
+
+clean:
+	rm -rf $(VENV) target

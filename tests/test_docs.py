@@ -1,0 +1,21 @@
+"""Docstring examples are executed: the ``>>>`` lines in the Rust-side docstrings and the package docs."""
+
+import doctest
+
+import pytest
+
+import memsift
+import memsift._core
+
+
+@pytest.mark.parametrize('module', [memsift, memsift._core], ids=['memsift', 'memsift._core'])
+def test_docstring_examples_run(module):
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = finder.find(module, module.__name__, globs=vars(memsift._core).copy())
+    examples = sum(len(t.examples) for t in tests)
+    for test in tests:
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert examples > 0, 'no docstring examples were found'
+    assert result.failed == 0, f'{result.failed} docstring example(s) failed; see output above'
