@@ -40,11 +40,11 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
-def require_dataset_dir(path: Path) -> None:
-    """Exit with status 2 and a clear message unless ``path`` is a BEIR dataset directory."""
+def require_dataset_dir(path: Path, option: str = '--data') -> None:
+    """Exit with status 2 and a clear message unless ``path`` is a BEIR dataset directory (``option`` sets it)."""
     missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]
     if missing:
-        fail(f'dataset directory not found or incomplete: {path} (missing {", ".join(missing)}); pass --data PATH')
+        fail(f'dataset directory not found or incomplete: {path} (missing {", ".join(missing)}); set it with {option}')
 
 
 def read_jsonl(path: Path) -> list[dict]:

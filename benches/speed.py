@@ -391,7 +391,7 @@ def main() -> None:
     """Run the three sections and print the results."""
     args = parse_args()
     for name in ('scifact', 'cmrc2018'):
-        _beir.require_dataset_dir(args.data_root / name)
+        _beir.require_dataset_dir(args.data_root / name, '--data-root')
     scale = 0.5 if args.quick else 1.0
     env = environment()
 

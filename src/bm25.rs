@@ -5,6 +5,7 @@
 //! is derived data: the caller's store is the truth and records which store
 //! generation a commit reflects in the commit payload.
 
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -342,12 +343,13 @@ impl Bm25Index {
         let mut columns = FxHashMap::default();
         let mut out = Vec::with_capacity(hits.len());
         for (score, addr) in hits {
-            if !columns.contains_key(&addr.segment_ord) {
-                let column =
-                    searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").map_err(|e| self.error(e))?;
-                columns.insert(addr.segment_ord, column);
-            }
-            if let Some(id) = columns[&addr.segment_ord].first(addr.doc_id) {
+            let column = match columns.entry(addr.segment_ord) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(
+                    searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").map_err(|e| self.error(e))?,
+                ),
+            };
+            if let Some(id) = column.first(addr.doc_id) {
                 out.push((id, score));
             }
         }
@@ -377,4 +379,55 @@ fn payload_generation(index: &Index) -> tantivy::Result<Option<u64>> {
 
 fn describe(location: Option<&Path>) -> String {
     location.map_or_else(|| "(in memory)".to_owned(), |p| format!("at {}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: u64, path: &str, source: &str, text: &str) -> ChunkDoc {
+        ChunkDoc { id, path: path.into(), source: source.into(), text: text.into() }
+    }
+
+    #[test]
+    fn ranked_or_search_deletes_and_sources() {
+        let index = Bm25Index::open(None, true, 64).unwrap();
+        index
+            .add(&[
+                doc(1, "memory/a.md", "memory", "视频下载 tool BBDown"),
+                doc(2, "memory/b.md", "memory", "下载 the logs"),
+                doc(3, "sessions/x.jsonl", "sessions", "视频 archive"),
+            ])
+            .unwrap();
+        assert!(index.search("视频", 10, None).unwrap().is_empty(), "uncommitted docs are invisible");
+        index.commit(Some(4)).unwrap();
+        let hits = index.search("视频下载", 10, None).unwrap();
+        assert_eq!(hits[0].0, 1, "the doc with the whole phrase ranks first");
+        assert_eq!(hits.len(), 3, "OR semantics: partial matches are returned too");
+        let memory_only = index.search("视频", 10, Some(&["memory".to_owned()])).unwrap();
+        assert_eq!(memory_only.iter().map(|h| h.0).collect::<Vec<_>>(), [1]);
+        assert!(index.search("\"(*:- AND", 10, None).unwrap().is_empty());
+        assert_eq!(index.search_paths("b.md", 10).unwrap().first().map(|h| h.0), Some(2));
+        index.delete_path("memory/a.md").unwrap();
+        index.delete_ids(&[3]).unwrap();
+        index.commit(Some(5)).unwrap();
+        assert_eq!(index.ids().unwrap(), [2]);
+        assert_eq!(index.generation(), Some(5));
+    }
+
+    #[test]
+    fn directory_index_reopens_with_its_generation() {
+        let dir = std::env::temp_dir().join(format!("memsift-bm25-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
+            index.add(&[doc(9, "MEMORY.md", "memory", "ERR_CONN_RESET retries")]).unwrap();
+            index.commit(Some(42)).unwrap();
+        }
+        let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
+        assert_eq!(index.generation(), Some(42));
+        assert_eq!(index.search("conn", 5, None).unwrap()[0].0, 9);
+        assert!(Bm25Index::open(Some(&dir), false, 64).is_err(), "stem mismatch is refused");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -6,6 +6,11 @@
 //! exception tree in one place (`From<Error> for PyErr`), and every call runs
 //! under `catch_unwind` so a Rust panic surfaces as `InternalError`.
 
+// PyO3 extracts arguments into owned values (`Vec`, `String`), so they are passed by value.
+#![allow(clippy::needless_pass_by_value)]
+// Doc comments are Python docstrings with doctests, not rustdoc.
+#![allow(clippy::doc_link_with_quotes)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -382,7 +387,7 @@ fn as_f32_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<PyRe
     }
     let np = py.import("numpy")?;
     np.call_method1("ascontiguousarray", (obj, "float32"))
-        .and_then(|a| Ok(a.extract::<PyReadonlyArray1<'py, f32>>()?))
+        .and_then(|a| a.extract::<PyReadonlyArray1<'py, f32>>())
         .map_err(|e| InvalidInputError::new_err(format!("query must be a 1-D float32 array: {e}")))
 }
 

@@ -52,22 +52,20 @@ pub fn fuse_weighted(
     let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
     for &(id, score) in vector {
         let entry = Fused { id, score: 0.0, vector_score: score, text_score: 0.0 };
-        match slot.get(&id) {
-            Some(&i) => order[i] = entry,
-            None => {
-                slot.insert(id, order.len());
-                order.push(entry);
-            }
+        if let Some(&i) = slot.get(&id) {
+            order[i] = entry;
+        } else {
+            slot.insert(id, order.len());
+            order.push(entry);
         }
     }
     for &(id, raw) in keyword {
         let text_score = bm25_score_to_unit(raw);
-        match slot.get(&id) {
-            Some(&i) => order[i].text_score = text_score,
-            None => {
-                slot.insert(id, order.len());
-                order.push(Fused { id, score: 0.0, vector_score: 0.0, text_score });
-            }
+        if let Some(&i) = slot.get(&id) {
+            order[i].text_score = text_score;
+        } else {
+            slot.insert(id, order.len());
+            order.push(Fused { id, score: 0.0, vector_score: 0.0, text_score });
         }
     }
     for f in &mut order {
@@ -92,12 +90,11 @@ pub fn fuse_rrf(lists: &[Vec<(u64, f64)>], k: f64) -> Result<Vec<(u64, f64)>> {
                 continue;
             }
             let add = 1.0 / (k + (rank + 1) as f64);
-            match slot.get(&id) {
-                Some(&i) => order[i].1 += add,
-                None => {
-                    slot.insert(id, order.len());
-                    order.push((id, add));
-                }
+            if let Some(&i) = slot.get(&id) {
+                order[i].1 += add;
+            } else {
+                slot.insert(id, order.len());
+                order.push((id, add));
             }
         }
     }
@@ -151,6 +148,8 @@ pub fn jaccard(analyzer: Analyzer, a: &str, b: &str) -> f64 {
 
 /// Greedy MMR over `scores` with a pairwise similarity; returns indices in pick order.
 /// Mirrors OpenClaw's `mmrRerank`: min–max relevance, ties by higher original score.
+/// The running max similarity starts at 0 as in OpenClaw, so negative similarity earns nothing.
+#[allow(clippy::float_cmp)] // exact comparisons on purpose: they decide ties as OpenClaw does
 fn mmr_by(scores: &[f64], lambda: f64, sim: impl Fn(usize, usize) -> f64) -> Result<Vec<usize>> {
     let n = scores.len();
     if !lambda.is_finite() {

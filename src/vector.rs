@@ -96,7 +96,9 @@ pub struct VectorStore {
 pub fn normalize(v: &mut [f32]) {
     let norm = (kernels().f32)(v, v).sqrt();
     if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
+        for x in v.iter_mut() {
+            *x /= norm;
+        }
     }
 }
 
@@ -160,14 +162,13 @@ impl VectorStore {
             if self.metric == Metric::Cosine {
                 normalize(&mut row);
             }
-            let slot = match self.slot_of.get(&id) {
-                Some(&slot) => slot,
-                None => {
-                    self.ids.push(id);
-                    self.slot_of.insert(id, self.ids.len() - 1);
-                    self.grow_storage();
-                    self.ids.len() - 1
-                }
+            let slot = if let Some(&slot) = self.slot_of.get(&id) {
+                slot
+            } else {
+                self.ids.push(id);
+                self.slot_of.insert(id, self.ids.len() - 1);
+                self.grow_storage();
+                self.ids.len() - 1
             };
             self.write_slot(slot, &row);
         }
