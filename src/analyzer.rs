@@ -25,12 +25,45 @@ use unicode_normalization::UnicodeNormalization;
 /// same cut applies to queries, so such tokens still match each other.
 pub const MAX_TOKEN_BYTES: usize = 255;
 
-/// Bounded per-thread memo of stems: Snowball is the slowest step per word and
-/// natural text repeats words (Zipf), so most lookups hit.
+/// Per-thread memo of stems. Snowball is the slowest step per word and natural
+/// text repeats words (Zipf), so almost every lookup hits; keys and stems are kept
+/// inline (words of up to 24 bytes packed in three `u64`s), so a hit allocates
+/// nothing and compares three integers.
+const STEM_KEY: usize = 24;
 const STEM_CACHE_LIMIT: usize = 1 << 17;
 
+type StemMemo = FxHashMap<[u64; 3], ([u8; STEM_KEY], u8)>;
+
 thread_local! {
-    static STEM_CACHE: RefCell<FxHashMap<Box<str>, Box<str>>> = RefCell::new(FxHashMap::default());
+    static STEM_CACHE: RefCell<StemMemo> = RefCell::new(FxHashMap::default());
+}
+
+/// Stem `word` (ASCII lower-case) through the per-thread memo and hand the stem to `sink`.
+fn with_stem(stemmer: &Stemmer, word: &str, sink: impl FnOnce(&str)) {
+    if word.len() > STEM_KEY {
+        return sink(&stemmer.stem(word));
+    }
+    let mut bytes = [0u8; STEM_KEY];
+    bytes[..word.len()].copy_from_slice(word.as_bytes());
+    let key: [u64; 3] =
+        std::array::from_fn(|i| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8-byte window")));
+    STEM_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((stem, len)) = cache.get(&key) {
+            // The stem of an ASCII word is ASCII, so any byte prefix is valid UTF-8.
+            return sink(std::str::from_utf8(&stem[..usize::from(*len)]).unwrap_or_default());
+        }
+        let stem = stemmer.stem(word);
+        if stem.len() <= STEM_KEY {
+            if cache.len() >= STEM_CACHE_LIMIT {
+                cache.clear();
+            }
+            let mut inline = [0u8; STEM_KEY];
+            inline[..stem.len()].copy_from_slice(stem.as_bytes());
+            cache.insert(key, (inline, stem.len() as u8));
+        }
+        sink(&stem);
+    });
 }
 
 /// Analyzer settings. Cheap to copy; all state lives in the call.
@@ -103,23 +136,37 @@ impl Analyzer {
 
     /// Tokenize `text`, appending to `out` (which is not cleared).
     pub fn analyze_into(&self, text: &str, out: &mut TokenBuf) {
+        out.arena.reserve(text.len());
         let mut seg = Segmenter::new(*self, out);
-        let mut rest = text;
-        while !rest.is_empty() {
-            // Split off the longest prefix that can skip NFKC, then one span that needs it.
-            let fast_len = rest.find(|c: char| !is_nfkc_stable(c)).unwrap_or(rest.len());
-            for c in rest[..fast_len].chars() {
-                seg.feed(c);
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii_alphanumeric() {
+                // Hot path: a whole ASCII word at once.
+                let start = i;
+                while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                    i += 1;
+                }
+                seg.push_ascii_word(&text[start..i]);
+            } else if b.is_ascii() {
+                seg.push_char(char::from(b));
+                i += 1;
+            } else {
+                let c = text[i..].chars().next().expect("i is on a char boundary");
+                if is_nfkc_stable(c) {
+                    // Han, kana and Hangul have no case and no diacritics.
+                    seg.push_char(c);
+                    i += c.len_utf8();
+                } else {
+                    // A span that may change under NFKC (up to the next stable char).
+                    let len = text[i..].find(is_nfkc_stable).unwrap_or(text.len() - i);
+                    for n in text[i..i + len].nfkc() {
+                        seg.feed_normalized(n);
+                    }
+                    i += len;
+                }
             }
-            rest = &rest[fast_len..];
-            if rest.is_empty() {
-                break;
-            }
-            let slow_len = rest.find(is_nfkc_stable).unwrap_or(rest.len());
-            for c in rest[..slow_len].nfkc() {
-                seg.feed_normalized(c);
-            }
-            rest = &rest[slow_len..];
         }
         seg.finish();
     }
@@ -208,13 +255,31 @@ impl<'a> Segmenter<'a> {
         }
     }
 
-    /// A char straight from the input (NFKC-stable).
+    /// An ASCII alphanumeric run: the same as pushing its lower-cased chars one by one.
     #[inline]
-    fn feed(&mut self, c: char) {
-        if c.is_ascii() {
-            self.push_char(c.to_ascii_lowercase());
-        } else {
-            self.feed_normalized(c);
+    fn push_ascii_word(&mut self, word: &str) {
+        self.extend_word(|run| {
+            let start = run.len();
+            run.push_str(word);
+            run[start..].make_ascii_lowercase();
+        });
+    }
+
+    /// Append word chars to the current run, opening a new part after connectors.
+    #[inline]
+    fn extend_word(&mut self, append: impl FnOnce(&mut String)) {
+        self.prev_cjk = None;
+        if !self.in_part {
+            if !self.run.is_empty() {
+                self.run.push_str(&self.pending);
+            }
+            self.pending.clear();
+            self.parts.push((self.run.len(), self.run.len()));
+            self.in_part = true;
+        }
+        append(&mut self.run);
+        if let Some(last) = self.parts.last_mut() {
+            last.1 = self.run.len();
         }
     }
 
@@ -250,21 +315,7 @@ impl<'a> Segmenter<'a> {
     #[inline]
     fn push_char(&mut self, c: char) {
         match classify(c) {
-            Class::Word => {
-                self.prev_cjk = None;
-                if !self.in_part {
-                    if !self.run.is_empty() {
-                        self.run.push_str(&self.pending);
-                    }
-                    self.pending.clear();
-                    self.parts.push((self.run.len(), self.run.len()));
-                    self.in_part = true;
-                }
-                self.run.push(c);
-                if let Some(last) = self.parts.last_mut() {
-                    last.1 = self.run.len();
-                }
-            }
+            Class::Word => self.extend_word(|run| run.push(c)),
             Class::Connector => {
                 self.prev_cjk = None;
                 if !self.run.is_empty() {
@@ -316,19 +367,8 @@ impl<'a> Segmenter<'a> {
     fn emit_word(&mut self, word: &str) {
         match &self.stemmer {
             Some(stemmer) if word.len() >= 3 && word.bytes().all(|b| b.is_ascii_lowercase()) => {
-                STEM_CACHE.with(|cache| {
-                    let mut cache = cache.borrow_mut();
-                    if let Some(stem) = cache.get(word) {
-                        self.out.push(stem);
-                        return;
-                    }
-                    let stem = stemmer.stem(word);
-                    self.out.push(&stem);
-                    if cache.len() >= STEM_CACHE_LIMIT {
-                        cache.clear();
-                    }
-                    cache.insert(word.into(), stem.into());
-                });
+                let out = &mut *self.out;
+                with_stem(stemmer, word, |stem| out.push(stem));
             }
             _ => self.out.push(word),
         }
@@ -377,6 +417,28 @@ mod tests {
         let a = Analyzer::new(true);
         assert_eq!(a.tokenize("running studies"), ["run", "studi"]);
         assert_eq!(a.tokenize("running_jobs"), ["running_jobs", "run", "job"]);
+    }
+
+    #[test]
+    fn stem_memo_agrees_with_the_stemmer() {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let a = Analyzer::new(true);
+        // Far more distinct words than memo slots, so slots are evicted and reused.
+        let words: Vec<String> = (0..40_000u32)
+            .map(|mut i| {
+                let mut w = String::from("runn");
+                while i > 0 {
+                    w.push(char::from(b'a' + (i % 26) as u8));
+                    i /= 26;
+                }
+                w + "ings"
+            })
+            .collect();
+        for _ in 0..2 {
+            for w in words.iter().chain(["running", "studies", "generously"].map(String::from).iter()) {
+                assert_eq!(a.tokenize(w), [stemmer.stem(w).into_owned()], "{w}");
+            }
+        }
     }
 
     #[test]

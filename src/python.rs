@@ -13,13 +13,15 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDate;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDate, PyList, PyString};
+use rustc_hash::FxHashMap;
 
 use crate::analyzer::{Analyzer, TokenBuf};
 use crate::bm25::{Bm25Index, ChunkDoc};
@@ -83,6 +85,36 @@ fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::error::Result<T>
 #[pyclass(name = "Analyzer", module = "memsift._core", frozen)]
 pub struct PyAnalyzer {
     inner: Analyzer,
+    strings: TokenStrings,
+}
+
+/// Python strings of recently returned tokens, reused across calls: tokens repeat
+/// (Zipf), and creating a `str` is the main cost of returning a token list.
+#[derive(Default)]
+struct TokenStrings(Mutex<FxHashMap<Box<str>, Py<PyString>>>);
+
+impl TokenStrings {
+    /// Bound on cached strings; the cache restarts empty when it is full.
+    const LIMIT: usize = 1 << 18;
+
+    fn list<'py>(&self, py: Python<'py>, buf: &TokenBuf) -> PyResult<Bound<'py, PyList>> {
+        let mut cache = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() > Self::LIMIT {
+            cache.clear();
+        }
+        let items: Vec<Bound<'py, PyString>> = buf
+            .iter()
+            .map(|token| {
+                if let Some(s) = cache.get(token) {
+                    return s.bind(py).clone();
+                }
+                let s = PyString::new(py, token);
+                cache.insert(token.into(), s.clone().unbind());
+                s
+            })
+            .collect();
+        PyList::new(py, items)
+    }
 }
 
 #[pymethods]
@@ -90,7 +122,7 @@ impl PyAnalyzer {
     #[new]
     #[pyo3(signature = (stem = true))]
     fn new(stem: bool) -> Self {
-        Self { inner: Analyzer::new(stem) }
+        Self { inner: Analyzer::new(stem), strings: TokenStrings::default() }
     }
 
     #[getter]
@@ -99,30 +131,41 @@ impl PyAnalyzer {
     }
 
     /// Tokenize one text.
-    fn tokenize(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+    fn tokenize<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let analyzer = self.inner;
+        let analyze = move || {
+            let mut buf = TokenBuf::default();
+            analyzer.analyze_into(text, &mut buf);
+            Ok(buf)
+        };
         // Short texts are cheaper than a GIL round-trip; long ones release it.
-        if text.len() < 4096 {
-            return Ok(analyzer.tokenize(text));
-        }
-        let text = text.to_owned();
-        detached(py, move || Ok(analyzer.tokenize(&text)))
+        let buf = if text.len() < 4096 { analyze()? } else { detached(py, analyze)? };
+        self.strings.list(py, &buf)
     }
 
     /// Tokenize many texts in parallel with the GIL released.
-    fn tokenize_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<String>>> {
+    fn tokenize_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
         let analyzer = self.inner;
-        detached(py, move || Ok(texts.par_iter().map(|t| analyzer.tokenize(t)).collect()))
+        let bufs = detached(py, move || {
+            Ok(texts
+                .par_iter()
+                .map(|t| {
+                    let mut buf = TokenBuf::default();
+                    analyzer.analyze_into(t, &mut buf);
+                    buf
+                })
+                .collect::<Vec<_>>())
+        })?;
+        bufs.iter().map(|buf| self.strings.list(py, buf)).collect()
     }
 
     /// Number of tokens ``tokenize`` would return, without building Python strings.
     fn count_tokens(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
         let analyzer = self.inner;
-        let text = text.to_owned();
         detached(py, move || {
             let mut buf = TokenBuf::default();
-            analyzer.analyze_into(&text, &mut buf);
+            analyzer.analyze_into(text, &mut buf);
             Ok(buf.len())
         })
     }
@@ -137,8 +180,9 @@ impl PyAnalyzer {
 /// >>> tokenize("ERR_CONN_RESET in v2.3.1")
 /// ['err_conn_reset', 'err', 'conn', 'reset', 'in', 'v2.3.1', 'v2', '3', '1']
 #[pyfunction(name = "tokenize")]
-fn tokenize_py(py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
-    PyAnalyzer { inner: Analyzer::default() }.tokenize(py, text)
+fn tokenize_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    static DEFAULT: PyOnceLock<Py<PyAnalyzer>> = PyOnceLock::new();
+    DEFAULT.get_or_try_init(py, || Py::new(py, PyAnalyzer::new(true)))?.get().tokenize(py, text)
 }
 
 // ------------------------------------------------------------------ chunker

@@ -365,7 +365,8 @@ impl VectorStore {
                 *s = self.score_slot(slot, q);
             }
         }
-        top_k(scores.into_iter().enumerate().map(|(slot, s)| (self.ids[slot], s)).collect(), k)
+        let best = best_slots(&scores, k);
+        top_k(best.into_iter().map(|slot| (self.ids[slot], scores[slot])).collect(), k)
     }
 
     fn search_ann(&self, ann: &AnnIndex, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
@@ -394,6 +395,46 @@ fn reserve(ann: &AnnIndex, needed: usize) -> Result<()> {
 
 fn ann_error(e: impl std::fmt::Display) -> crate::error::Error {
     crate::error::Error::InvalidInput(format!("HNSW index error: {e}"))
+}
+
+/// Slots of the `k` highest scores in one pass with a bounded min-heap: after the
+/// first few rows almost every score loses to the heap's minimum, so this is a
+/// compare per row instead of materializing and partitioning all `n` hits.
+fn best_slots(scores: &[f32], k: usize) -> Vec<usize> {
+    use std::cmp::{Ordering, Reverse};
+    use std::collections::BinaryHeap;
+
+    struct Entry(f32, usize);
+    impl PartialEq for Entry {
+        fn eq(&self, other: &Self) -> bool {
+            self.cmp(other) == Ordering::Equal
+        }
+    }
+    impl Eq for Entry {}
+    impl PartialOrd for Entry {
+        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for Entry {
+        fn cmp(&self, other: &Self) -> Ordering {
+            self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+        }
+    }
+
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut heap: BinaryHeap<Reverse<Entry>> = BinaryHeap::with_capacity(k + 1);
+    for (slot, &score) in scores.iter().enumerate() {
+        if heap.len() < k {
+            heap.push(Reverse(Entry(score, slot)));
+        } else if heap.peek().is_some_and(|min| score > min.0 .0) {
+            heap.pop();
+            heap.push(Reverse(Entry(score, slot)));
+        }
+    }
+    heap.into_iter().map(|Reverse(Entry(_, slot))| slot).collect()
 }
 
 /// Best `k` by score (descending), ties by id (ascending) for a deterministic order.
