@@ -26,16 +26,21 @@ use unicode_normalization::UnicodeNormalization;
 pub const MAX_TOKEN_BYTES: usize = 255;
 
 /// Per-thread memo of stems. Snowball is the slowest step per word and natural
-/// text repeats words (Zipf), so almost every lookup hits; keys and stems are kept
-/// inline (words of up to 24 bytes packed in three `u64`s), so a hit allocates
-/// nothing and compares three integers.
+/// text repeats words (Zipf), so almost every lookup hits. Keys are inline (words
+/// of up to 24 bytes packed in three `u64`s) and stems live in one arena string,
+/// so an entry is 32 bytes and a hit allocates nothing.
 const STEM_KEY: usize = 24;
 const STEM_CACHE_LIMIT: usize = 1 << 17;
 
-type StemMemo = FxHashMap<[u64; 3], ([u8; STEM_KEY], u8)>;
+#[derive(Default)]
+struct StemMemo {
+    /// word → (offset, length) of its stem in `stems`.
+    map: FxHashMap<[u64; 3], (u32, u32)>,
+    stems: String,
+}
 
 thread_local! {
-    static STEM_CACHE: RefCell<StemMemo> = RefCell::new(FxHashMap::default());
+    static STEM_CACHE: RefCell<StemMemo> = RefCell::new(StemMemo::default());
 }
 
 /// Stem `word` (ASCII lower-case) through the per-thread memo and hand the stem to `sink`.
@@ -47,21 +52,18 @@ fn with_stem(stemmer: &Stemmer, word: &str, sink: impl FnOnce(&str)) {
     bytes[..word.len()].copy_from_slice(word.as_bytes());
     let key: [u64; 3] =
         std::array::from_fn(|i| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8-byte window")));
-    STEM_CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some((stem, len)) = cache.get(&key) {
-            // The stem of an ASCII word is ASCII, so any byte prefix is valid UTF-8.
-            return sink(std::str::from_utf8(&stem[..usize::from(*len)]).unwrap_or_default());
+    STEM_CACHE.with(|memo| {
+        let memo = &mut *memo.borrow_mut();
+        if let Some(&(offset, len)) = memo.map.get(&key) {
+            return sink(&memo.stems[offset as usize..(offset + len) as usize]);
         }
         let stem = stemmer.stem(word);
-        if stem.len() <= STEM_KEY {
-            if cache.len() >= STEM_CACHE_LIMIT {
-                cache.clear();
-            }
-            let mut inline = [0u8; STEM_KEY];
-            inline[..stem.len()].copy_from_slice(stem.as_bytes());
-            cache.insert(key, (inline, stem.len() as u8));
+        if memo.map.len() >= STEM_CACHE_LIMIT {
+            memo.map.clear();
+            memo.stems.clear();
         }
+        memo.map.insert(key, (memo.stems.len() as u32, stem.len() as u32));
+        memo.stems.push_str(&stem);
         sink(&stem);
     });
 }
