@@ -120,15 +120,19 @@ def bench_tokenizer(data_root: Path, scale: float) -> tuple[list[Row], list[str]
                         're \\w+ lower', regex, f'input {mb(texts)}'))
         rows.append(Row(section, f'EN count_tokens, {label}', 'MB/s', throughput(count_tokens, texts),
                         're \\w+ lower', regex, f'input {mb(texts)}'))
-    latin = rows[0]
+    # The goals are about the analyzer; `tokenize` also pays for one Python str per token.
+    latin = rows[1]
     for label, texts in ((f'{len(chinese)} docs', chinese), ('one string', ['\n'.join(chinese)])):
         log(f'tokenizer: Chinese, {label}')
+        jieba_mbs = throughput(jieba.lcut, texts, reps=1)
         rows.append(Row(section, f'ZH tokenize, {label}', 'MB/s', throughput(memsift.tokenize, texts),
-                        'jieba.lcut', throughput(jieba.lcut, texts, reps=1), f'input {mb(texts)}'))
-    cjk = rows[-2]
+                        'jieba.lcut', jieba_mbs, f'input {mb(texts)}'))
+        rows.append(Row(section, f'ZH count_tokens, {label}', 'MB/s', throughput(count_tokens, texts),
+                        'jieba.lcut', jieba_mbs, f'input {mb(texts)}'))
+    cjk = rows[5]
     goals = [
-        goal_line(f'Latin {latin.task}', latin.memsift, LATIN_GOAL_MBS),
-        goal_line(f'CJK {cjk.task}', cjk.memsift, CJK_GOAL_MBS),
+        goal_line(f'Latin analyzer ({latin.task})', latin.memsift, LATIN_GOAL_MBS),
+        goal_line(f'CJK analyzer ({cjk.task})', cjk.memsift, CJK_GOAL_MBS),
     ]
     return rows, goals
 
