@@ -12,6 +12,8 @@ use half::f16;
 pub type DotF32 = fn(&[f32], &[f32]) -> f32;
 pub type DotF16 = fn(&[f16], &[f32]) -> f32;
 pub type DotI8 = fn(&[i8], &[f32]) -> f32;
+/// `out[r] = rows[r] · q` for a row-major block of `out.len()` rows, `q.len()` wide.
+pub type DotRowsF32 = fn(&[f32], &[f32], &mut [f32]);
 
 /// The kernels selected for this CPU.
 #[derive(Clone, Copy)]
@@ -20,6 +22,7 @@ pub struct Kernels {
     pub f32: DotF32,
     pub f16: DotF16,
     pub i8: DotI8,
+    pub f32_rows: DotRowsF32,
 }
 
 pub fn scalar_dot_f32(a: &[f32], b: &[f32]) -> f32 {
@@ -34,7 +37,19 @@ pub fn scalar_dot_i8(a: &[i8], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(&x, y)| f32::from(x) * y).sum()
 }
 
-pub const SCALAR: Kernels = Kernels { name: "scalar", f32: scalar_dot_f32, f16: scalar_dot_f16, i8: scalar_dot_i8 };
+pub fn scalar_dot_rows_f32(rows: &[f32], q: &[f32], out: &mut [f32]) {
+    for (row, o) in rows.chunks_exact(q.len().max(1)).zip(out) {
+        *o = scalar_dot_f32(row, q);
+    }
+}
+
+pub const SCALAR: Kernels = Kernels {
+    name: "scalar",
+    f32: scalar_dot_f32,
+    f16: scalar_dot_f16,
+    i8: scalar_dot_i8,
+    f32_rows: scalar_dot_rows_f32,
+};
 
 /// Kernels for the running CPU, detected on first use.
 pub fn kernels() -> &'static Kernels {
@@ -93,8 +108,15 @@ mod x86 {
 
     use super::{scalar_dot_f16, scalar_dot_f32, scalar_dot_i8, Kernels};
 
-    pub const AVX2: Kernels = Kernels { name: "avx2", f32: dot_f32_avx2, f16: dot_f16_avx2, i8: dot_i8_avx2 };
-    pub const AVX512: Kernels = Kernels { name: "avx512", f32: dot_f32_avx512, f16: dot_f16_avx512, i8: dot_i8_avx512 };
+    pub const AVX2: Kernels =
+        Kernels { name: "avx2", f32: dot_f32_avx2, f16: dot_f16_avx2, i8: dot_i8_avx2, f32_rows: dot_rows_f32_avx2 };
+    pub const AVX512: Kernels = Kernels {
+        name: "avx512",
+        f32: dot_f32_avx512,
+        f16: dot_f16_avx512,
+        i8: dot_i8_avx512,
+        f32_rows: dot_rows_f32_avx512,
+    };
 
     // The safe wrappers are only reachable through `detect`/`available`, which
     // checked the CPU features the `unsafe` bodies require.
@@ -109,6 +131,74 @@ mod x86 {
     }
     fn dot_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
         unsafe { f32_avx512(a, b) }
+    }
+    fn dot_rows_f32_avx2(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        unsafe { rows_f32_avx2(rows, q, out) }
+    }
+    fn dot_rows_f32_avx512(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        unsafe { rows_f32_avx512(rows, q, out) }
+    }
+
+    // Four rows per pass share each query load and the loop overhead; the
+    // remaining rows and the tail of each row go through the one-row kernels.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn rows_f32_avx2(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        let dims = q.len();
+        let body = dims - dims % 8;
+        let n = out.len().min(rows.len() / dims.max(1));
+        let mut r = 0;
+        while r + 4 <= n {
+            let base = rows[r * dims..].as_ptr();
+            let mut acc = [_mm256_setzero_ps(); 4];
+            let mut i = 0;
+            while i < body {
+                unsafe {
+                    let qv = _mm256_loadu_ps(q.as_ptr().add(i));
+                    for (j, acc) in acc.iter_mut().enumerate() {
+                        *acc = _mm256_fmadd_ps(_mm256_loadu_ps(base.add(j * dims + i)), qv, *acc);
+                    }
+                }
+                i += 8;
+            }
+            for (j, acc) in acc.into_iter().enumerate() {
+                let row = &rows[(r + j) * dims..(r + j + 1) * dims];
+                out[r + j] = hsum256(acc) + scalar_dot_f32(&row[body..], &q[body..]);
+            }
+            r += 4;
+        }
+        for rr in r..n {
+            out[rr] = unsafe { f32_avx2(&rows[rr * dims..(rr + 1) * dims], q) };
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn rows_f32_avx512(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        let dims = q.len();
+        let body = dims - dims % 16;
+        let n = out.len().min(rows.len() / dims.max(1));
+        let mut r = 0;
+        while r + 4 <= n {
+            let base = rows[r * dims..].as_ptr();
+            let mut acc = [_mm512_setzero_ps(); 4];
+            let mut i = 0;
+            while i < body {
+                unsafe {
+                    let qv = _mm512_loadu_ps(q.as_ptr().add(i));
+                    for (j, acc) in acc.iter_mut().enumerate() {
+                        *acc = _mm512_fmadd_ps(_mm512_loadu_ps(base.add(j * dims + i)), qv, *acc);
+                    }
+                }
+                i += 16;
+            }
+            for (j, acc) in acc.into_iter().enumerate() {
+                let row = &rows[(r + j) * dims..(r + j + 1) * dims];
+                out[r + j] = _mm512_reduce_add_ps(acc) + scalar_dot_f32(&row[body..], &q[body..]);
+            }
+            r += 4;
+        }
+        for rr in r..n {
+            out[rr] = unsafe { f32_avx512(&rows[rr * dims..(rr + 1) * dims], q) };
+        }
     }
     fn dot_f16_avx512(a: &[f16], b: &[f32]) -> f32 {
         unsafe { f16_avx512(a, b) }
@@ -259,7 +349,14 @@ mod arm {
 
     use super::{scalar_dot_f32, scalar_dot_i8, Kernels};
 
-    pub const NEON: Kernels = Kernels { name: "neon", f32: dot_f32_neon, f16: dot_f16_neon, i8: dot_i8_neon };
+    pub const NEON: Kernels =
+        Kernels { name: "neon", f32: dot_f32_neon, f16: dot_f16_neon, i8: dot_i8_neon, f32_rows: dot_rows_f32_neon };
+
+    fn dot_rows_f32_neon(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        for (row, o) in rows.chunks_exact(q.len().max(1)).zip(out) {
+            *o = dot_f32_neon(row, q);
+        }
+    }
 
     // NEON is part of the aarch64 baseline, so these are always safe to call.
     fn dot_f32_neon(a: &[f32], b: &[f32]) -> f32 {
@@ -326,6 +423,15 @@ mod tests {
                 assert!(((k.f32)(&a, &b) - scalar_dot_f32(&a, &b)).abs() <= tol, "{} f32 dims {dims}", k.name);
                 assert!(((k.f16)(&h, &b) - scalar_dot_f16(&h, &b)).abs() <= tol, "{} f16 dims {dims}", k.name);
                 assert!(((k.i8)(&q, &b) - scalar_dot_i8(&q, &b)).abs() <= tol * 127.0, "{} i8 dims {dims}", k.name);
+                for n_rows in [0, 1, 3, 4, 5, 9] {
+                    let rows: Vec<f32> = (0..n_rows * dims).map(|_| rng.random_range(-1.0..1.0)).collect();
+                    let (mut got, mut want) = (vec![0f32; n_rows], vec![0f32; n_rows]);
+                    (k.f32_rows)(&rows, &b, &mut got);
+                    scalar_dot_rows_f32(&rows, &b, &mut want);
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() <= tol, "{} rows dims {dims} rows {n_rows}", k.name);
+                    }
+                }
             }
         }
     }

@@ -352,21 +352,27 @@ impl VectorStore {
     }
 
     fn search_exact(&self, q: &[f32], k: usize) -> Vec<(u64, f32)> {
+        const BLOCK: usize = 1024;
         let n = self.ids.len();
         let mut scores = vec![0f32; n];
         if n * self.dims >= PARALLEL_SCAN_WORK {
-            scores.par_chunks_mut(1024).enumerate().for_each(|(c, out)| {
-                for (i, s) in out.iter_mut().enumerate() {
-                    *s = self.score_slot(c * 1024 + i, q);
-                }
-            });
+            scores.par_chunks_mut(BLOCK).enumerate().for_each(|(c, out)| self.score_block(c * BLOCK, q, out));
         } else {
-            for (slot, s) in scores.iter_mut().enumerate() {
-                *s = self.score_slot(slot, q);
-            }
+            self.score_block(0, q, &mut scores);
         }
         let best = best_slots(&scores, k);
         top_k(best.into_iter().map(|slot| (self.ids[slot], scores[slot])).collect(), k)
+    }
+
+    /// Scores of slots `first..first + out.len()`.
+    fn score_block(&self, first: usize, q: &[f32], out: &mut [f32]) {
+        if let Storage::F32(v) = &self.storage {
+            let rows = &v[first * self.dims..(first + out.len()) * self.dims];
+            return (kernels().f32_rows)(rows, q, out);
+        }
+        for (i, s) in out.iter_mut().enumerate() {
+            *s = self.score_slot(first + i, q);
+        }
     }
 
     fn search_ann(&self, ann: &AnnIndex, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {

@@ -1,6 +1,8 @@
 """Docstring examples are executed: the ``>>>`` lines in the Rust-side docstrings and the package docs."""
 
 import doctest
+import re
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +21,13 @@ def test_docstring_examples_run(module):
     result = runner.summarize(verbose=False)
     assert examples > 0, 'no docstring examples were found'
     assert result.failed == 0, f'{result.failed} docstring example(s) failed; see output above'
+
+
+def test_readme_python_example_runs():
+    readme = Path(__file__).resolve().parent.parent / 'README.md'
+    if not readme.exists():
+        pytest.skip('README.md is not beside the tests')
+    blocks = re.findall(r'```python\n(.*?)```', readme.read_text(encoding='utf-8'), flags=re.S)
+    assert blocks, 'README has no python example'
+    for block in blocks:
+        exec(compile(block, str(readme), 'exec'), {})
