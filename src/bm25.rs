@@ -21,6 +21,8 @@ use crate::error::{invalid, Error, Result};
 
 const TOKENIZER_STEM: &str = "memsift_stem";
 const TOKENIZER_PLAIN: &str = "memsift_plain";
+/// Indexes up to this many chunks are merged into one segment at each commit.
+const COMPACT_MAX_DOCS: u64 = 50_000;
 
 /// One chunk to index.
 #[derive(Clone, Debug)]
@@ -267,13 +269,27 @@ impl Bm25Index {
     }
 
     /// Make staged changes durable and visible, recording `generation` in the commit payload.
+    ///
+    /// A small index is then merged into one segment: query cost grows with the
+    /// segment count (each term is looked up per segment), and merging a few
+    /// thousand chunks takes milliseconds. Larger indexes leave it to tantivy's
+    /// background merge policy.
     pub fn commit(&self, generation: Option<u64>) -> Result<()> {
         self.with_writer(|w| {
             let mut prepared = w.prepare_commit()?;
             if let Some(generation) = generation {
                 prepared.set_payload(&generation.to_string());
             }
-            prepared.commit().map(|_| ())
+            prepared.commit()?;
+            let segments = self.index.searchable_segment_metas()?;
+            let docs: u64 = segments.iter().map(|s| u64::from(s.num_docs())).sum();
+            if segments.len() > 1 && docs <= COMPACT_MAX_DOCS {
+                let ids: Vec<_> = segments.iter().map(tantivy::index::SegmentMeta::id).collect();
+                // Best effort: the commit is already durable, and a merge the background
+                // policy started first (or a failed one) leaves the segments as they were.
+                let _ = w.merge(&ids).wait();
+            }
+            Ok(())
         })?;
         self.reload()
     }
@@ -428,6 +444,13 @@ mod tests {
         assert_eq!(index.generation(), Some(42));
         assert_eq!(index.search("conn", 5, None).unwrap()[0].0, 9);
         assert!(Bm25Index::open(Some(&dir), false, 64).is_err(), "stem mismatch is refused");
+        // More commits make more segments; a small index is merged back into one, keeping the payload.
+        index.add(&[doc(10, "memory/2026-11-30.md", "memory", "second commit")]).unwrap();
+        index.commit(Some(43)).unwrap();
+        assert_eq!(index.index.searchable_segment_ids().unwrap().len(), 1);
+        drop(index);
+        let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
+        assert_eq!((index.generation(), index.num_docs()), (Some(43), 2));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
