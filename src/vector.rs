@@ -4,6 +4,8 @@
 //! Cosine stores unit vectors so every score is a dot product. ANN candidates are
 //! re-scored with the exact kernel, so scores never depend on the search path.
 
+use std::sync::{Condvar, Mutex};
+
 use half::f16;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -89,7 +91,7 @@ pub struct VectorStore {
     slot_of: FxHashMap<u64, usize>,
     storage: Storage,
     ann_params: AnnParams,
-    ann: Option<AnnIndex>,
+    ann: Option<Ann>,
 }
 
 /// L2-normalize in place; zero vectors stay zero (their cosine with anything is 0).
@@ -173,14 +175,14 @@ impl VectorStore {
             self.write_slot(slot, &row);
         }
         if let Some(ann) = &self.ann {
-            reserve(ann, self.ids.len())?;
+            ann.reserve(self.ids.len())?;
             let rows: Vec<(u64, Vec<f32>)> = ids.iter().map(|&id| (id, self.decoded(self.slot_of[&id]))).collect();
             for (id, _) in &rows {
-                if ann.contains(*id) {
-                    ann.remove(*id).map_err(ann_error)?;
+                if ann.index.contains(*id) {
+                    ann.index.remove(*id).map_err(ann_error)?;
                 }
             }
-            rows.par_iter().try_for_each(|(id, v)| ann.add(*id, v).map_err(ann_error))?;
+            rows.par_iter().try_for_each(|(id, v)| ann.add(*id, v))?;
         } else if self.ids.len() >= self.ann_params.threshold.max(1) {
             self.build_ann()?;
         }
@@ -253,7 +255,7 @@ impl VectorStore {
             self.ids.pop();
             self.truncate_storage();
             if let Some(ann) = &self.ann {
-                ann.remove(id).map_err(ann_error)?;
+                ann.index.remove(id).map_err(ann_error)?;
             }
         }
         Ok(removed)
@@ -317,11 +319,9 @@ impl VectorStore {
             expansion_search: p.expansion_search,
             multi: false,
         };
-        let ann = AnnIndex::new(&options).map_err(ann_error)?;
-        reserve(&ann, self.ids.len())?;
-        (0..self.ids.len())
-            .into_par_iter()
-            .try_for_each(|slot| ann.add(self.ids[slot], &self.decoded(slot)).map_err(ann_error))?;
+        let ann = Ann::new(&options)?;
+        ann.reserve(self.ids.len())?;
+        (0..self.ids.len()).into_par_iter().try_for_each(|slot| ann.add(self.ids[slot], &self.decoded(slot)))?;
         self.ann = Some(ann);
         Ok(())
     }
@@ -375,8 +375,8 @@ impl VectorStore {
         }
     }
 
-    fn search_ann(&self, ann: &AnnIndex, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
-        let matches = ann.search(q, k).map_err(ann_error)?;
+    fn search_ann(&self, ann: &Ann, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
+        let matches = ann.search(q, k)?;
         let hits = matches
             .keys
             .iter()
@@ -392,11 +392,53 @@ enum RawRow {
     I8(Vec<i8>, f32),
 }
 
-fn reserve(ann: &AnnIndex, needed: usize) -> Result<()> {
-    if ann.capacity() < needed {
-        ann.reserve(needed.next_power_of_two().max(1024)).map_err(ann_error)?;
+/// The HNSW index plus the permits that bound concurrent calls into it: usearch
+/// serves at most its reserved number of concurrent operations (one context each)
+/// and fails past that instead of waiting, so callers queue here.
+struct Ann {
+    index: AnnIndex,
+    threads: usize,
+    free: Mutex<usize>,
+    released: Condvar,
+}
+
+impl Ann {
+    fn new(options: &IndexOptions) -> Result<Self> {
+        let threads =
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get).max(rayon::current_num_threads());
+        let index = AnnIndex::new(options).map_err(ann_error)?;
+        Ok(Self { index, threads, free: Mutex::new(threads), released: Condvar::new() })
     }
-    Ok(())
+
+    fn reserve(&self, needed: usize) -> Result<()> {
+        if self.index.capacity() < needed {
+            let capacity = needed.next_power_of_two().max(1024);
+            self.index.reserve_capacity_and_threads(capacity, self.threads).map_err(ann_error)?;
+        }
+        Ok(())
+    }
+
+    fn with_permit<T>(&self, f: impl FnOnce(&AnnIndex) -> T) -> T {
+        {
+            let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            while *free == 0 {
+                free = self.released.wait(free).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            *free -= 1;
+        }
+        let out = f(&self.index);
+        *self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+        self.released.notify_one();
+        out
+    }
+
+    fn add(&self, id: u64, vector: &[f32]) -> Result<()> {
+        self.with_permit(|index| index.add(id, vector)).map_err(ann_error)
+    }
+
+    fn search(&self, q: &[f32], k: usize) -> Result<usearch::ffi::Matches> {
+        self.with_permit(|index| index.search(q, k)).map_err(ann_error)
+    }
 }
 
 fn ann_error(e: impl std::fmt::Display) -> crate::error::Error {

@@ -395,3 +395,37 @@ def test_ann_results_never_contain_removed_ids():
         assert not removed & set(ann_ids.tolist())
     for ann_ids, _ in store.search_batch(queries, k=10):
         assert not removed & set(ann_ids.tolist())
+
+
+def test_concurrent_searches_while_another_thread_adds_and_removes():
+    """Readers and a writer share one store: no error, no deadlock, only ids that were ever added come back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(7)
+    dims = 32
+    store = memsift.VectorStore(dims, ann_threshold=1500)  # the writer crosses the HNSW threshold mid-run
+    store.add(np.arange(500, dtype=np.uint64), rng.standard_normal((500, dims)).astype(np.float32))
+    queries = rng.standard_normal((200, dims)).astype(np.float32)
+
+    def writer():
+        for batch in range(10):
+            ids = np.arange(500 + batch * 200, 700 + batch * 200, dtype=np.uint64)
+            store.add(ids, rng.standard_normal((200, dims)).astype(np.float32))
+            store.remove(ids[:50])
+
+    def reader(q):
+        ids, scores = store.search(q, k=10)
+        assert len(ids) == len(scores) <= 10
+        assert np.all(ids < 2500)
+        assert np.all(np.diff(scores) <= 1e-6)
+        return len(ids)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        written = pool.submit(writer)
+        counts = list(pool.map(reader, queries))
+        written.result(timeout=120)
+    assert all(c == 10 for c in counts)
+    assert len(store) == 500 + 10 * 150
+    assert store.ann_active
+    removed = [500 + b * 200 + i for b in range(10) for i in range(50)]
+    assert not any(i in store for i in removed)
