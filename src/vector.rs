@@ -8,7 +8,7 @@ use std::sync::{Condvar, Mutex};
 
 use half::f16;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use usearch::{Index as AnnIndex, IndexOptions, MetricKind, ScalarKind};
 
 use crate::error::{invalid, Result};
@@ -176,7 +176,9 @@ impl VectorStore {
         }
         if let Some(ann) = &self.ann {
             ann.reserve(self.ids.len())?;
-            let rows: Vec<(u64, Vec<f32>)> = ids.iter().map(|&id| (id, self.decoded(self.slot_of[&id]))).collect();
+            let mut seen = FxHashSet::default();
+            let rows: Vec<(u64, Vec<f32>)> =
+                ids.iter().filter(|&&id| seen.insert(id)).map(|&id| (id, self.decoded(self.slot_of[&id]))).collect();
             for (id, _) in &rows {
                 if ann.index.contains(*id) {
                     ann.index.remove(*id).map_err(ann_error)?;

@@ -429,3 +429,13 @@ def test_concurrent_searches_while_another_thread_adds_and_removes():
     assert store.ann_active
     removed = [500 + b * 200 + i for b in range(10) for i in range(50)]
     assert not any(i in store for i in removed)
+
+
+def test_repeated_id_in_one_add_keeps_the_last_vector_with_hnsw_active():
+    store = memsift.VectorStore(4, ann_threshold=1)
+    store.add([1, 2], np.eye(4, dtype=np.float32)[:2])
+    assert store.ann_active
+    store.add([3, 3], np.array([[0, 0, 1, 0], [0, 0, 0, 1]], dtype=np.float32))
+    ids, scores = store.search(np.array([0, 0, 0, 1], dtype=np.float32), k=1)
+    assert ids.tolist() == [3] and scores[0] == pytest.approx(1.0)
+    assert len(store) == 3
