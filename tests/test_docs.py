@@ -8,9 +8,12 @@ import pytest
 
 import memsift
 import memsift._core
+import memsift.workspace
+
+MODULES = [memsift, memsift._core, memsift.workspace]
 
 
-@pytest.mark.parametrize('module', [memsift, memsift._core], ids=['memsift', 'memsift._core'])
+@pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])
 def test_docstring_examples_run(module):
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
