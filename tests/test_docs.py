@@ -17,7 +17,7 @@ MODULES = [memsift, memsift._core, memsift.workspace]
 def test_docstring_examples_run(module):
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(module, module.__name__, globs=vars(memsift._core).copy())
+    tests = finder.find(module, module.__name__, globs=vars(module).copy())
     examples = sum(len(t.examples) for t in tests)
     for test in tests:
         runner.run(test)
