@@ -8,9 +8,10 @@ import pytest
 
 import memsift
 import memsift._core
+import memsift.store
 import memsift.workspace
 
-MODULES = [memsift, memsift._core, memsift.workspace]
+MODULES = [memsift, memsift._core, memsift.store, memsift.workspace]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

@@ -1,0 +1,264 @@
+"""The SQLite store: the source of truth for indexed memory files and their chunks.
+
+Every write is one transaction that also bumps ``generation``; derived indexes (tantivy BM25, vectors) record
+the generation they reflect, so a derived index that is missing or behind the store is rebuilt from it. A crash
+in the middle of a write rolls back to the previous state: no lost or duplicated chunks.
+
+>>> store = MemoryStore(':memory:')
+>>> ids = store.replace_file('MEMORY.md', 'memory', 'h1', 0.0, 5, [(1, 1, 'hello', 'c1')])
+>>> store.generation, [c.text for c in store.chunks(ids)]
+(1, ['hello'])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memsift.errors import MemsiftError
+
+__all__ = ['ChunkRow', 'FileRecord', 'MemoryStore', 'StoreError']
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    source TEXT NOT NULL DEFAULT 'memory',
+    hash TEXT NOT NULL,
+    mtime REAL NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+"""
+
+
+class StoreError(MemsiftError):
+    """The SQLite store could not be opened or written (the message names the file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    source: str
+    hash: str
+    mtime: float
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    text: str
+
+
+class MemoryStore:
+    """One agent's store. Thread-safe: calls are serialized on one connection.
+
+    Args:
+        path: Database file (parent folders are created) or ``':memory:'``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.RLock()
+        try:
+            if self.path != ':memory:':
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
+            self._db.execute('PRAGMA foreign_keys = ON')
+            self._db.execute('PRAGMA journal_mode = WAL')
+            self._db.executescript(_SCHEMA)
+            version = self._meta('schema_version')
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f'cannot open the memory store {self.path}: {exc}') from exc
+        if version is None:
+            self._set_meta('schema_version', str(SCHEMA_VERSION))
+        elif int(version) != SCHEMA_VERSION:
+            raise StoreError(
+                f'{self.path} has store schema {version}, this memsift expects {SCHEMA_VERSION}; '
+                'delete the file to rebuild it from the workspace'
+            )
+
+    # ------------------------------------------------------------------ meta
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute('SELECT value FROM meta WHERE key = ?', (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?',
+                         (key, value, value))
+
+    @property
+    def generation(self) -> int:
+        """Count of committed writes; derived indexes record the generation they reflect."""
+        with self._lock:
+            return int(self._meta('generation') or 0)
+
+    @property
+    def identity(self) -> dict | None:
+        """What the index was built with (provider, model, dims, chunking, tokenizer, sources, extra paths)."""
+        with self._lock:
+            raw = self._meta('identity')
+        return None if raw is None else json.loads(raw)
+
+    # ------------------------------------------------------------------ writes
+
+    def _write(self, work) -> object:
+        """Run ``work(db)`` in one transaction that also bumps the generation."""
+        with self._lock:
+            try:
+                self._db.execute('BEGIN IMMEDIATE')
+                try:
+                    result = work(self._db)
+                    self._set_meta('generation', str(int(self._meta('generation') or 0) + 1))
+                except BaseException:
+                    self._db.execute('ROLLBACK')
+                    raise
+                self._db.execute('COMMIT')
+            except sqlite3.Error as exc:
+                raise StoreError(f'cannot write the memory store {self.path}: {exc}') from exc
+            return result
+
+    def set_identity(self, identity: dict) -> None:
+        self._write(lambda db: self._set_meta('identity', json.dumps(identity, sort_keys=True)))
+
+    def replace_file(
+        self,
+        path: str,
+        source: str,
+        file_hash: str,
+        mtime: float,
+        size: int,
+        chunks: Sequence[tuple[int, int, str, str]],
+    ) -> list[int]:
+        """Record ``path`` with its ``(start_line, end_line, text, hash)`` chunks, replacing any earlier version.
+
+        Returns the new chunk ids, in order.
+        """
+
+        def work(db: sqlite3.Connection) -> list[int]:
+            db.execute('DELETE FROM chunks WHERE path = ?', (path,))
+            db.execute('DELETE FROM skipped WHERE path = ?', (path,))
+            db.execute(
+                'INSERT INTO files(path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) '
+                'ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, '
+                'mtime = excluded.mtime, size = excluded.size',
+                (path, source, file_hash, mtime, size),
+            )
+            ids = []
+            for start, end, text, chunk_hash in chunks:
+                cur = db.execute(
+                    'INSERT INTO chunks(path, source, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?, ?)',
+                    (path, source, start, end, chunk_hash, text),
+                )
+                ids.append(int(cur.lastrowid or 0))
+            return ids
+
+        return self._write(work)  # type: ignore[return-value]
+
+    def delete_file(self, path: str) -> list[int]:
+        """Forget ``path``; returns the ids of the chunks removed with it."""
+
+        def work(db: sqlite3.Connection) -> list[int]:
+            ids = [row[0] for row in db.execute('SELECT id FROM chunks WHERE path = ? ORDER BY id', (path,))]
+            db.execute('DELETE FROM files WHERE path = ?', (path,))
+            db.execute('DELETE FROM skipped WHERE path = ?', (path,))
+            return ids
+
+        return self._write(work)  # type: ignore[return-value]
+
+    def record_skipped(self, path: str, reason: str) -> None:
+        """Remember why ``path`` is not indexed (shown by ``status``); any indexed version is removed."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute('DELETE FROM files WHERE path = ?', (path,))
+            db.execute('INSERT INTO skipped(path, reason) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET reason = ?',
+                       (path, reason, reason))
+
+        self._write(work)
+
+    def clear(self) -> None:
+        """Remove every file and chunk (a full reindex); the identity and generation stay."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute('DELETE FROM chunks')
+            db.execute('DELETE FROM files')
+            db.execute('DELETE FROM skipped')
+
+        self._write(work)
+
+    # ------------------------------------------------------------------ reads
+
+    def files(self) -> dict[str, FileRecord]:
+        with self._lock:
+            rows = self._db.execute('SELECT path, source, hash, mtime, size FROM files ORDER BY path').fetchall()
+        return {row[0]: FileRecord(*row) for row in rows}
+
+    def skipped(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute('SELECT path, reason FROM skipped ORDER BY path').fetchall())
+
+    def chunk_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute('SELECT COUNT(*) FROM chunks').fetchone()[0])
+
+    def chunks(self, ids: Sequence[int]) -> list[ChunkRow]:
+        """Chunks by id, in the order of ``ids`` (unknown ids are left out)."""
+        if not ids:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT id, path, source, start_line, end_line, hash, text FROM chunks '
+                f'WHERE id IN ({",".join("?" * len(ids))})',
+                list(ids),
+            ).fetchall()
+        by_id = {row[0]: ChunkRow(*row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def iter_chunks(self, batch: int = 1000) -> Iterator[ChunkRow]:
+        """Every chunk in id order, read in batches (for rebuilding derived indexes)."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    'SELECT id, path, source, start_line, end_line, hash, text FROM chunks WHERE id > ? '
+                    'ORDER BY id LIMIT ?',
+                    (last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            yield from (ChunkRow(*row) for row in rows)
+            last = rows[-1][0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
