@@ -29,14 +29,18 @@ from memsift._core import (
     mmr_vectors,
     tokenize,
 )
+from memsift.config import ConfigError, ConfigWarning, MemoryConfig, load_config
 from memsift.errors import InternalError, InvalidInputError, MemsiftError, SearchIndexError
 
 __all__ = [
     'Analyzer',
     'Bm25Index',
     'Chunk',
+    'ConfigError',
+    'ConfigWarning',
     'InternalError',
     'InvalidInputError',
+    'MemoryConfig',
     'MemsiftError',
     'SearchIndexError',
     'VectorStore',
@@ -50,6 +54,7 @@ __all__ = [
     'fuse_weighted',
     'is_evergreen_path',
     'jaccard',
+    'load_config',
     'memory_date_from_path',
     'mmr',
     'mmr_vectors',
