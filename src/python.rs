@@ -383,7 +383,8 @@ impl PyBm25Index {
     }
 
     fn __repr__(&self) -> String {
-        format!("Bm25Index(path={:?}, num_docs={})", self.path(), self.inner.num_docs())
+        let path = self.path().map_or_else(|| "None".to_owned(), |p| format!("{p:?}"));
+        format!("Bm25Index(path={path}, num_docs={})", self.inner.num_docs())
     }
 }
 

@@ -9,10 +9,11 @@ import pytest
 import memsift
 import memsift._core
 import memsift.config
+import memsift.indexer
 import memsift.store
 import memsift.workspace
 
-MODULES = [memsift, memsift._core, memsift.config, memsift.store, memsift.workspace]
+MODULES = [memsift, memsift._core, memsift.config, memsift.indexer, memsift.store, memsift.workspace]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

@@ -1,0 +1,104 @@
+"""Workspace sync into the store and the BM25 index: incremental, deletes, bad files, crash recovery."""
+
+import memsift
+from memsift.indexer import ensure_index_current, sync_workspace
+from memsift.store import MemoryStore
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding='utf-8')
+
+
+def open_pair(tmp_path):
+    return MemoryStore(tmp_path / 'state' / 'agent.sqlite'), memsift.Bm25Index(str(tmp_path / 'state' / 'bm25'))
+
+
+def hit_paths(store, index, query):
+    return sorted({row.path for row in store.chunks([i for i, _ in index.search(query, 50)])})
+
+
+def test_first_sync_indexes_every_memory_file(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'Prefers tabs. ERR_CONN_RESET retried with backoff.')
+    write(ws / 'memory' / '2026-11-30.md', '视频下载工具 BBDown 配置')
+    store, index = open_pair(tmp_path)
+    report = sync_workspace(store, index, ws)
+    assert report.added == ['MEMORY.md', 'memory/2026-11-30.md']
+    assert index.generation == store.generation == report.generation
+    assert hit_paths(store, index, 'conn') == ['MEMORY.md']
+    assert hit_paths(store, index, '视频下载') == ['memory/2026-11-30.md']
+
+
+def test_unchanged_files_are_not_rewritten(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'alpha')
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    generation = store.generation
+    report = sync_workspace(store, index, ws)
+    assert (report.unchanged, report.added, report.updated, store.generation) == (1, [], [], generation)
+
+
+def test_a_changed_file_replaces_only_its_chunks(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'alpha')
+    write(ws / 'memory' / 'b.md', 'bravo')
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    write(ws / 'MEMORY.md', 'charlie')
+    report = sync_workspace(store, index, ws)
+    assert report.updated == ['MEMORY.md'] and report.unchanged == 1
+    assert hit_paths(store, index, 'alpha') == []
+    assert hit_paths(store, index, 'charlie') == ['MEMORY.md']
+    assert index.num_docs == store.chunk_count() == 2
+
+
+def test_deleted_files_leave_store_and_index(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'gone.md', 'delta')
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    (ws / 'memory' / 'gone.md').unlink()
+    report = sync_workspace(store, index, ws)
+    assert report.removed == ['memory/gone.md']
+    assert hit_paths(store, index, 'delta') == [] and index.num_docs == 0
+
+
+def test_a_file_turning_bad_is_skipped_with_its_reason_and_unindexed(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'a.md', 'echo')
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    (ws / 'memory' / 'a.md').write_bytes(b'caf\xe9 echo')
+    report = sync_workspace(store, index, ws)
+    assert 'not valid UTF-8' in report.skipped['memory/a.md']
+    assert store.skipped() == report.skipped
+    assert hit_paths(store, index, 'echo') == []
+
+
+def test_an_index_behind_the_store_is_rebuilt(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'foxtrot')
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    # A crash after the store write but before the index commit leaves the index one generation behind.
+    store.replace_file('memory/new.md', 'memory', 'h', 0.0, 1, [(1, 1, 'golf', 'c')])
+    del index  # the crashed process is gone, and with it the index writer lock
+    reopened = memsift.Bm25Index(str(tmp_path / 'state' / 'bm25'))
+    assert reopened.generation < store.generation
+    assert ensure_index_current(store, reopened) is True
+    assert hit_paths(store, reopened, 'golf') == ['memory/new.md']
+    assert hit_paths(store, reopened, 'foxtrot') == ['MEMORY.md']
+    assert ensure_index_current(store, reopened) is False
+
+
+def test_force_rechunks_everything(tmp_path):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', '\n'.join(f'line {i} hotel' for i in range(200)))
+    store, index = open_pair(tmp_path)
+    first = sync_workspace(store, index, ws)
+    report = sync_workspace(store, index, ws, tokens=50, overlap=0, force=True)
+    assert report.updated == ['MEMORY.md']
+    assert report.chunks_written > first.chunks_written
+    assert index.num_docs == store.chunk_count() == report.chunks_written
