@@ -106,7 +106,7 @@ def sync_workspace(
         chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
         ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks)
         index.delete_path(entry.path)
-        _add_to_index(index, store.chunks(ids))
+        index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
         (report.added if previous is None else report.updated).append(entry.path)
         report.chunks_written += len(ids)
     for path in sorted(set(known) - seen):

@@ -54,20 +54,20 @@ class SkippedFile(MemsiftError):
         self.reason = reason
 
 
-def _is_plain_file(path: Path) -> bool:
+def _mode(path: Path) -> int:
+    """The file mode of ``path`` itself (a symlink is not followed); 0 if it cannot be read."""
     try:
-        mode = path.lstat().st_mode
+        return path.lstat().st_mode
     except OSError:
-        return False
-    return stat.S_ISREG(mode)
+        return 0
+
+
+def _is_plain_file(path: Path) -> bool:
+    return stat.S_ISREG(_mode(path))
 
 
 def _is_plain_dir(path: Path) -> bool:
-    try:
-        mode = path.lstat().st_mode
-    except OSError:
-        return False
-    return stat.S_ISDIR(mode)
+    return stat.S_ISDIR(_mode(path))
 
 
 def _walk_markdown(root: Path) -> Iterator[Path]:
