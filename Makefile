@@ -18,8 +18,12 @@ setup: $(PY)
 	$(PY) -m pip install --quiet '.[test,bench]' mypy
 	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
 
+# The main job: index the bundled sample workspace (FTS-only, no server or key), then search it.
+DEMO := --workspace examples/workspace --store .demo/memory.sqlite
 demo: setup
-	$(PY) -m memsift.demo
+	$(VENV)/bin/memsift index $(DEMO)
+	@for q in "ERR_CONN_RESET backoff" "视频下载" "会議 火曜日" "2026-11-28.md"; do \
+	  printf '\n$$ memsift search "%s"\n' "$$q"; $(VENV)/bin/memsift search "$$q" $(DEMO) --max-results 3; done
 
 test-rust:
 	cargo test --lib

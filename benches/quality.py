@@ -2,18 +2,24 @@
 
 Modes:
     bm25       memsift.Bm25Index (in RAM) on ``--data``; nDCG@k, recall@k, recall@100 and timings.
+    fts        The whole memory pipeline in FTS-only mode: one Markdown file per document under ``memory/`` of a
+               temporary workspace, ``MemoryIndex.sync`` then ``MemoryIndex.search`` per query.
     segmenter  Tokenization only, under one BM25 (bm25s, k1=1.2, b=0.75): memsift.tokenize vs
                jieba.lcut_for_search on ``--data`` (meant for CJK, e.g. cmrc2018); one line per segmenter.
     all        bm25 on every dataset under ``--data-root``, stemming on and off.
 
 Examples (from the repository root):
     .venv/bin/python benches/quality.py --data ../shared/data/scifact --mode bm25
+    .venv/bin/python benches/quality.py --data ../shared/data/scifact --mode fts
     .venv/bin/python benches/quality.py --data ../shared/data/cmrc2018 --mode segmenter
     .venv/bin/python benches/quality.py --mode all
 """
 
 import argparse
 import json
+import re
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +53,50 @@ def run_bm25(data: _beir.Dataset, stem: bool, k: int) -> dict:
         'docs': index.num_docs,
         'index_s': round(index_s, 3),
         'query_s': round(query_s, 3),
+    }
+
+
+def write_workspace(data: _beir.Dataset, root: Path) -> dict[str, str]:
+    """One ``memory/<doc id>.md`` per document; returns workspace path -> doc id."""
+    (root / 'memory').mkdir(parents=True)
+    paths = {}
+    for doc_id, text in zip(data.doc_ids, data.docs):
+        path = f'memory/{re.sub(r"[^A-Za-z0-9_.-]", "_", doc_id)}.md'
+        (root / path).write_text(text, encoding='utf-8')
+        paths[path] = doc_id
+    return paths
+
+
+def run_fts(data: _beir.Dataset, k: int) -> dict:
+    """Index ``data`` as a memory workspace and search it through ``MemoryIndex`` without a provider."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / 'workspace'
+        paths = write_workspace(data, root)
+        config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(Path(tmp) / 'index.sqlite')}}}}
+        with memsift.MemoryIndex(root, config) as index:
+            report = index.sync()
+            latencies, run = [], {}
+            for qid, text in data.queries:
+                start = time.perf_counter()
+                result = index.search(text, max_results=DEEP_K, min_score=0.0)
+                latencies.append(time.perf_counter() - start)
+                ranked = []
+                for hit in result.results:
+                    doc = paths[hit.path]
+                    if doc not in ranked:
+                        ranked.append(doc)
+                run[qid] = ranked
+    metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
+    latencies.sort()
+    return {
+        'dataset': data.name,
+        'mode': 'fts',
+        **{key: value for key, value in metrics.items() if key != 'queries'},
+        'queries': metrics['queries'],
+        'files': len(paths),
+        'index_s': round(report.seconds, 3),
+        'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
+        'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
     }
 
 
@@ -101,7 +151,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
-    parser.add_argument('--mode', choices=('bm25', 'segmenter', 'all'), default='bm25')
+    parser.add_argument('--mode', choices=('bm25', 'fts', 'segmenter', 'all'), default='bm25')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
     parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')
     args = parser.parse_args()
@@ -118,11 +168,14 @@ def main() -> None:
             data = _beir.load_dataset(path)
             for stem in (True, False):
                 print(json.dumps(run_bm25(data, stem, args.k)), flush=True)
+            print(json.dumps(run_fts(data, args.k)), flush=True)
         return
 
     data = _beir.load_dataset(args.data)
     if args.mode == 'bm25':
         print(json.dumps(run_bm25(data, not args.no_stem, args.k)))
+    elif args.mode == 'fts':
+        print(json.dumps(run_fts(data, args.k)))
     else:
         analyzer = memsift.Analyzer(stem=not args.no_stem)
         for name, tokenize in (('memsift', analyzer.tokenize), ('jieba', jieba_tokenizer())):

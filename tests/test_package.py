@@ -1,4 +1,4 @@
-"""Package-level contract: version, exports, errors, panics, typing files, stubs, GIL release and the demo."""
+"""Package-level contract: version, exports, errors, panics, typing files, stubs, GIL release."""
 
 import importlib.util
 import json
@@ -136,38 +136,3 @@ def test_exact_vector_search_batch_releases_the_gil():
     steps = main_thread_steps_during(lambda: result.append(store.search_batch(queries, k=10, exact=True)))
     assert len(result[0]) == 64
     assert steps > 0, 'the main thread made no progress during search_batch: is the GIL held?'
-
-
-# ---------------------------------------------------------------- demo
-
-
-def test_sample_workspace_is_bundled():
-    from importlib.resources import files
-
-    root = files('memsift') / 'sample_workspace'
-    assert (root / 'MEMORY.md').is_file()
-    assert (root / 'memory' / 'projects' / 'cjk-notes.md').is_file()
-
-
-def test_demo_json_output_finds_identifiers_and_chinese():
-    proc = subprocess.run(
-        [sys.executable, '-m', 'memsift.demo', '--json', 'ERR_CONN_RESET', '视频下载'],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    results = json.loads(proc.stdout)
-    assert list(results) == ['ERR_CONN_RESET', '视频下载']
-    assert 'memory/2026-11-20.md' in [hit['path'] for hit in results['ERR_CONN_RESET']]
-    assert any('视频下载' in hit['snippet'] for hit in results['视频下载'])
-    for hits in results.values():
-        assert 1 <= len(hits) <= 3
-        scores = [hit['score'] for hit in hits]
-        assert all(0 < score < 1 for score in scores)
-
-
-def test_demo_text_output_runs_default_queries():
-    proc = subprocess.run([sys.executable, '-m', 'memsift'], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert 'memory/2026-11-20.md#L' in proc.stdout

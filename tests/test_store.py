@@ -21,7 +21,8 @@ def test_replace_file_records_file_and_chunks_and_bumps_generation(tmp_path):
         ids = store.replace_file('memory/a.md', 'memory', 'f1', 10.0, 3, chunks('one', 'two'))
         assert store.generation == 1
         assert [c.text for c in store.chunks(ids)] == ['one', 'two']
-        assert store.files() == {'memory/a.md': FileRecord('memory/a.md', 'memory', 'f1', 10.0, 3)}
+        record = store.files()['memory/a.md']
+        assert record == FileRecord('memory/a.md', 'memory', 'f1', 10.0, 3, record.indexed_at) and record.indexed_at > 0
         new_ids = store.replace_file('memory/a.md', 'memory', 'f2', 11.0, 4, chunks('three'))
         assert store.chunks(ids) == []  # old chunks are gone
         assert [c.text for c in store.chunks(new_ids)] == ['three']

@@ -30,7 +30,10 @@ from memsift._core import (
     tokenize,
 )
 from memsift.config import ConfigError, ConfigWarning, MemoryConfig, load_config
+from memsift.embedding import EmbeddingProvider, ProviderError
 from memsift.errors import InternalError, InvalidInputError, MemsiftError, SearchIndexError
+from memsift.indexer import SyncReport
+from memsift.memory import MemoryHit, MemoryIndex, SearchResult
 
 __all__ = [
     'Analyzer',
@@ -38,11 +41,17 @@ __all__ = [
     'Chunk',
     'ConfigError',
     'ConfigWarning',
+    'EmbeddingProvider',
     'InternalError',
     'InvalidInputError',
     'MemoryConfig',
+    'MemoryHit',
+    'MemoryIndex',
     'MemsiftError',
+    'ProviderError',
     'SearchIndexError',
+    'SearchResult',
+    'SyncReport',
     'VectorStore',
     '__version__',
     'apply_temporal_decay',

@@ -1,5 +1,5 @@
-"""``python -m memsift`` runs the demo (see :mod:`memsift.demo`)."""
+"""``python -m memsift`` is the ``memsift`` command (see :mod:`memsift.cli`)."""
 
-from memsift.demo import main
+from memsift.cli import main
 
 raise SystemExit(main())

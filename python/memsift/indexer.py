@@ -19,17 +19,31 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsift._core import Bm25Index, chunk_markdown
-from memsift.store import ChunkRow, MemoryStore
-from memsift.workspace import DEFAULT_MAX_FILE_BYTES, SkippedFile, list_memory_files, read_memory_file
+import numpy as np
+import numpy.typing as npt
 
-__all__ = ['SyncReport', 'ensure_index_current', 'sync_workspace']
+from memsift._core import Bm25Index, VectorStore, chunk_markdown
+from memsift.store import ChunkRow, FileRecord, MemoryStore
+from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, SkippedFile, list_memory_files, read_memory_file
+
+__all__ = ['Embedder', 'Progress', 'SyncReport', 'ensure_index_current', 'load_vectors', 'sync_workspace']
 
 _REBUILD_BATCH = 2000
+_COMMIT_EVERY_S = 1.0
+"""During a long sync, changes become searchable at least this often (a commit costs milliseconds)."""
+_RACY_S = 2.0
+"""A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
+in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
+
+Embedder = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+"""Chunk texts -> one float32 row per text (the provider's ``embed_documents`` after validation)."""
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, path)`` after each file of a sync."""
 
 
 @dataclass
@@ -44,6 +58,20 @@ class SyncReport:
     chunks_written: int = 0
     index_rebuilt: bool = False
     generation: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            'added': self.added,
+            'updated': self.updated,
+            'removed': self.removed,
+            'unchanged': self.unchanged,
+            'skipped': self.skipped,
+            'chunksWritten': self.chunks_written,
+            'indexRebuilt': self.index_rebuilt,
+            'generation': self.generation,
+            'seconds': round(self.seconds, 4),
+        }
 
 
 def _add_to_index(index: Bm25Index, rows: list[ChunkRow]) -> None:
@@ -67,6 +95,21 @@ def ensure_index_current(store: MemoryStore, index: Bm25Index) -> bool:
     return True
 
 
+def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
+    """Fill ``vectors`` (emptied first) with the embeddings the store holds for its dimension."""
+    vectors.clear()
+    for ids, matrix in store.iter_vectors(vectors.dims):
+        vectors.add(ids, matrix)
+
+
+def _stat_unchanged(previous: FileRecord, stat: os.stat_result) -> bool:
+    return (
+        previous.mtime == stat.st_mtime
+        and previous.size == stat.st_size
+        and stat.st_mtime < previous.indexed_at - _RACY_S
+    )
+
+
 def sync_workspace(
     store: MemoryStore,
     index: Bm25Index,
@@ -77,45 +120,85 @@ def sync_workspace(
     overlap: int = 80,
     force: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    embedder: Embedder | None = None,
+    vectors: VectorStore | None = None,
+    progress: Progress | None = None,
 ) -> SyncReport:
-    """Bring ``store`` and ``index`` up to date with the memory files of ``workspace``.
+    """Bring ``store`` and ``index`` (and ``vectors``) up to date with the memory files of ``workspace``.
 
-    Files are compared by the sha256 of their text: unchanged files cost a read and a hash, changed files are
-    re-chunked, vanished files are removed, unreadable ones are recorded with the reason. ``force`` re-chunks
-    every file (after a chunking or identity change).
+    Files are compared by the sha256 of their text (a file whose size and mtime are unchanged since well before
+    it was indexed is not even read); changed files are re-chunked, vanished files are removed, unreadable ones
+    are recorded with the reason. ``force`` re-chunks every file (after a chunking or identity change). With an
+    ``embedder``, each new chunk's vector is stored with it and added to ``vectors``.
     """
+    started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
     known = store.files()
+    known_skipped = store.skipped()
+    entries = list(list_memory_files(workspace, extra_paths))
     seen: set[str] = set()
-    for entry in list_memory_files(workspace, extra_paths):
-        seen.add(entry.path)
+
+    def sync_file(entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None,
+                  report: SyncReport) -> None:
+        if previous is not None and not force:
+            try:
+                if _stat_unchanged(previous, Path(entry.abs_path).stat()):
+                    report.unchanged += 1
+                    return
+            except OSError:
+                pass  # read_memory_file below reports it
         try:
             text = read_memory_file(entry.abs_path, max_file_bytes)
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
-            if store.skipped().get(entry.path) != skipped.reason:
+            if skipped_reason != skipped.reason:
+                removed = store.chunk_ids(entry.path)
                 store.record_skipped(entry.path, skipped.reason)
                 index.delete_path(entry.path)
-            continue
+                if vectors is not None:
+                    vectors.remove(removed)
+            return
         digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
-        previous = known.get(entry.path)
         if previous is not None and previous.hash == digest and not force:
             report.unchanged += 1
-            continue
+            return
         stat = Path(entry.abs_path).stat()
         chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
-        ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks)
+        matrix = embedder([c[2] for c in chunks]) if embedder is not None and chunks else None
+        old_ids = store.chunk_ids(entry.path) if vectors is not None else []
+        ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks, matrix)
         index.delete_path(entry.path)
         index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
+        if vectors is not None:
+            vectors.remove(old_ids)
+            if matrix is not None:
+                vectors.add(ids, matrix)
         (report.added if previous is None else report.updated).append(entry.path)
         report.chunks_written += len(ids)
-    for path in sorted(set(known) - seen):
-        store.delete_file(path)
-        index.delete_path(path)
-        report.removed.append(path)
-    for path in sorted(set(store.skipped()) - seen):
-        store.delete_file(path)  # a skipped file that is gone: forget its reason too
-    if index.generation != store.generation:
-        index.commit(generation=store.generation)
+
+    last_commit = time.monotonic()
+    try:
+        for done, entry in enumerate(entries, 1):
+            seen.add(entry.path)
+            sync_file(entry, known.get(entry.path), known_skipped.get(entry.path), report)
+            if progress is not None:
+                progress(done, len(entries), entry.path)
+            if time.monotonic() - last_commit > _COMMIT_EVERY_S and index.generation != store.generation:
+                index.commit(generation=store.generation)
+                last_commit = time.monotonic()
+        for path in sorted(set(known) - seen):
+            removed = store.delete_file(path)
+            index.delete_path(path)
+            if vectors is not None:
+                vectors.remove(removed)
+            report.removed.append(path)
+        for path in sorted(set(known_skipped) - seen):
+            store.delete_file(path)  # a skipped file that is gone: forget its reason too
+    finally:
+        # Whatever was written to the store (even before an error) becomes searchable.
+        if index.generation != store.generation:
+            index.commit(generation=store.generation)
     report.generation = store.generation
+    report.seconds = time.perf_counter() - started
     return report
+

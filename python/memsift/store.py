@@ -16,15 +16,19 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from memsift.errors import MemsiftError
 
 __all__ = ['ChunkRow', 'FileRecord', 'MemoryStore', 'StoreError']
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +37,8 @@ CREATE TABLE IF NOT EXISTS files (
     source TEXT NOT NULL DEFAULT 'memory',
     hash TEXT NOT NULL,
     mtime REAL NOT NULL,
-    size INTEGER NOT NULL
+    size INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -45,6 +50,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS embeddings (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    vector BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
@@ -60,6 +69,7 @@ class FileRecord:
     hash: str
     mtime: float
     size: int
+    indexed_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,20 +163,24 @@ class MemoryStore:
         mtime: float,
         size: int,
         chunks: Sequence[tuple[int, int, str, str]],
+        vectors: npt.NDArray[np.float32] | None = None,
     ) -> list[int]:
         """Record ``path`` with its ``(start_line, end_line, text, hash)`` chunks, replacing any earlier version.
 
+        ``vectors`` holds one embedding row per chunk (float32), stored with the chunks in the same transaction.
         Returns the new chunk ids, in order.
         """
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError(f'{len(vectors)} vectors for {len(chunks)} chunks of {path}')
 
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute('DELETE FROM chunks WHERE path = ?', (path,))
             db.execute('DELETE FROM skipped WHERE path = ?', (path,))
             db.execute(
-                'INSERT INTO files(path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) '
+                'INSERT INTO files(path, source, hash, mtime, size, indexed_at) VALUES (?, ?, ?, ?, ?, ?) '
                 'ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, '
-                'mtime = excluded.mtime, size = excluded.size',
-                (path, source, file_hash, mtime, size),
+                'mtime = excluded.mtime, size = excluded.size, indexed_at = excluded.indexed_at',
+                (path, source, file_hash, mtime, size, time.time()),
             )
             ids = []
             for start, end, text, chunk_hash in chunks:
@@ -175,6 +189,10 @@ class MemoryStore:
                     (path, source, start, end, chunk_hash, text),
                 )
                 ids.append(int(cur.lastrowid or 0))
+            if vectors is not None:
+                rows = np.ascontiguousarray(vectors, dtype=np.float32)
+                db.executemany('INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',
+                               [(i, rows[n].tobytes()) for n, i in enumerate(ids)])
             return ids
 
         return self._write(work)  # type: ignore[return-value]
@@ -214,7 +232,9 @@ class MemoryStore:
 
     def files(self) -> dict[str, FileRecord]:
         with self._lock:
-            rows = self._db.execute('SELECT path, source, hash, mtime, size FROM files ORDER BY path').fetchall()
+            rows = self._db.execute(
+                'SELECT path, source, hash, mtime, size, indexed_at FROM files ORDER BY path'
+            ).fetchall()
         return {row[0]: FileRecord(*row) for row in rows}
 
     def skipped(self) -> dict[str, str]:
@@ -224,6 +244,51 @@ class MemoryStore:
     def chunk_count(self) -> int:
         with self._lock:
             return int(self._db.execute('SELECT COUNT(*) FROM chunks').fetchone()[0])
+
+    def source_counts(self) -> list[tuple[str, int, int]]:
+        """``(source, files, chunks)`` per source."""
+        with self._lock:
+            return self._db.execute(
+                'SELECT f.source, COUNT(DISTINCT f.path), COUNT(c.id) FROM files f '
+                'LEFT JOIN chunks c ON c.path = f.path GROUP BY f.source ORDER BY f.source'
+            ).fetchall()
+
+    def vector_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0])
+
+    def chunk_ids(self, path: str) -> list[int]:
+        with self._lock:
+            return [row[0] for row in self._db.execute('SELECT id FROM chunks WHERE path = ? ORDER BY id', (path,))]
+
+    def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
+        """The id of the first chunk of each path (files without chunks are left out)."""
+        if not paths:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                f'SELECT path, MIN(id) FROM chunks WHERE path IN ({",".join("?" * len(paths))}) GROUP BY path',
+                list(paths),
+            ).fetchall()
+        return dict(rows)
+
+    def iter_vectors(self, dims: int, batch: int = 4096) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
+        """Stored embeddings in id order as ``(ids, (n, dims) float32)`` batches; rows of another size are skipped."""
+        last = 0
+        width = dims * 4
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    'SELECT chunk_id, vector FROM embeddings WHERE chunk_id > ? ORDER BY chunk_id LIMIT ?', (last, batch)
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            rows = [row for row in rows if len(row[1]) == width]
+            if rows:
+                ids = np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
+                matrix = np.frombuffer(b''.join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), dims)
+                yield ids, matrix
 
     def chunks(self, ids: Sequence[int]) -> list[ChunkRow]:
         """Chunks by id, in the order of ``ids`` (unknown ids are left out)."""

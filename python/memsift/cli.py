@@ -1,0 +1,216 @@
+"""The ``memsift`` command: index, search, status, get and watch an agent's memory.
+
+Every command takes ``--workspace DIR`` (default: the agent's workspace from the config, else the current
+folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store PATH`` (overrides
+``store.path``) and ``--json`` (machine-readable output on stdout). Errors go to stderr with exit status 1.
+
+    memsift index --workspace ~/agent [--force]
+    memsift search "deploy checklist" --max-results 3 --json
+    memsift status --deep
+    memsift get memory/2026-11-28.md --from 5 --lines 10
+    memsift watch
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memsift.config import MemoryConfig, load_config
+from memsift.errors import MemsiftError
+from memsift.indexer import Progress, SyncReport
+from memsift.memory import MemoryIndex
+
+__all__ = ['main']
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
+    common.add_argument('--config', metavar='FILE', help='OpenClaw config file (JSON5)')
+    common.add_argument('--agent', metavar='ID', default='main', help='agent id (default: main)')
+    common.add_argument('--store', metavar='PATH', help='index database file (overrides store.path)')
+    common.add_argument('--json', action='store_true', help='print JSON on stdout')
+
+    parser = argparse.ArgumentParser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    index = commands.add_parser('index', parents=[common], help='index the workspace (incremental)')
+    index.add_argument('--force', action='store_true', help='re-chunk and re-embed every file')
+    search = commands.add_parser('search', parents=[common], help='search memory like memory_search')
+    search.add_argument('query', help='what to look for (any language, or a file name)')
+    search.add_argument('--max-results', type=int, metavar='N', help='results to return (default 6)')
+    search.add_argument('--min-score', type=float, metavar='X', help='minimum score in [0, 1] (default 0.35)')
+    search.add_argument('--no-sync', action='store_true', help='answer from the index as it is, without syncing')
+    status = commands.add_parser('status', parents=[common], help='show index state')
+    status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
+    get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
+    get.add_argument('path', help='workspace-relative path, as search results give it')
+    get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
+    get.add_argument('--lines', type=int, metavar='N', help='number of lines')
+    commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
+    return parser
+
+
+def _config(args: argparse.Namespace) -> MemoryConfig:
+    config = load_config(args.config, args.agent)
+    if args.store:
+        config = dataclasses.replace(config, store=dataclasses.replace(config.store, path=str(Path(args.store))))
+    return config
+
+
+def _open(args: argparse.Namespace) -> MemoryIndex:
+    config = _config(args)
+    workspace = args.workspace or config.workspace or '.'
+    return MemoryIndex(workspace, config, args.agent)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Progress | None]:
+    """A rich progress bar on a terminal; nothing when output is piped or JSON."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+
+    with Bar(TextColumn('indexing'), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+             TextColumn('{task.description}'), transient=True) as bar:
+        task = bar.add_task('', total=None)
+
+        def update(done: int, total: int, path: str) -> None:
+            bar.update(task, completed=done, total=total, description=path[-40:])
+
+        yield update
+
+
+def _report_line(report: SyncReport) -> str:
+    parts = [f'{len(report.added)} added', f'{len(report.updated)} updated', f'{len(report.removed)} removed',
+             f'{report.unchanged} unchanged']
+    if report.skipped:
+        parts.append(f'{len(report.skipped)} skipped')
+    return f'indexed: {", ".join(parts)} · {report.chunks_written} chunks written · {report.seconds:.2f} s'
+
+
+def _index(args: argparse.Namespace) -> int:
+    with _open(args) as index, _progress(not args.json) as progress:
+        report = index.sync(force=args.force, progress=progress)
+        if args.json:
+            _print_json(report.to_dict())
+        else:
+            print(_report_line(report))
+            for path, reason in report.skipped.items():
+                print(f'  skipped {path}: {reason}')
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    with _open(args) as index:
+        if not args.no_sync:
+            index.sync()
+        result = index.search(args.query, args.max_results, args.min_score)
+    data = result.to_dict()
+    if args.json:
+        _print_json(data)
+        return 1 if result.unavailable else 0
+    if result.unavailable:
+        print(f'memsift: {result.error}\n  {result.action}', file=sys.stderr)
+        return 1
+    if not result.results:
+        print('no results')
+    for hit in result.results:
+        print(f'{hit.score:.3f}  {hit.path}:{hit.start_line}-{hit.end_line}')
+        snippet = ' '.join(hit.snippet.split())
+        print(f'       {snippet[:200]}{"…" if len(snippet) > 200 else ""}')
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    with _open(args) as index:
+        data = index.status(deep=args.deep)
+    if args.json:
+        _print_json(data)
+        return 0
+    vector = data['vector']
+    lines = [
+        ('Provider', f'{data["provider"]} (requested: {data["requestedProvider"]})'),
+        ('Model', data['model']),
+        ('Sources', ', '.join(data['sources'])),
+        ('Extra paths', ', '.join(data['extraPaths']) or '-'),
+        ('Indexed', f'{data["files"]} files · {data["chunks"]} chunks'),
+        ('Dirty', 'yes' if data['dirty'] else 'no'),
+        ('Store', data['dbPath']),
+        ('Workspace', data['workspaceDir']),
+        ('FTS', f'ready · {data["fts"]["docs"]} chunks · {data["fts"]["tokenizer"]}'),
+        ('Vector', f'{vector["dims"]} dims · {vector["vectors"]} vectors' if vector['enabled'] else 'off (FTS-only)'),
+        ('Embedding cache', f'{data["cache"]["entries"]} entries' if data['cache']['enabled'] else 'off'),
+        ('Index identity', data['identity']['status']),
+    ]
+    for name, value in lines:
+        print(f'{name + ":":17}{value}')
+    if data['skipped']:
+        print(f'Skipped:         {len(data["skipped"])} files')
+        for item in data['skipped']:
+            print(f'  {item["path"]}: {item["reason"]}')
+    for issue in data.get('issues', []):
+        print(f'Issue:           {issue}')
+    return 0
+
+
+def _get(args: argparse.Namespace) -> int:
+    with _open(args) as index:
+        data = index.get(args.path, args.from_line, args.lines)
+    if args.json:
+        _print_json(data)
+    else:
+        print(data['text'])
+        if data.get('truncated'):
+            print(f'… (truncated; continue with --from {data["nextFrom"]})', file=sys.stderr)
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    with _open(args) as index, _progress(not args.json) as progress:
+        report = index.sync(progress=progress)
+        print(json.dumps(report.to_dict()) if args.json else _report_line(report), flush=True)
+        index.start_watching()
+        if not args.json:
+            print(f'watching {index.workspace} (Ctrl-C to stop)', file=sys.stderr, flush=True)
+        generation = index.store.generation
+        try:
+            while True:
+                time.sleep(0.25)
+                if index.store.generation != generation:
+                    generation = index.store.generation
+                    status = index.status()
+                    line = {'event': 'synced', 'files': status['files'], 'chunks': status['chunks'],
+                            'generation': generation}
+                    print(json.dumps(line) if args.json else f'synced: {line["files"]} files · {line["chunks"]} '
+                          'chunks', flush=True)
+        except KeyboardInterrupt:
+            return 0
+
+
+_COMMANDS = {'index': _index, 'search': _search, 'status': _status, 'get': _get, 'watch': _watch}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``memsift`` command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except MemsiftError as exc:
+        if args.json:
+            _print_json({'status': 'error', 'error': str(exc), 'type': type(exc).__name__})
+        else:
+            print(f'memsift: {exc}', file=sys.stderr)
+        return 1

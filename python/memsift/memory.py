@@ -1,0 +1,715 @@
+"""`MemoryIndex`: one agent's memory index, kept in step with its workspace and searched like OpenClaw.
+
+The SQLite store is the source of truth; the tantivy BM25 index (a folder beside the database) and the vector
+store (in memory) are derived from it and rebuilt when missing or behind. ``search`` follows OpenClaw's
+``memory_search`` pipeline (reference §3-§6, §12): keyword leg, vector leg, weighted merge, relaxed minScore
+pass, temporal decay, MMR and filename/path tiers, or the boosted keyword scoring of FTS-only mode when there is
+no embedding provider.
+
+>>> import tempfile, pathlib
+>>> ws = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
+>>> with MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+...     hit = index.search('where is the deploy key').results[0]
+>>> hit.path, hit.start_line, hit.snippet
+('MEMORY.md', 1, 'The deploy key lives in the team vault.')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import threading
+import time
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
+from memsift.config import ExtraPath, MemoryConfig, load_config
+from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
+from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
+from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace
+from memsift.store import ChunkRow, FileRecord, MemoryStore
+from memsift.workspace import SkippedFile, read_memory_file
+
+__all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
+
+TOKENIZER = 'memsift-analyzer-v1+stem'
+"""Recorded in the index identity: a different analyzer would make the BM25 index meaningless."""
+SNIPPET_MAX_CHARS = 700
+"""OpenClaw's snippet bound, in UTF-16 units."""
+MAX_QUERY_CHARS = 4096
+"""Longer queries are cut (and the cut reported in ``debug``): a hostile query cannot stall the engine."""
+LEG_CANDIDATES = 200
+"""Candidates fetched per leg whatever ``maxResults`` is, so the top results do not move with it (OpenClaw #134604)."""
+MAX_GET_CHARS = 20_000
+"""``get`` returns at most this many characters; ``nextFrom`` says where to continue."""
+SEARCH_SYNC_BUDGET_S = 0.2
+"""How long a search waits for a background sync it started before answering from the current index."""
+
+_EXACT_PATH_CANDIDATE_LIMIT = 200
+_STOP_WORDS = frozenset(
+    'a an and are as at be by did do does for from had has have how i in is it its me my of on or our so that the '
+    'their them then there these they this to was we were what when where which who why will with you your'.split()
+)
+"""English function words left out of the FTS-only overlap boost, so a question's wording does not dilute it."""
+
+
+def _utf16_prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` that is at most ``limit`` UTF-16 units (never splits a surrogate pair)."""
+    if len(text) <= limit // 2:
+        return text
+    encoded = text.encode('utf-16-le', 'surrogatepass')
+    if len(encoded) <= 2 * limit:
+        return text
+    # A cut between the halves of a pair leaves a lone high surrogate at the end: 'ignore' drops it.
+    return encoded[: 2 * limit].decode('utf-16-le', 'ignore')
+
+
+def _normalize_path(path: str) -> str:
+    """OpenClaw's path-query normalization: trim, ``\\`` -> ``/``, no leading ``./``, NFC, lower case."""
+    path = path.strip().replace('\\', '/')
+    while path.startswith('./'):
+        path = path[2:]
+    return unicodedata.normalize('NFC', path).lower()
+
+
+def _path_keys(path: str) -> tuple[str, str, str]:
+    """Normalized full path, basename and stem (basename without its last extension)."""
+    full = _normalize_path(path)
+    base = full.rsplit('/', 1)[-1]
+    return full, base, base.rsplit('.', 1)[0] if '.' in base else base
+
+
+def path_specificity(query: str, path: str) -> int:
+    """3 = the query is the full path, 2 = the basename (query without ``/``), 1 = the stem, else 0.
+
+    >>> [path_specificity(q, 'memory/2026-11-28.md') for q in ('memory/2026-11-28.md', '2026-11-28.md', '2026-11-28')]
+    [3, 2, 1]
+    """
+    query = _normalize_path(query)
+    full, base, stem = _path_keys(path)
+    if not query:
+        return 0
+    if query == full:
+        return 3
+    if '/' not in query and query == base:
+        return 2
+    return 1 if query == stem else 0
+
+
+class _Catalogue:
+    """The indexed files of one store generation, with lookup tables for exact path queries."""
+
+    def __init__(self, generation: int, files: dict[str, FileRecord]) -> None:
+        self.generation = generation
+        self.files = files
+        self._by_key: dict[tuple[int, str], list[str]] = {}
+        self._tokens: dict[str, frozenset[str]] = {}
+        for path in files:
+            for tier, key in zip((3, 2, 1), _path_keys(path)):
+                self._by_key.setdefault((tier, key), []).append(path)
+
+    def path_tokens(self, path: str, analyzer: Analyzer) -> frozenset[str]:
+        """Analyzer tokens of ``path`` (cached: paths repeat across queries)."""
+        tokens = self._tokens.get(path)
+        if tokens is None:
+            tokens = self._tokens[path] = frozenset(analyzer.tokenize(path))
+        return tokens
+
+    def exact(self, query: str) -> dict[str, int]:
+        """Files the query names exactly, with their specificity (as :func:`path_specificity`)."""
+        query = _normalize_path(query)
+        found: dict[str, int] = {}
+        if not query:
+            return found
+        for tier in (3, 2, 1):
+            if tier == 2 and '/' in query:
+                continue
+            for path in self._by_key.get((tier, query), ()):
+                found.setdefault(path, tier)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One search result: a chunk of a memory file."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str = 'memory'
+    citation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            'path': self.path,
+            'startLine': self.start_line,
+            'endLine': self.end_line,
+            'score': round(self.score, 6),
+            'snippet': self.snippet,
+            'source': self.source,
+            'corpus': 'memory',
+        }
+        if self.citation is not None:
+            out['citation'] = self.citation
+        return out
+
+
+@dataclass
+class SearchResult:
+    """What ``MemoryIndex.search`` returns; ``to_dict()`` is OpenClaw's ``memory_search`` tool result."""
+
+    results: list[MemoryHit]
+    provider: str
+    model: str
+    citations: str = 'auto'
+    mode: str = 'fts-only'
+    fallback: dict[str, str] | None = None
+    debug: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    warning: str | None = None
+    action: str | None = None
+
+    @property
+    def unavailable(self) -> bool:
+        """True when search could not run (``error`` says why, ``action`` how to fix it)."""
+        return self.error is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.unavailable:
+            return {'results': [], 'disabled': True, 'unavailable': True, 'error': self.error,
+                    'warning': self.warning, 'action': self.action, 'debug': self.debug}
+        out: dict[str, Any] = {
+            'results': [hit.to_dict() for hit in self.results],
+            'provider': self.provider,
+            'model': self.model,
+            'citations': self.citations,
+            'mode': self.mode,
+            'debug': self.debug,
+        }
+        if self.fallback is not None:
+            out['fallback'] = self.fallback
+        return out
+
+
+@dataclass(slots=True)
+class _Candidate:
+    id: int
+    vector: float = 0.0
+    text: float = 0.0
+    path: float = 0.0
+    tier: int = 0
+    score: float = 0.0
+    row: ChunkRow | None = None
+
+
+def _citation(hit: ChunkRow) -> str:
+    lines = f'L{hit.start_line}' if hit.start_line == hit.end_line else f'L{hit.start_line}-L{hit.end_line}'
+    return f'{hit.path}#{lines}'
+
+
+def _wants_citations(mode: str, session_key: str | None) -> bool:
+    """OpenClaw: ``on`` always, ``off`` never, ``auto`` only in direct chats (no group/channel session key)."""
+    if mode != 'auto':
+        return mode == 'on'
+    parts = set((session_key or '').lower().replace('-', ':').split(':'))
+    return not parts & {'group', 'channel'}
+
+
+class MemoryIndex:
+    """The memory index of one agent workspace.
+
+    Args:
+        workspace: The agent workspace folder (``MEMORY.md``, ``memory/``, ...). ``None`` takes the workspace the
+            OpenClaw config gives for the agent.
+        config: A :class:`MemoryConfig`, an OpenClaw config file path, or a config dict (``None``: defaults).
+        agent_id: Agent whose settings and store are used.
+        provider: An :class:`~memsift.embedding.EmbeddingProvider` for the vector leg; ``None`` searches in
+            FTS-only mode.
+
+    Safe to share between threads: searches run concurrently, syncs are serialized.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        config: MemoryConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        agent_id: str = 'main',
+        *,
+        provider: EmbeddingProvider | None = None,
+    ) -> None:
+        self.config = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
+        root = workspace if workspace is not None else self.config.workspace
+        if root is None:
+            raise InvalidInputError('no workspace: pass MemoryIndex(workspace=...) or set the agent workspace')
+        self.workspace = Path(root).expanduser().resolve()
+        if not self.workspace.is_dir():
+            raise InvalidInputError(f'workspace {self.workspace} is not a folder')
+        if provider is not None and not isinstance(provider, EmbeddingProvider):
+            raise InvalidInputError(f'{provider!r} is not an embedding provider (needs id, model, dims, embed_query, '
+                                    'embed_documents)')
+        self.provider = provider
+        self.db_path = self.config.store.path
+        self.store = MemoryStore(self.db_path)
+        self.index = self._open_bm25()
+        self._analyzer = Analyzer(stem=True)
+        self.vectors = VectorStore(provider.dims) if provider is not None else None
+        self._identity = self._wanted_identity()
+        self._identity_ok = self.store.identity == self._identity
+        if self.vectors is not None and self._identity_ok:
+            load_vectors(self.store, self.vectors)
+        self._sync_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._sync_thread: threading.Thread | None = None
+        self._sync_error: str | None = None
+        self._dirty = True
+        self._closed = False
+        self._catalogue = _Catalogue(-1, {})
+        self._watcher: Any = None
+
+    # ------------------------------------------------------------------ set-up
+
+    def _open_bm25(self) -> Bm25Index:
+        if self.db_path == ':memory:':
+            return Bm25Index()
+        folder = Path(self.db_path).with_suffix('.bm25')
+        try:
+            return Bm25Index(folder)
+        except SearchIndexError:
+            # Derived data: an index from another memsift version or a damaged one is rebuilt from the store.
+            if not (folder / 'meta.json').is_file():
+                raise
+            shutil.rmtree(folder)
+            return Bm25Index(folder)
+
+    def _extra_paths(self) -> list[str]:
+        return [p.path if isinstance(p, ExtraPath) else p for p in self.config.extra_paths]
+
+    def _wanted_identity(self) -> dict[str, Any]:
+        provider = self.provider
+        return {
+            'provider': provider.id if provider is not None else 'none',
+            'model': provider.model if provider is not None else 'fts-only',
+            'dims': provider.dims if provider is not None else None,
+            'chunkTokens': self.config.chunking.tokens,
+            'chunkOverlap': self.config.chunking.overlap,
+            'tokenizer': TOKENIZER,
+            'sources': sorted(self.config.sources),
+            'extraPaths': sorted({os.path.normpath(p) for p in self._extra_paths()}),
+        }
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemsiftError('this MemoryIndex is closed; open a new one')
+
+    # ------------------------------------------------------------------ sync
+
+    def sync(self, force: bool = False, *, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with the workspace and return what changed.
+
+        Incremental by content hash; ``force`` (or a changed identity: provider, model, chunking, extra paths)
+        re-chunks and re-embeds every file. Each file is replaced in one transaction, so an interrupted sync
+        leaves a searchable index that the next sync completes.
+        """
+        self._check_open()
+        with self._sync_lock:
+            self._dirty = False
+            full = force or not self._identity_ok
+            embedder = None
+            if self.provider is not None:
+                provider = self.provider
+
+                def embedder(texts):  # type: ignore[no-untyped-def]
+                    return embed_documents(provider, texts)
+
+            try:
+                report = sync_workspace(
+                    self.store, self.index, self.workspace, self._extra_paths(),
+                    tokens=self.config.chunking.tokens, overlap=self.config.chunking.overlap, force=full,
+                    embedder=embedder, vectors=self.vectors, progress=progress,
+                )
+            except BaseException:
+                self._dirty = True
+                raise
+            if not self._identity_ok:
+                self.store.set_identity(self._identity)
+                self.index.commit(generation=self.store.generation)
+                self._identity_ok = True
+            self._sync_error = None
+            return report
+
+    def _background_sync(self) -> threading.Thread:
+        """Start a sync in a daemon thread unless one is running; returns the thread doing it."""
+        with self._state_lock:
+            if self._sync_thread is not None and self._sync_thread.is_alive():
+                return self._sync_thread
+
+            def run() -> None:
+                try:
+                    self.sync()
+                except Exception as exc:  # recorded for status(); the next trigger retries
+                    self._sync_error = f'{type(exc).__name__}: {exc}'
+
+            self._sync_thread = threading.Thread(target=run, name='memsift-sync', daemon=True)
+            self._sync_thread.start()
+            return self._sync_thread
+
+    def mark_dirty(self) -> None:
+        """Note that memory files changed; the next search (or watcher tick) syncs."""
+        self._dirty = True
+
+    @property
+    def dirty(self) -> bool:
+        """True when the workspace may have changed since the last sync."""
+        return self._dirty
+
+    def _current_catalogue(self) -> _Catalogue:
+        generation = self.store.generation
+        catalogue = self._catalogue
+        if catalogue.generation != generation:
+            catalogue = self._catalogue = _Catalogue(generation, self.store.files())
+        return catalogue
+
+    def _prepare(self, debug: dict[str, Any]) -> None:
+        """Before a search: bootstrap an empty index, pick up other writers, start a sync when dirty."""
+        if self.store.chunk_count() == 0 and self._dirty:
+            self.sync()  # first search on an empty index: one synchronous sync (OpenClaw's bootstrap)
+            debug['bootstrapSync'] = True
+            return
+        if self.index.generation != self.store.generation and not self._sync_lock.locked():
+            self.index.reload()  # another process (a watcher, the CLI) committed
+            if self.vectors is not None and self._identity_ok:
+                load_vectors(self.store, self.vectors)
+            if self.index.generation != self.store.generation:
+                self._dirty = True  # the store is ahead of its index: a sync rebuilds it
+        if self._dirty and self.config.sync.on_search:
+            started = time.perf_counter()
+            self._background_sync().join(SEARCH_SYNC_BUDGET_S)
+            debug['syncWaitMs'] = round((time.perf_counter() - started) * 1000, 3)
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        *,
+        session_key: str | None = None,
+    ) -> SearchResult:
+        """Search memory as OpenClaw's ``memory_search`` does.
+
+        Args:
+            query: What to look for, in any language; a file name or path also works.
+            max_results: Results to return (default ``query.maxResults``, 6).
+            min_score: Drop results below this score in [0, 1] (default ``query.minScore``, 0.35).
+            session_key: The calling session, for the ``auto`` citation rule.
+        """
+        self._check_open()
+        started = time.perf_counter()
+        if not isinstance(query, str):
+            raise InvalidInputError(f'query must be a string, got {type(query).__name__}')
+        limit = self.config.query.max_results if max_results is None else max_results
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError(f'max_results must be a positive integer, got {max_results!r}')
+        floor = self.config.query.min_score if min_score is None else min_score
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor):
+            raise InvalidInputError(f'min_score must be a number between 0 and 1, got {min_score!r}')
+        floor = min(1.0, max(0.0, float(floor)))
+        provider = self.provider
+        vector_ready = provider is not None and self._identity_ok
+        mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
+            'vector-only' if vector_ready else 'fts-only')
+        debug: dict[str, Any] = {'backend': 'memsift', 'effectiveMode': mode}
+        if provider is not None and not vector_ready:
+            debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
+        result = SearchResult(
+            [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
+            citations=self.config.citations, mode=mode, debug=debug,
+        )
+        text = query.strip()
+        if len(text) > MAX_QUERY_CHARS:
+            text = text[:MAX_QUERY_CHARS]
+            debug['queryTruncated'] = True
+        self._prepare(debug)
+        if text:
+            try:
+                hits = self._ranked(text, limit, floor, mode, debug)
+            except ProviderError as exc:
+                result.error = str(exc)
+                result.warning = 'memory search is unavailable because the embedding provider failed'
+                result.action = 'check the provider settings and key, or set provider to "none" for keyword search'
+                hits = []
+            cite = _wants_citations(self.config.citations, session_key)
+            result.results = [
+                MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
+                          _utf16_prefix(c.row.text, SNIPPET_MAX_CHARS), c.row.source,
+                          _citation(c.row) if cite else None)
+                for c in hits if c.row is not None
+            ]
+        debug['hits'] = len(result.results)
+        debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    def _timed(self, debug: dict[str, Any], name: str, since: float) -> float:
+        now = time.perf_counter()
+        debug[name] = round((now - since) * 1000, 3)
+        return now
+
+    def _ranked(self, text: str, limit: int, floor: float, mode: str, debug: dict[str, Any]) -> list[_Candidate]:
+        hybrid = self.config.query.hybrid
+        vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
+        t = time.perf_counter()
+        candidates: dict[int, _Candidate] = {}
+
+        def candidate(chunk_id: int) -> _Candidate:
+            entry = candidates.get(chunk_id)
+            if entry is None:
+                entry = candidates[chunk_id] = _Candidate(chunk_id)
+            return entry
+
+        if mode != 'vector-only':
+            for chunk_id, score in self.index.search(text, LEG_CANDIDATES):
+                candidate(chunk_id).text = bm25_score_to_unit(score)
+            t = self._timed(debug, 'keywordMs', t)
+        if mode != 'fts-only':
+            assert self.provider is not None and self.vectors is not None
+            query_vector = embed_query(self.provider, text)
+            t = self._timed(debug, 'embedMs', t)
+            if np.any(query_vector) and len(self.vectors):
+                ids, scores = self.vectors.search(query_vector, LEG_CANDIDATES)
+                for chunk_id, score in zip(ids.tolist(), scores.tolist()):
+                    candidate(chunk_id).vector = max(0.0, score)
+            t = self._timed(debug, 'vectorMs', t)
+        self._path_candidates(text, candidate)
+        t = self._timed(debug, 'pathMs', t)
+
+        rows = {row.id: row for row in self.store.chunks(list(candidates))}
+        pool = [c for c in candidates.values() if c.id in rows]
+        for entry in pool:
+            entry.row = rows[entry.id]
+        if mode == 'fts-only':
+            self._fts_only_scores(text, pool)
+        else:
+            for entry in pool:
+                entry.score = vector_weight * entry.vector + text_weight * (entry.text or entry.path)
+        t = self._timed(debug, 'mergeMs', t)
+        self._decay(pool)
+        pool.sort(key=lambda c: (-c.tier, -(c.text > 0 or c.vector > 0) if c.tier else 0, -c.score, c.id))
+        exact = [c for c in pool if c.tier]
+        rest = [c for c in pool if not c.tier]
+        if mode == 'hybrid' and hybrid.mmr.enabled and len(rest) > 1:
+            pool_size = min(LEG_CANDIDATES, max(1, limit * hybrid.candidate_multiplier))
+            head, tail = rest[:pool_size], rest[pool_size:]
+            order = mmr([c.score for c in head], [_utf16_prefix(c.row.text, SNIPPET_MAX_CHARS) for c in head
+                                                  if c.row is not None], hybrid.mmr.lambda_)
+            rest = [head[i] for i in order] + tail
+            t = self._timed(debug, 'mmrMs', t)
+        for entry in exact:
+            entry.score = 1.0  # exact path hits are reported with score 1
+        ranked = exact + rest
+        kept = [c for c in ranked if min(1.0, c.score) >= floor]
+        if not kept and mode != 'vector-only':
+            # Relaxed pass: a keyword-only hit can never score above textWeight in hybrid mode, so a strict
+            # minScore would silence every keyword match; FTS-only mode keeps anything that matched.
+            relaxed = min(floor, text_weight) if mode == 'hybrid' else 0.0
+            kept = [c for c in ranked if (c.text > 0 or c.path > 0) and c.score >= relaxed]
+            debug['relaxed'] = bool(kept)
+        debug['candidates'] = len(pool)
+        return kept[:limit]
+
+    def _path_candidates(self, text: str, candidate: Any) -> None:
+        """Filename/path search (§6): exact tiers on whole files, BM25 over paths for partial matches."""
+        exact = dict(list(self._current_catalogue().exact(text).items())[:_EXACT_PATH_CANDIDATE_LIMIT])
+        first = self.store.first_chunks(list(exact))
+        for path, chunk_id in first.items():
+            candidate(chunk_id).tier = exact[path]
+        partial: dict[str, float] = {}
+        hits = self.index.search_paths(text, LEG_CANDIDATES)
+        if hits:
+            by_id = {row.id: row.path for row in self.store.chunks([chunk_id for chunk_id, _ in hits])}
+            for chunk_id, score in hits:
+                path = by_id.get(chunk_id)
+                if path is not None and path not in exact:
+                    partial[path] = max(partial.get(path, 0.0), bm25_score_to_unit(score))
+        for path, chunk_id in self.store.first_chunks(list(partial)).items():
+            candidate(chunk_id).path = partial[path]
+
+    def _fts_only_scores(self, text: str, pool: list[_Candidate]) -> None:
+        """FTS-only scoring: BM25 plus OpenClaw's path-keyword and length boosts (``scoreFallbackKeywordResult``).
+
+        OpenClaw also adds query-coverage terms (0.45 x shared/|query| + 0.2 x shared/|chunk|). BM25's
+        idf-weighted sum already measures coverage, and on the BEIR sets those terms cost nDCG@10 (SciFact
+        0.680 -> 0.592, CMRC2018 0.984 -> 0.960), so memsift leaves them out.
+        """
+        tokens = set(self._analyzer.tokenize(text))
+        keywords = tokens - _STOP_WORDS or tokens
+        catalogue = self._current_catalogue()
+        for entry in pool:
+            if entry.text == 0:
+                entry.score = entry.path
+                continue
+            assert entry.row is not None
+            in_path = len(keywords & catalogue.path_tokens(entry.row.path, self._analyzer))
+            entry.score = entry.text + 0.18 * in_path + min(len(entry.row.text) / 160, 0.18)
+
+    def _decay(self, pool: list[_Candidate]) -> None:
+        decay = self.config.query.hybrid.temporal_decay
+        if not decay.enabled or not pool:
+            return
+        files = self._current_catalogue().files
+        rows = [c.row for c in pool if c.row is not None]
+        base = [(1 + min(1.0, max(0.0, c.score))) / 2 if c.tier else c.score for c in pool]
+        decayed = apply_temporal_decay(
+            base, [r.path for r in rows], [r.source for r in rows],
+            [files[r.path].mtime if r.path in files else None for r in rows], time.time(), decay.half_life_days,
+        )
+        for entry, score in zip(pool, decayed):
+            entry.score = score
+
+    # ------------------------------------------------------------------ get
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        """Read part of an indexed memory file (OpenClaw's ``memory_get``).
+
+        Args:
+            path: Workspace-relative path as search results give it.
+            from_line: First line, 1-based (default 1).
+            lines: How many lines (default: to the end); the text is capped at 20,000 characters and
+                ``nextFrom`` then says where to continue.
+
+        Raises:
+            InvalidInputError: the path is not an indexed memory file, or the range is invalid.
+        """
+        self._check_open()
+        wanted = path.strip().replace('\\', '/').removeprefix('./') if isinstance(path, str) else None
+        files = self._current_catalogue().files
+        if wanted is None or wanted not in files:
+            raise InvalidInputError(
+                f'{path!r} is not an indexed memory file; memory_get reads only paths that memory_search returns'
+            )
+        start = 1 if from_line is None else from_line
+        for name, value in (('from_line', start), ('lines', lines)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise InvalidInputError(f'{name} must be a positive integer, got {value!r}')
+        try:
+            content = read_memory_file(self.workspace / wanted)
+        except SkippedFile as exc:
+            raise InvalidInputError(f'cannot read {wanted}: {exc.reason}') from exc
+        all_lines = content.split('\n')
+        stop = len(all_lines) if lines is None else min(len(all_lines), start - 1 + lines)
+        selected = all_lines[start - 1:stop]
+        text = '\n'.join(selected)
+        out: dict[str, Any] = {'path': wanted, 'from': start, 'lines': len(selected), 'totalLines': len(all_lines)}
+        if len(text) > MAX_GET_CHARS:
+            text = text[:MAX_GET_CHARS]
+            shown = text.count('\n') + 1
+            out.update(lines=shown, truncated=True, nextFrom=start + shown - 1)
+        out['text'] = text
+        return out
+
+    # ------------------------------------------------------------------ status
+
+    def status(self, deep: bool = False) -> dict[str, Any]:
+        """Index state as OpenClaw's ``memory status --json`` reports it, plus skipped files with reasons.
+
+        ``deep`` also checks that the BM25 index holds every stored chunk and probes the embedding provider.
+        """
+        self._check_open()
+        provider = self.provider
+        chunks = self.store.chunk_count()
+        files = self._current_catalogue().files
+        skipped = self.store.skipped()
+        out: dict[str, Any] = {
+            'backend': 'memsift',
+            'provider': provider.id if provider is not None else 'none',
+            'model': provider.model if provider is not None else 'fts-only',
+            'requestedProvider': self.config.provider,
+            'agentId': self.config.agent_id,
+            'files': len(files),
+            'chunks': chunks,
+            'dirty': self._dirty,
+            'workspaceDir': str(self.workspace),
+            'dbPath': self.db_path,
+            'indexPath': self.index.path,
+            'extraPaths': self._extra_paths(),
+            'sources': list(self.config.sources),
+            'sourceCounts': [{'source': s, 'files': f, 'chunks': c} for s, f, c in self.store.source_counts()],
+            'cache': {'enabled': self.config.cache.enabled, 'entries': 0, 'maxEntries': self.config.cache.max_entries},
+            'fts': {'enabled': True, 'available': True, 'error': None, 'tokenizer': TOKENIZER,
+                    'docs': self.index.num_docs, 'generation': self.index.generation},
+            'vector': {'enabled': provider is not None, 'available': bool(provider is not None and self._identity_ok),
+                       'dims': provider.dims if provider is not None else None,
+                       'vectors': len(self.vectors) if self.vectors is not None else 0,
+                       'ann': bool(self.vectors is not None and self.vectors.ann_active)},
+            'generation': self.store.generation,
+            'identity': {'status': 'current' if self._identity_ok else 'rebuild-pending', **self._identity},
+            'skipped': [{'path': p, 'reason': r} for p, r in skipped.items()],
+            'syncError': self._sync_error,
+            'watching': self._watcher is not None,
+        }
+        if deep:
+            issues = []
+            if self.index.num_docs != chunks:
+                issues.append(f'BM25 index holds {self.index.num_docs} chunks, the store {chunks}: run sync')
+            if provider is not None:
+                try:
+                    embed_query(provider, 'memsift status probe')
+                    out['vector']['probe'] = 'ok'
+                except Exception as exc:
+                    out['vector']['probe'] = f'failed: {exc}'
+                    issues.append('the embedding provider did not answer the probe')
+                stored = self.store.vector_count()
+                if self._identity_ok and stored != chunks:
+                    issues.append(f'{chunks - stored} chunks have no vector: run sync --force')
+            out['issues'] = issues
+        return out
+
+    # ------------------------------------------------------------------ watching
+
+    def start_watching(self) -> None:
+        """Re-index changed memory files as they change (watchdog; ``sync.watchDebounceMs`` debounce) and every
+        ``sync.intervalMinutes`` when set. Stopped by :meth:`stop_watching` or :meth:`close`."""
+        self._check_open()
+        if self._watcher is None:
+            from memsift.watch import Watcher
+
+            self._watcher = Watcher(self)
+            self._watcher.start()
+
+    def stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Stop watching, wait for a running sync and close the store. Idempotent."""
+        if self._closed:
+            return
+        self.stop_watching()
+        thread = self._sync_thread
+        if thread is not None:
+            thread.join()
+        with self._sync_lock:
+            self._closed = True
+            self.store.close()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f'MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})'

@@ -1,0 +1,128 @@
+"""Keep a :class:`~memsift.memory.MemoryIndex` current while memory files change.
+
+Like OpenClaw's chokidar watcher: the workspace root (for ``MEMORY.md``/``memory.md``), ``memory/`` and the
+extra paths are watched with watchdog; events on Markdown files restart a ``sync.watchDebounceMs`` timer
+(1.5 s), and when it fires an incremental sync re-reads only the files whose size or mtime moved. With
+``sync.intervalMinutes`` set, a sync also runs on that period.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from memsift.workspace import IGNORED_DIRS
+
+if TYPE_CHECKING:
+    from memsift.memory import MemoryIndex
+
+__all__ = ['Watcher']
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ('opened', 'closed_no_write'):
+            return
+        paths = [event.src_path, getattr(event, 'dest_path', '')]
+        if any(self.watcher.relevant(Path(str(p)), event.is_directory) for p in paths if p):
+            self.watcher.changed()
+
+
+class Watcher:
+    """Watches one index's memory files; ``start``/``stop`` (the index calls them)."""
+
+    def __init__(self, index: MemoryIndex) -> None:
+        self.index = index
+        self.root = index.workspace
+        self.delay = index.config.sync.watch_debounce_ms / 1000
+        self.interval = index.config.sync.interval_minutes * 60
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._stopped = threading.Event()
+        self._observer: Any = None
+        self._watched: set[Path] = set()
+        self._trees = [self.root / 'memory', *(self._resolve(p) for p in index._extra_paths())]
+        self._interval_thread: threading.Thread | None = None
+        self.syncs = 0
+
+    def _resolve(self, path: str) -> Path:
+        candidate = Path(path).expanduser()
+        return (candidate if candidate.is_absolute() else self.root / candidate).resolve()
+
+    def relevant(self, path: Path, is_directory: bool) -> bool:
+        """A change to a Markdown file (or a folder) under a memory root, outside ignored folders."""
+        if any(part in IGNORED_DIRS for part in path.parts):
+            return False
+        if path.parent == self.root:
+            return path.name in ('MEMORY.md', 'memory.md', 'memory')
+        if not any(path == tree or tree in path.parents for tree in self._trees):
+            return False
+        return is_directory or path.suffix.lower() == '.md'
+
+    def _schedule(self) -> None:
+        """Watch the root and every memory tree that exists now (``memory/`` may appear later)."""
+        targets = [(self.root, False)]
+        for tree in self._trees:
+            if tree.is_dir():
+                targets.append((tree, True))
+            elif tree.parent.is_dir():
+                targets.append((tree.parent, False))
+        for path, recursive in targets:
+            if path not in self._watched:
+                self._observer.schedule(_Handler(self), str(path), recursive=recursive)
+                self._watched.add(path)
+
+    def start(self) -> None:
+        self._observer = Observer()
+        self._schedule()
+        self._observer.daemon = True
+        self._observer.start()
+        if self.interval > 0:
+            self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval',
+                                                     daemon=True)
+            self._interval_thread.start()
+
+    def changed(self) -> None:
+        """A relevant event: mark the index dirty and (re)start the debounce timer."""
+        self.index.mark_dirty()
+        with self._lock:
+            if self._stopped.is_set():
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.delay, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        if self._stopped.is_set():
+            return
+        try:
+            self.index.sync()
+            self.syncs += 1
+        except Exception as exc:  # reported by status(); the next change retries
+            self.index._sync_error = f'{type(exc).__name__}: {exc}'
+        with self._lock:
+            if not self._stopped.is_set():
+                self._schedule()
+
+    def _every_interval(self) -> None:
+        while not self._stopped.wait(self.interval):
+            self.index.mark_dirty()
+            self._fire()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
