@@ -294,6 +294,16 @@ impl Bm25Index {
         self.reload()
     }
 
+    /// Drop the writer, discarding uncommitted changes, and release the directory lock
+    /// so another process can write. The next write opens a new writer.
+    pub fn release_writer(&self) -> Result<()> {
+        let writer = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        match writer {
+            Some(writer) => writer.wait_merging_threads().map_err(|e| self.error(e)),
+            None => Ok(()),
+        }
+    }
+
     /// Pick up the latest commit (made by this or another handle).
     pub fn reload(&self) -> Result<()> {
         let generation = payload_generation(&self.index).map_err(|e| self.error(e))?;

@@ -359,6 +359,11 @@ impl PyBm25Index {
         detached(py, || self.inner.rollback())
     }
 
+    /// Drop the writer (uncommitted changes are discarded) so another process can write.
+    fn release_writer(&self, py: Python<'_>) -> PyResult<()> {
+        detached(py, || self.inner.release_writer())
+    }
+
     /// Pick up commits made by another handle on the same directory.
     fn reload(&self, py: Python<'_>) -> PyResult<()> {
         detached(py, || self.inner.reload())

@@ -10,3 +10,65 @@ from hypothesis import settings
 settings.register_profile('fast', max_examples=60, deadline=None)
 settings.register_profile('slow', max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'fast'))
+
+
+# ---------------------------------------------------------------- memory workspaces
+
+import hashlib  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import memsift  # noqa: E402
+
+SYNONYMS = {'automobil': 'car', 'vehicl': 'car', 'physician': 'doctor', 'medic': 'doctor'}  # analyzer (stemmed) forms
+"""What makes the test embedder "semantic": synonyms share a dimension, so a vector search finds what BM25 cannot."""
+
+
+class HashEmbedder:
+    """A small deterministic embedding provider: bag of analyzer tokens hashed into ``dims`` buckets.
+
+    ``calls`` counts ``embed_documents`` inputs; ``fail`` makes every call raise (a provider outage).
+    """
+
+    id = 'test-hash'
+
+    def __init__(self, dims: int = 64, model: str = 'hash-v1') -> None:
+        self.dims = dims
+        self.model = model
+        self.calls = 0
+        self.fail = False
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dims, dtype=np.float32)
+        for token in memsift.tokenize(text):
+            token = SYNONYMS.get(token, token)
+            vec[int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), 'little') % self.dims] += 1
+        return vec
+
+    def embed_query(self, text):
+        if self.fail:
+            raise ConnectionError('provider unreachable')
+        return self._vector(text)
+
+    def embed_documents(self, texts):
+        if self.fail:
+            raise ConnectionError('provider unreachable')
+        self.calls += len(texts)
+        return np.stack([self._vector(t) for t in texts])
+
+
+@pytest.fixture
+def embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+def write(path, text: str) -> None:
+    """Write ``text`` to ``path`` (parents created), UTF-8."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding='utf-8')
+
+
+def memory_config(tmp_path, **search) -> dict:
+    """An OpenClaw config dict whose store lives in ``tmp_path`` plus the given ``memory.search`` keys."""
+    return {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}}

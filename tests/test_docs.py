@@ -9,11 +9,14 @@ import pytest
 import memsift
 import memsift._core
 import memsift.config
+import memsift.embedding
 import memsift.indexer
+import memsift.memory
 import memsift.store
 import memsift.workspace
 
-MODULES = [memsift, memsift._core, memsift.config, memsift.indexer, memsift.store, memsift.workspace]
+MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory, memsift.store,
+           memsift.workspace]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

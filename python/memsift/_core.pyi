@@ -117,6 +117,8 @@ class Bm25Index:
         """Drop staged, uncommitted changes."""
     def reload(self) -> None:
         """Pick up commits made by another handle on the same directory."""
+    def release_writer(self) -> None:
+        """Drop the writer (uncommitted changes are discarded) so another process can write."""
     def search(
         self, query: str, k: int = 10, *, sources: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:

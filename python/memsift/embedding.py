@@ -13,7 +13,7 @@ garbage gives a clear :class:`ProviderError` instead of a corrupted index.
 ...         return [self.embed_query(t) for t in texts]
 >>> isinstance(Letters(), EmbeddingProvider)
 True
->>> embed_documents(Letters(), ['aab', 'c']).round(3).tolist()
+>>> [[round(float(x), 3) for x in row] for row in embed_documents(Letters(), ['aab', 'c'])]
 [[0.894, 0.447, 0.0], [0.0, 0.0, 1.0]]
 """
 
@@ -57,8 +57,21 @@ class EmbeddingProvider(Protocol):
         ...
 
 
+def _name(provider: EmbeddingProvider) -> str:
+    return f'embedding provider {provider.id!r} (model {provider.model!r})'
+
+
+def _call(provider: EmbeddingProvider, method: str, arg: object) -> object:
+    try:
+        return getattr(provider, method)(arg)
+    except ProviderError:
+        raise
+    except Exception as exc:
+        raise ProviderError(f'{_name(provider)} failed: {type(exc).__name__}: {exc}') from exc
+
+
 def _checked(provider: EmbeddingProvider, raw: object, rows: int) -> npt.NDArray[np.float32]:
-    name = f'embedding provider {provider.id!r} (model {provider.model!r})'
+    name = _name(provider)
     try:
         matrix = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -80,9 +93,9 @@ def embed_documents(provider: EmbeddingProvider, texts: Sequence[str]) -> npt.ND
     """``provider.embed_documents(texts)`` checked and L2-normalized: a C-contiguous ``(len(texts), dims)`` array."""
     if not texts:
         return np.zeros((0, provider.dims), dtype=np.float32)
-    return _checked(provider, provider.embed_documents(list(texts)), len(texts))
+    return _checked(provider, _call(provider, 'embed_documents', list(texts)), len(texts))
 
 
 def embed_query(provider: EmbeddingProvider, text: str) -> npt.NDArray[np.float32]:
     """``provider.embed_query(text)`` checked and L2-normalized (all zeros stays all zeros)."""
-    return _checked(provider, [provider.embed_query(text)], 1)[0]
+    return _checked(provider, [_call(provider, 'embed_query', text)], 1)[0]

@@ -337,13 +337,15 @@ class MemoryIndex:
                     tokens=self.config.chunking.tokens, overlap=self.config.chunking.overlap, force=full,
                     embedder=embedder, vectors=self.vectors, progress=progress,
                 )
+                if not self._identity_ok:
+                    self.store.set_identity(self._identity)
+                    self.index.commit(generation=self.store.generation)
+                    self._identity_ok = True
             except BaseException:
                 self._dirty = True
                 raise
-            if not self._identity_ok:
-                self.store.set_identity(self._identity)
-                self.index.commit(generation=self.store.generation)
-                self._identity_ok = True
+            finally:
+                self.index.release_writer()  # other processes (a watcher, the CLI) may sync this index too
             self._sync_error = None
             return report
 
@@ -425,22 +427,24 @@ class MemoryIndex:
         if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor):
             raise InvalidInputError(f'min_score must be a number between 0 and 1, got {min_score!r}')
         floor = min(1.0, max(0.0, float(floor)))
+        debug: dict[str, Any] = {'backend': 'memsift'}
+        # Lone surrogates (from a broken client) cannot be encoded for the engine: replace them.
+        text = query.encode('utf-8', 'replace').decode('utf-8').strip()
+        if len(text) > MAX_QUERY_CHARS:
+            text = text[:MAX_QUERY_CHARS]
+            debug['queryTruncated'] = True
+        self._prepare(debug)
         provider = self.provider
         vector_ready = provider is not None and self._identity_ok
         mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
             'vector-only' if vector_ready else 'fts-only')
-        debug: dict[str, Any] = {'backend': 'memsift', 'effectiveMode': mode}
+        debug['effectiveMode'] = mode
         if provider is not None and not vector_ready:
             debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
         result = SearchResult(
             [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
             citations=self.config.citations, mode=mode, debug=debug,
         )
-        text = query.strip()
-        if len(text) > MAX_QUERY_CHARS:
-            text = text[:MAX_QUERY_CHARS]
-            debug['queryTruncated'] = True
-        self._prepare(debug)
         if text:
             try:
                 hits = self._ranked(text, limit, floor, mode, debug)
@@ -519,10 +523,11 @@ class MemoryIndex:
         ranked = exact + rest
         kept = [c for c in ranked if min(1.0, c.score) >= floor]
         if not kept and mode != 'vector-only':
-            # Relaxed pass: a keyword-only hit can never score above textWeight in hybrid mode, so a strict
-            # minScore would silence every keyword match; FTS-only mode keeps anything that matched.
-            relaxed = min(floor, text_weight) if mode == 'hybrid' else 0.0
-            kept = [c for c in ranked if (c.text > 0 or c.path > 0) and c.score >= relaxed]
+            # Relaxed pass. In hybrid mode a keyword-only hit scores at most textWeight, so minScore would silence
+            # every keyword match: judge those hits on their own keyword scale instead. FTS-only mode keeps
+            # anything that matched (OpenClaw's relaxed floor 0).
+            relaxed = floor if mode == 'hybrid' else 0.0
+            kept = [c for c in ranked if max(c.text, c.path) > 0 and max(c.text, c.path) >= relaxed]
             debug['relaxed'] = bool(kept)
         debug['candidates'] = len(pool)
         return kept[:limit]
