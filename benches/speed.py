@@ -6,23 +6,33 @@ Sections:
     2. BM25 on SciFact: build (docs/s) and top-10 query (queries/s) vs bm25s and SQLite FTS5,
        with each engine's nDCG@10 next to its speed.
     3. Vectors: exact top-10 (f32, f16, i8) vs numpy on random unit vectors, then HNSW (ANN) vs exact.
+    4. Memory index end to end: memsift.MemoryIndex on workspaces of SciFact notes (~10k and ~100k chunks) vs an
+       OpenClaw-architecture baseline (SQLite + FTS5 + sqlite-vec through apsw): index build MB/s, sync with nothing
+       changed, FTS-only and hybrid search p50/p95, and the `memsift search` CLI wall time. Latencies are shown as
+       rates (queries/s = 1 / latency at that percentile) so every ratio stays higher-is-better; the check column
+       has the milliseconds. Needs apsw and sqlite-vec for the baseline rows (skipped with a message otherwise).
 
 Every ratio is memsift / peer of a higher-is-better rate, so > 1 means memsift is faster.
 Run from the repository root (unset the OpenBLAS overrides of this machine so numpy is not handicapped):
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benches/speed.py [--quick] [--json]
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benches/speed.py [--quick] [--json] [--sections 1,4]
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import shutil
 import sqlite3
+import subprocess
 import sys
+import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import _beir
 import bm25s
@@ -351,6 +361,513 @@ def bench_vectors(n_sizes: tuple[int, ...], n_queries: int, dims: int = 384) -> 
     return rows
 
 
+# ---------------------------------------------------------------- 4. memory index end to end
+
+MEMORY_SECTION = '4. Memory index end to end (SciFact as Markdown notes; peer: OpenClaw architecture in SQLite)'
+MEMORY_QUERIES = 200
+OPENCLAW_MAX_RESULTS = 6
+OPENCLAW_MIN_SCORE = 0.35
+OPENCLAW_CANDIDATES = 24
+"""OpenClaw fetches ``maxResults x candidateMultiplier`` (6 x 4) rows per leg."""
+OPENCLAW_VECTOR_WEIGHT, OPENCLAW_TEXT_WEIGHT = 0.7, 0.3
+OPENCLAW_SNIPPET_CHARS = 700
+OPENCLAW_CLI_NOTE = 'OpenClaw reference (issue): about 4 s per CLI search'
+CLI_RUNS = 5
+EMBED_DIMS = 384
+EMBED_BUCKETS = 4096
+NOTE_MTIME = 1_700_000_000
+"""Every note gets this mtime (Nov 2023): notes older than the index, as in a real workspace."""
+FTS_TOKEN = re.compile(r'\w+')
+"""OpenClaw's ``[\\p{L}\\p{N}_]+``: Python's Unicode ``\\w`` is letters, digits and ``_`` (nearly the same set)."""
+EMBED_STOP_WORDS = frozenset(
+    'a an and are as at be by for from has have in is it its of on or that the their this to was were which with'.split()
+)
+
+OPENCLAW_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory', hash TEXT NOT NULL,
+                    mtime INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
+                     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL, model TEXT NOT NULL,
+                     text TEXT NOT NULL, embedding TEXT NOT NULL, updated_at INTEGER NOT NULL);
+CREATE INDEX idx_chunks_path ON chunks(path);
+CREATE INDEX idx_chunks_source ON chunks(source);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, source UNINDEXED, model UNINDEXED,
+                                           start_line UNINDEXED, end_line UNINDEXED);
+"""
+OPENCLAW_INSERT_CHUNK = (
+    'INSERT INTO chunks (id, path, source, start_line, end_line, hash, model, text, embedding, updated_at) '
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET hash=excluded.hash, model=excluded.model, '
+    'text=excluded.text, embedding=excluded.embedding, updated_at=excluded.updated_at'
+)
+OPENCLAW_INSERT_FTS = ('INSERT INTO chunks_fts (text, id, path, source, model, start_line, end_line) '
+                       'VALUES (?, ?, ?, ?, ?, ?, ?)')
+OPENCLAW_UPSERT_FILE = (
+    'INSERT INTO files (path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET '
+    'source=excluded.source, hash=excluded.hash, mtime=excluded.mtime, size=excluded.size'
+)
+OPENCLAW_KEYWORD_SQL = (
+    'SELECT id, path, start_line, end_line, text, bm25(chunks_fts) AS rank FROM chunks_fts '
+    'WHERE chunks_fts MATCH ?{model} ORDER BY rank ASC LIMIT ?'
+)
+OPENCLAW_VECTOR_SCAN_SQL = (
+    'SELECT c.id, c.path, c.start_line, c.end_line, c.text, vec_distance_cosine(v.embedding, ?) AS dist '
+    'FROM chunks_vec v JOIN chunks c ON c.id = v.id WHERE c.model = ? ORDER BY dist ASC LIMIT ?'
+)
+OPENCLAW_VECTOR_KNN_SQL = (
+    'WITH knn AS (SELECT c.id, c.path, c.start_line, c.end_line, c.text, '
+    'vec_distance_cosine(v.embedding, ?) AS dist FROM chunks_vec v JOIN chunks c ON c.id = v.id '
+    'WHERE c.model = ? AND v.embedding MATCH ? AND k = ?) '
+    'SELECT id, path, start_line, end_line, text, dist FROM knn ORDER BY dist ASC LIMIT ?'
+)
+
+
+@dataclass
+class Workspace:
+    """An agent workspace of SciFact notes: ``memory/cNN/<doc id>.md``, copy NN of the corpus."""
+
+    root: Path
+    files: int
+    chunks: int
+    size: int
+
+    @property
+    def label(self) -> str:
+        return f'{self.chunks:,} chunks'
+
+    def describe(self) -> str:
+        return f'{self.files:,} files, {self.size / MB:.1f} MB'
+
+
+def scifact_notes(data: _beir.Dataset) -> list[tuple[str, str]]:
+    """``(doc id, Markdown note)`` per SciFact document: ``# title``, a blank line, the abstract."""
+    notes = []
+    for doc_id, doc in zip(data.doc_ids, data.docs):
+        title, _, text = doc.partition('\n')
+        notes.append((doc_id, f'# {title}\n\n{text}\n'))
+    return notes
+
+
+def write_workspace(root: Path, notes: list[tuple[str, str]], target_chunks: int) -> Workspace:
+    """Write notes (the corpus repeated as needed) until OpenClaw's chunker would make ``target_chunks`` chunks."""
+    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
+    files = chunks = size = 0
+    while chunks < target_chunks:
+        copy, i = divmod(files, len(notes))
+        folder = root / 'memory' / f'c{copy:02d}'
+        if i == 0:
+            folder.mkdir(parents=True)
+        path = folder / f'{notes[i][0]}.md'
+        data = notes[i][1].encode()
+        path.write_bytes(data)
+        os.utime(path, (NOTE_MTIME, NOTE_MTIME))
+        files, chunks, size = files + 1, chunks + counts[i], size + len(data)
+    return Workspace(root, files, chunks, size)
+
+
+def remove_db(db: Path) -> None:
+    """Delete a SQLite database with its WAL/journal files, and memsift's BM25 folder beside it."""
+    for suffix in ('', '-wal', '-shm', '-journal'):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    shutil.rmtree(db.with_suffix('.bm25'), ignore_errors=True)
+
+
+def memsift_config(db: Path) -> dict:
+    """FTS-only memsift config with its store at ``db`` (everything else OpenClaw's defaults)."""
+    return {'memory': {'search': {'provider': 'none', 'store': {'path': str(db)}}}}
+
+
+class BenchEmbedder:
+    """Deterministic embedding provider: hashed bag of words through a fixed random projection.
+
+    Each distinct ``memsift.tokenize`` token of a text (a few English function words left out) picks one of
+    4096 rows of a seeded Gaussian ``(4096, 384)`` matrix by crc32; the vector is their sum, L2-normalized. Texts
+    that share words get close vectors, and every run gets the same ones. Vectors are memoized by text and the
+    bench fills the memo before any timing, so inside a timed loop an embedding costs a dict lookup: the same
+    small cost for memsift (which calls ``embed_query`` itself) and the baseline (which calls it too).
+    """
+
+    id = 'bench'
+    model = 'random-proj-384'
+    dims = EMBED_DIMS
+
+    def __init__(self, seed: int = 0) -> None:
+        self._projection = np.random.default_rng(seed).standard_normal((EMBED_BUCKETS, EMBED_DIMS), dtype=np.float32)
+        self._memo: dict[str, np.ndarray] = {}
+
+    def _embed(self, text: str) -> np.ndarray:
+        rows = sorted({zlib.crc32(t.encode()) % EMBED_BUCKETS for t in memsift.tokenize(text)
+                       if t not in EMBED_STOP_WORDS})
+        vector = self._projection[rows].sum(axis=0) if rows else np.zeros(EMBED_DIMS, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._memo.get(text)
+        if vector is None:
+            vector = self._memo[text] = self._embed(text)
+        return vector
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.embed_query(t) for t in texts])
+
+
+class OpenClawBaseline:
+    """OpenClaw's builtin memory index, rebuilt in Python on SQLite (apsw) + FTS5 (+ sqlite-vec).
+
+    Mirrors its schema, chunk ids, one transaction per file, the FTS-only keyword query, the hybrid vector leg
+    (full ``vec_distance_cosine`` scan joined with ``chunks``, or vec0's ``MATCH ... AND k = ?`` KNN) and the
+    0.7/0.3 weighted merge. Chunking is memsift's ``chunk_markdown`` (OpenClaw's algorithm), so only storage,
+    index and query differ.
+    """
+
+    def __init__(self, apsw: Any, db: Path, vec_extension: str | None = None) -> None:
+        remove_db(db)
+        self.conn = apsw.Connection(str(db))
+        if vec_extension is not None:
+            self.conn.enable_load_extension(True)
+            self.conn.load_extension(vec_extension)
+        self.conn.execute('PRAGMA journal_mode = WAL')  # as memsift's store: both pay the same commit cost
+        self.conn.execute(OPENCLAW_SCHEMA)
+        if vec_extension is not None:
+            self.conn.execute(f'CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, '
+                              f'embedding FLOAT[{EMBED_DIMS}])')
+
+    def build(self, workspace: Path, model: str, embedder: BenchEmbedder | None = None,
+              transaction_per_file: bool = True) -> None:
+        """Index every ``*.md`` below ``workspace/memory``: read, sha256, chunk, (embed,) insert."""
+        conn = self.conn
+        if not transaction_per_file:
+            conn.execute('BEGIN')
+        for path in sorted((workspace / 'memory').rglob('*.md')):
+            rel = path.relative_to(workspace).as_posix()
+            text = path.read_text(encoding='utf-8')
+            stat = path.stat()
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            chunks = [c for c in memsift.chunk_markdown(text, 400, 80) if c.text.strip()]
+            vectors = embedder.embed_documents([c.text for c in chunks]) if embedder is not None and chunks else None
+            now = int(time.time() * 1000)
+            if transaction_per_file:
+                conn.execute('BEGIN')
+            for n, chunk in enumerate(chunks):
+                chunk_id = hashlib.sha256(
+                    f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}'.encode()).hexdigest()
+                embedding = '[]' if vectors is None else json.dumps(vectors[n].tolist())
+                conn.execute(OPENCLAW_INSERT_CHUNK, (chunk_id, rel, 'memory', chunk.start_line, chunk.end_line,
+                                                     chunk.hash, model, chunk.text, embedding, now))
+                if vectors is not None:
+                    conn.execute('INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
+                                 (chunk_id, vectors[n].astype(np.float32).tobytes()))
+                conn.execute(OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', model, chunk.start_line,
+                                                   chunk.end_line))
+            conn.execute(OPENCLAW_UPSERT_FILE, (rel, 'memory', digest, int(stat.st_mtime * 1000), stat.st_size))
+            if transaction_per_file:
+                conn.execute('COMMIT')
+        if not transaction_per_file:
+            conn.execute('COMMIT')
+
+    def sync_unchanged(self, workspace: Path) -> int:
+        """OpenClaw's sync when nothing changed: list, read and hash every file, compare with ``files``.
+
+        Returns how many files would be re-indexed (0 here).
+        """
+        known = dict(self.conn.execute("SELECT path, hash FROM files WHERE source = 'memory'"))
+        changed, active = 0, set()
+        for path in sorted((workspace / 'memory').rglob('*.md')):
+            rel = path.relative_to(workspace).as_posix()
+            path.stat()
+            digest = hashlib.sha256(path.read_text(encoding='utf-8').encode()).hexdigest()
+            active.add(rel)
+            changed += known.get(rel) != digest
+        return changed + len(set(known) - active)
+
+    def keyword(self, query: str, model: str | None) -> list[tuple[str, str, int, int, str, float]]:
+        """The keyword leg: quoted ``\\w+`` tokens joined with AND, bm25 rank -> score in (0, 1)."""
+        tokens = FTS_TOKEN.findall(query)
+        if not tokens:
+            return []
+        match = ' AND '.join(f'"{t}"' for t in tokens)
+        sql = OPENCLAW_KEYWORD_SQL.format(model=' AND model = ?' if model else '')
+        args = (match, model, OPENCLAW_CANDIDATES) if model else (match, OPENCLAW_CANDIDATES)
+        hits = []
+        for chunk_id, path, start, end, text, rank in self.conn.execute(sql, args):
+            relevance = -rank
+            score = relevance / (1 + relevance) if rank < 0 else 1 / (1 + rank)
+            hits.append((chunk_id, path, start, end, text[:OPENCLAW_SNIPPET_CHARS], score))
+        return hits
+
+    def search_fts_only(self, query: str) -> list[tuple[str, float]]:
+        """FTS-only ``memory_search``: keyword leg over all models, minScore 0.35, top 6 as ``(path, score)``."""
+        hits = self.keyword(query.strip(), None)
+        hits.sort(key=lambda h: -h[5])
+        return [(h[1], h[5]) for h in hits if h[5] >= OPENCLAW_MIN_SCORE][:OPENCLAW_MAX_RESULTS]
+
+    def search_hybrid(self, query: str, embedder: BenchEmbedder, knn: bool) -> list[tuple[str, float]]:
+        """Hybrid ``memory_search``: keyword + vector legs (24 each), 0.7 x (1 - dist) + 0.3 x text, top 6."""
+        text = query.strip()
+        keyword = self.keyword(text, embedder.model)
+        blob = np.asarray(embedder.embed_query(text), dtype=np.float32).tobytes()
+        if knn:
+            rows = self.conn.execute(OPENCLAW_VECTOR_KNN_SQL, (blob, embedder.model, blob, OPENCLAW_CANDIDATES,
+                                                               OPENCLAW_CANDIDATES))
+        else:
+            rows = self.conn.execute(OPENCLAW_VECTOR_SCAN_SQL, (blob, embedder.model, OPENCLAW_CANDIDATES))
+        merged: dict[str, list] = {}
+        for chunk_id, path, _, _, snippet, dist in rows:
+            merged[chunk_id] = [path, snippet[:OPENCLAW_SNIPPET_CHARS], 1 - dist, 0.0]
+        for chunk_id, path, _, _, snippet, score in keyword:
+            entry = merged.setdefault(chunk_id, [path, snippet, 0.0, 0.0])
+            entry[1], entry[3] = snippet, score
+        scored = sorted(((OPENCLAW_VECTOR_WEIGHT * v + OPENCLAW_TEXT_WEIGHT * t, path)
+                         for path, _, v, t in merged.values()), reverse=True)
+        return [(path, score) for score, path in scored if score >= OPENCLAW_MIN_SCORE][:OPENCLAW_MAX_RESULTS]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def build_memsift_index(workspace: Path, db: Path, provider: BenchEmbedder | None = None
+                        ) -> tuple[float, memsift.MemoryIndex]:
+    """Seconds to open a fresh memsift index on ``workspace`` and sync it, and the open index."""
+    remove_db(db)
+    start = time.perf_counter()
+    index = memsift.MemoryIndex(workspace, memsift_config(db), provider=provider)
+    index.sync()
+    return time.perf_counter() - start, index
+
+
+def best_build(build: Callable[[], tuple[float, T]], close: Callable[[T], None], reps: int) -> tuple[float, T]:
+    """Best seconds of ``reps`` fresh builds; every result but the last is closed."""
+    best, result = float('inf'), None
+    for rep in range(reps):
+        if result is not None:
+            close(result)
+        seconds, result = build()
+        best = min(best, seconds)
+    return best, result  # type: ignore[return-value]
+
+
+def timed_baseline_build(apsw: Any, db: Path, workspace: Path, model: str, vec_extension: str | None = None,
+                         embedder: BenchEmbedder | None = None) -> tuple[float, OpenClawBaseline]:
+    """Seconds to create the baseline database and index ``workspace`` one transaction per file."""
+    start = time.perf_counter()
+    baseline = OpenClawBaseline(apsw, db, vec_extension)
+    baseline.build(workspace, model, embedder)
+    return time.perf_counter() - start, baseline
+
+
+def latencies(search: Callable[[str], list], queries: list[str], passes: int) -> tuple[np.ndarray, list[list]]:
+    """Per-query best-of-``passes`` seconds (after one untimed warm-up pass) and the results of the last pass."""
+    for q in queries:
+        search(q)
+    best = np.full(len(queries), np.inf)
+    results: list[list] = []
+    for _ in range(passes):
+        results = []
+        for i, q in enumerate(queries):
+            start = time.perf_counter()
+            results.append(search(q))
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best, results
+
+
+def doc_key(path: str) -> str:
+    """The SciFact doc id of a note path (``memory/c03/123.md`` -> ``123``): copies of a note count as the same."""
+    return path.rsplit('/', 1)[-1].removesuffix('.md')
+
+
+def latency_rows(task: str, peer: str, ours: tuple[np.ndarray, list[list]], theirs: tuple[np.ndarray, list[list]],
+                 n_queries: int) -> list[Row]:
+    """p50 and p95 rows (as queries/s = 1 / latency) with ms, zero-result counts and top-1 agreement as check."""
+    (our_s, our_hits), (peer_s, peer_hits) = ours, theirs
+    both = [(a[0][0], b[0][0]) for a, b in zip(our_hits, peer_hits) if a and b]
+    same = sum(doc_key(a) == doc_key(b) for a, b in both)
+    empty = (f'no results: {sum(not h for h in our_hits)} vs {sum(not h for h in peer_hits)} of {n_queries}; '
+             f'same top-1 doc {same}/{len(both)}')
+    rows = []
+    for pct in (50, 95):
+        mine, peers = float(np.percentile(our_s, pct)), float(np.percentile(peer_s, pct))
+        rows.append(Row(MEMORY_SECTION, f'{task} p{pct}', f'queries/s (1/p{pct})', 1 / mine, peer, 1 / peers,
+                        f'p{pct} {mine * 1000:.2f} ms vs {peers * 1000:.2f} ms' + ('; ' + empty if pct == 50 else '')))
+    return rows
+
+
+def memsift_hits(index: memsift.MemoryIndex) -> Callable[[str], list[tuple[str, float]]]:
+    """``index.search`` with OpenClaw's defaults (6 results, minScore 0.35) as ``(path, score)`` pairs."""
+    return lambda q: [(hit.path, hit.score) for hit in index.search(q).results]
+
+
+def cli_search_seconds(workspace: Path, db: Path, queries: list[str]) -> tuple[float, str]:
+    """Median wall seconds of ``memsift search QUERY --json`` over ``CLI_RUNS`` queries (after one warm-up run)."""
+    exe = Path(sys.executable).with_name('memsift')
+    command = [str(exe)] if exe.is_file() else [sys.executable, '-m', 'memsift']
+    times, hits = [], []
+    for i, query in enumerate(queries[:CLI_RUNS + 1]):
+        start = time.perf_counter()
+        done = subprocess.run(command + ['search', query, '--workspace', str(workspace), '--store', str(db), '--json'],
+                              capture_output=True, text=True, check=False)
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            raise RuntimeError(f'memsift search exited {done.returncode}: {done.stderr.strip() or done.stdout[:500]}')
+        if i:
+            times.append(elapsed)
+            hits.append(len(json.loads(done.stdout)['results']))
+    return float(np.median(times)), f'min {min(times):.2f} s, max {max(times):.2f} s, {sum(hits)} hits'
+
+
+def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
+    """Section 4 rows: memsift's MemoryIndex vs the OpenClaw-architecture baseline on SciFact notes.
+
+    Sizes: ~10k chunks, then ~100k (not with ``--quick``). Per size: FTS-only index build (MB/s of notes), sync
+    with nothing changed (files/s), FTS-only search p50/p95, then hybrid search p50/p95 with BenchEmbedder
+    vectors (vs a sqlite-vec full scan and vs vec0 KNN). On the small workspace also the index build with vectors
+    and the ``memsift search`` CLI wall time. Latencies are reported as rates (1 / seconds at the percentile) so the
+    ratio keeps meaning "higher is better"; the check column has the milliseconds.
+    """
+    try:
+        import apsw
+    except ImportError:
+        apsw = None
+        log('memory: apsw is not installed (pip install apsw): OpenClaw-baseline rows skipped')
+    try:
+        import sqlite_vec
+        vec_extension = sqlite_vec.loadable_path()
+    except ImportError:
+        vec_extension = None
+        log('memory: sqlite-vec is not installed (pip install sqlite-vec): hybrid baseline rows skipped')
+
+    data = _beir.load_dataset(data_root / 'scifact')
+    notes = scifact_notes(data)
+    queries = [text for _, text in data.queries[:MEMORY_QUERIES]]
+    sizes = (10_000,) if quick else (10_000, 100_000)
+    build_reps = 2 if quick else REPS
+    embedder = BenchEmbedder()
+    for q in queries:
+        embedder.embed_query(q.strip())
+    embedder.embed_documents([c.text for _, text in notes for c in memsift.chunk_markdown(text, 400, 80)])
+
+    rows: list[Row] = []
+    lines: list[str] = []
+    peer_fts = 'OpenClaw arch: apsw + FTS5'
+    with tempfile.TemporaryDirectory(prefix='memsift-bench-') as tmp_name:
+        tmp = Path(tmp_name)
+        for size in sizes:
+            small = size == sizes[0]
+            root = tmp / f'workspace-{size}'
+            log(f'memory: writing a workspace of ~{size:,} chunks')
+            ws = write_workspace(root, notes, size)
+            reps = build_reps if small else 1
+            passes = REPS if small else 2
+            m_db, b_db = tmp / f'm{size}.sqlite', tmp / f'b{size}.sqlite'
+
+            log(f'memory: FTS-only build, {ws.label} ({ws.describe()}), memsift')
+            m_s, index = best_build(lambda: build_memsift_index(root, m_db), lambda i: i.close(), reps)
+            chunks = index.status()['chunks']
+            label = f'{chunks:,} chunks'
+            lines.append(f'section 4 workspace: {ws.describe()}, {chunks:,} chunks in memsift '
+                         f'({ws.chunks:,} by chunk_markdown)')
+            baseline = None
+            if apsw is not None:
+                log(f'memory: FTS-only build, {label}, OpenClaw baseline')
+                b_s, baseline = best_build(lambda: timed_baseline_build(apsw, b_db, root, 'fts-only'),
+                                           lambda b: b.close(), reps)
+                b_chunks = baseline.conn.execute('SELECT COUNT(*) FROM chunks').fetchone()[0]
+            rows.append(Row(MEMORY_SECTION, f'index build FTS-only, {label}', 'MB/s', ws.size / MB / m_s,
+                            peer_fts if baseline else '', ws.size / MB / b_s if baseline else None,
+                            f'{ws.describe()}; {m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks)'
+                                                               if baseline else '')))
+
+            log(f'memory: sync with nothing changed, {label}')
+            sync_s, report = best_time(index.sync)
+            check = f'{sync_s:.2f} s'
+            peer_sync = None
+            if baseline is not None:
+                peer_s, changed = best_time(lambda: baseline.sync_unchanged(root))
+                peer_sync = ws.files / peer_s
+                redone = len(report.added) + len(report.updated)
+                check = f'{sync_s:.2f} s vs {peer_s:.2f} s; files re-indexed {redone} vs {changed}'
+            rows.append(Row(MEMORY_SECTION, f'sync, nothing changed, {label}', 'files/s', ws.files / sync_s,
+                            'OpenClaw arch: read + sha256 each file' if baseline else '', peer_sync, check))
+
+            log(f'memory: FTS-only search, {label}, {len(queries)} queries')
+            ours = latencies(memsift_hits(index), queries, passes)
+            if baseline is not None:
+                theirs = latencies(baseline.search_fts_only, queries, passes)
+                rows += latency_rows(f'search FTS-only, {label}', f'{peer_fts} AND query', ours, theirs,
+                                     len(queries))
+                baseline.close()
+            else:
+                rows.append(Row(MEMORY_SECTION, f'search FTS-only p50, {label}', 'queries/s (1/p50)',
+                                1 / float(np.percentile(ours[0], 50))))
+            index.close()
+
+            if small:
+                log(f'memory: memsift search CLI x {CLI_RUNS}, {label}')
+                median, spread = cli_search_seconds(root, m_db, queries)
+                rows.append(Row(MEMORY_SECTION, f'`memsift search --json` CLI wall time, {label}', 's (median)',
+                                median, check=f'{spread}; {OPENCLAW_CLI_NOTE}'))
+            remove_db(m_db)
+            remove_db(b_db)
+
+            h_db, v_db = tmp / f'h{size}.sqlite', tmp / f'v{size}.sqlite'
+            log(f'memory: hybrid build, {label}, memsift')
+            hm_s, index = best_build(lambda: build_memsift_index(root, h_db, embedder), lambda i: i.close(),
+                                     reps if small else 1)
+            vector_base = None
+            if apsw is not None and vec_extension is not None:
+                log(f'memory: hybrid build, {label}, OpenClaw baseline')
+                if small:
+                    hb_s, vector_base = best_build(
+                        lambda: timed_baseline_build(apsw, v_db, root, embedder.model, vec_extension, embedder),
+                        lambda b: b.close(), reps)
+                else:  # not reported at this size: one transaction keeps the set-up short
+                    vector_base = OpenClawBaseline(apsw, v_db, vec_extension)
+                    vector_base.build(root, embedder.model, embedder, transaction_per_file=False)
+            if small:
+                rows.append(Row(MEMORY_SECTION, f'index build with vectors, {label}', 'MB/s', ws.size / MB / hm_s,
+                                'OpenClaw arch: + sqlite-vec vec0' if vector_base else '',
+                                ws.size / MB / hb_s if vector_base else None,
+                                f'{hm_s:.1f} s' + (f' vs {hb_s:.1f} s' if vector_base else '')
+                                + '; embeddings memoized (a lookup)'))
+            else:
+                lines.append(f'section 4 hybrid index, {label}: memsift built it in {hm_s:.1f} s '
+                             '(the baseline one is built in one transaction, untimed)')
+
+            log(f'memory: hybrid search, {label}, {len(queries)} queries')
+            ours = latencies(memsift_hits(index), queries, passes)
+            if vector_base is not None:
+                for knn, peer in ((False, 'vec_distance_cosine full scan'), (True, 'vec0 KNN (MATCH, k = 24)')):
+                    theirs = latencies(lambda q: vector_base.search_hybrid(q, embedder, knn), queries, passes)
+                    rows += latency_rows(f'search hybrid, {label}', f'OpenClaw arch: {peer} + FTS5', ours, theirs,
+                                         len(queries))
+                vector_base.close()
+            else:
+                rows.append(Row(MEMORY_SECTION, f'search hybrid p50, {label}', 'queries/s (1/p50)',
+                                1 / float(np.percentile(ours[0], 50))))
+            index.close()
+            remove_db(h_db)
+            remove_db(v_db)
+            shutil.rmtree(root)
+    return rows, lines
+
+
+def memory_environment() -> dict:
+    """Versions of the section 4 baseline's libraries (when installed)."""
+    env = {}
+    try:
+        import apsw
+        env['apsw'] = apsw.apswversion()
+        env['apsw_sqlite'] = apsw.sqlite_lib_version()
+    except ImportError:
+        pass
+    try:
+        import sqlite_vec
+        env['sqlite_vec'] = getattr(sqlite_vec, '__version__', '?')
+    except ImportError:
+        pass
+    return env
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -401,27 +918,59 @@ def print_tables(env: dict, rows: list[Row], goals: list[str]) -> None:
         print(line)
 
 
+ALL_SECTIONS = (1, 2, 3, 4)
+
+
+def parse_sections(text: str) -> tuple[int, ...]:
+    """``'1,4'`` -> ``(1, 4)``; every number must name a section."""
+    try:
+        sections = tuple(sorted({int(part) for part in text.split(',') if part.strip()}))
+    except ValueError:
+        sections = ()
+    if not sections or not set(sections) <= set(ALL_SECTIONS):
+        raise argparse.ArgumentTypeError(f'expected section numbers from {ALL_SECTIONS} separated by commas, '
+                                         f'got {text!r}')
+    return sections
+
+
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT,
                         help='directory holding scifact/ and cmrc2018/ (default: ../shared/data from the repo root)')
-    parser.add_argument('--quick', action='store_true', help='halve the input sizes')
+    parser.add_argument('--quick', action='store_true',
+                        help='halve the input sizes (section 4: only the ~10k-chunk workspace)')
     parser.add_argument('--json', action='store_true', help='print one JSON object instead of tables')
+    parser.add_argument('--sections', type=parse_sections, default=ALL_SECTIONS, metavar='N[,N...]',
+                        help='sections to run, e.g. 4 or 1,2,3 (default: all)')
     return parser.parse_args()
 
 
 def main() -> None:
-    """Run the three sections and print the results."""
+    """Run the chosen sections and print the results."""
     args = parse_args()
-    for name in ('scifact', 'cmrc2018'):
+    sections = set(args.sections)
+    needed = {'scifact'} if sections & {1, 2, 4} else set()
+    if 1 in sections:
+        needed.add('cmrc2018')
+    for name in sorted(needed):
         _beir.require_dataset_dir(args.data_root / name, '--data-root')
     scale = 0.5 if args.quick else 1.0
     env = environment()
 
-    rows, goals = bench_tokenizer(args.data_root, scale)
-    rows += bench_bm25(args.data_root)
-    rows += bench_vectors((int(10_000 * scale), int(100_000 * scale)), n_queries=200)
+    rows: list[Row] = []
+    goals: list[str] = []
+    if 1 in sections:
+        rows, goals = bench_tokenizer(args.data_root, scale)
+    if 2 in sections:
+        rows += bench_bm25(args.data_root)
+    if 3 in sections:
+        rows += bench_vectors((int(10_000 * scale), int(100_000 * scale)), n_queries=200)
+    if 4 in sections:
+        env.update(memory_environment())
+        memory_rows, memory_lines = bench_memory(args.data_root, args.quick)
+        rows += memory_rows
+        goals += memory_lines
 
     if args.json:
         records = [{**asdict(row), 'ratio': row.ratio} for row in rows]

@@ -67,6 +67,8 @@ def _config(args: argparse.Namespace) -> MemoryConfig:
 
 def _open(args: argparse.Namespace) -> MemoryIndex:
     config = _config(args)
+    if getattr(args, 'no_sync', False):
+        config = dataclasses.replace(config, sync=dataclasses.replace(config.sync, on_search=False))
     workspace = args.workspace or config.workspace or '.'
     return MemoryIndex(workspace, config, args.agent)
 

@@ -1,0 +1,136 @@
+"""The ``memsift`` command line, run as a real subprocess on temporary workspaces."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+EXAMPLES = Path(__file__).resolve().parent.parent / 'examples' / 'workspace'
+
+
+def memsift(*args, check=True, **kwargs):
+    proc = subprocess.run([sys.executable, '-m', 'memsift', *map(str, args)], capture_output=True, text=True,
+                          timeout=120, **kwargs)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / 'ws'
+    write(root / 'MEMORY.md', '# Facts\nThe deploy key lives in the team vault.\n')
+    write(root / 'memory' / '2026-11-28.md', 'BBDown视频下载工具的配置\nERR_CONN_RESET retried with backoff\n')
+    return root
+
+
+def common(tmp_path, ws):
+    return ['--workspace', ws, '--store', tmp_path / 'state' / 'index.sqlite']
+
+
+def test_index_search_status_get_json(tmp_path, ws):
+    args = common(tmp_path, ws)
+    report = json.loads(memsift('index', *args, '--json').stdout)
+    assert report['added'] == ['MEMORY.md', 'memory/2026-11-28.md'] and report['chunksWritten'] == 2
+    result = json.loads(memsift('search', '视频下载', *args, '--json').stdout)
+    assert [hit['path'] for hit in result['results']] == ['memory/2026-11-28.md']
+    assert result['results'][0]['citation'] == 'memory/2026-11-28.md#L1-L3'
+    assert result['provider'] == 'none' and 'searchMs' in result['debug']
+    limited = json.loads(memsift('search', 'the', *args, '--json', '--max-results', 1, '--min-score', 0).stdout)
+    assert len(limited['results']) == 1
+    status = json.loads(memsift('status', *args, '--json', '--deep').stdout)
+    assert (status['files'], status['chunks'], status['issues']) == (2, 2, [])
+    assert status['dbPath'] == str(tmp_path / 'state' / 'index.sqlite')
+    got = json.loads(memsift('get', 'memory/2026-11-28.md', *args, '--json', '--from', 2, '--lines', 1).stdout)
+    assert got['text'] == 'ERR_CONN_RESET retried with backoff'
+    forced = json.loads(memsift('index', *args, '--json', '--force').stdout)
+    assert forced['updated'] == ['MEMORY.md', 'memory/2026-11-28.md']
+
+
+def test_human_output(tmp_path, ws):
+    args = common(tmp_path, ws)
+    assert 'indexed: 2 added' in memsift('index', *args).stdout
+    out = memsift('search', 'ERR_CONN_RESET', *args).stdout
+    assert 'memory/2026-11-28.md:1-3' in out and 'backoff' in out
+    assert memsift('search', 'zzzzzz', *args).stdout.strip() == 'no results'
+    status = memsift('status', *args).stdout
+    assert 'Indexed:         2 files · 2 chunks' in status and 'Provider:        none' in status
+    assert memsift('get', 'MEMORY.md', *args).stdout == (ws / 'MEMORY.md').read_text() + '\n'
+
+
+def test_search_syncs_first_unless_told_not_to(tmp_path, ws):
+    args = common(tmp_path, ws)
+    memsift('index', *args)
+    write(ws / 'memory' / 'late.md', 'zeppelin hangar')
+    assert json.loads(memsift('search', 'zeppelin', *args, '--json', '--no-sync').stdout)['results'] == []
+    assert [h['path'] for h in json.loads(memsift('search', 'zeppelin', *args, '--json').stdout)['results']] == [
+        'memory/late.md']
+
+
+def test_errors_are_clear_and_exit_1(tmp_path, ws):
+    args = common(tmp_path, ws)
+    memsift('index', *args)
+    proc = memsift('get', '../../etc/passwd', *args, check=False)
+    assert proc.returncode == 1 and 'not an indexed memory file' in proc.stderr and not proc.stdout
+    proc = memsift('get', '/etc/passwd', *args, '--json', check=False)
+    assert proc.returncode == 1 and json.loads(proc.stdout)['status'] == 'error'
+    config = tmp_path / 'openclaw.json'
+    config.write_text('{agents: {defaults: {memorySearch: {query: {maxResults: "six"}}}}}')
+    proc = memsift('search', 'x', *args, '--config', config, check=False)
+    assert proc.returncode == 1 and 'maxResults' in proc.stderr and str(config) in proc.stderr
+    proc = memsift('index', '--workspace', tmp_path / 'nope', '--store', tmp_path / 'x.sqlite', check=False)
+    assert proc.returncode == 1 and 'not a folder' in proc.stderr
+    assert memsift('search', check=False).returncode == 2  # usage error from argparse
+
+
+def test_config_file_gives_workspace_and_store(tmp_path, ws):
+    config = tmp_path / 'openclaw.json5'
+    store = tmp_path / 'stores' / '{agentId}.sqlite'
+    config.write_text(
+        '// OpenClaw config\n{agents: {defaults: {workspace: %s, memorySearch: {store: {path: %s}}},\n'
+        " list: [{id: 'ops', memorySearch: {query: {maxResults: 1}}},],}}" % (json.dumps(str(ws)), json.dumps(str(store)))
+    )
+    result = json.loads(memsift('search', 'the', '--config', config, '--agent', 'ops', '--json', '--min-score', 0).stdout)
+    assert len(result['results']) == 1
+    assert (tmp_path / 'stores' / 'ops.sqlite').is_file()
+
+
+def test_console_script_and_examples_workspace(tmp_path):
+    script = Path(sys.executable).with_name('memsift')
+    if not script.exists():
+        script = shutil.which('memsift')
+    assert script, 'the memsift console script is not installed'
+    if not EXAMPLES.is_dir():
+        pytest.skip('examples/ is not beside the tests')
+    args = ['--workspace', EXAMPLES, '--store', tmp_path / 'demo.sqlite', '--json']
+    subprocess.run([script, 'index', *map(str, args)], check=True, capture_output=True, timeout=120)
+    for query, expected in (('ERR_CONN_RESET', 'memory/2026-11-20.md'), ('视频下载', 'memory/2026-11-28.md'),
+                            ('会議 火曜日', 'memory/2026-11-26.md'), ('数据库迁移', 'memory/2026-11-25.md'),
+                            ('2026-11-28.md', 'memory/2026-11-28.md'), ('tooling', 'memory/topics/tooling.md')):
+        out = subprocess.run([script, 'search', query, *map(str, args)], check=True, capture_output=True, text=True,
+                             timeout=120).stdout
+        assert json.loads(out)['results'][0]['path'] == expected, query
+
+
+def test_watch_prints_a_line_per_sync(tmp_path, ws):
+    config = tmp_path / 'openclaw.json'
+    config.write_text('{"memory": {"search": {"sync": {"watchDebounceMs": 200}}}}')
+    with subprocess.Popen(
+        [sys.executable, '-m', 'memsift', 'watch', *map(str, common(tmp_path, ws)), '--config', str(config), '--json'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, 'PYTHONUNBUFFERED': '1'},
+    ) as proc:
+        try:
+            first = json.loads(proc.stdout.readline())
+            assert first['added'] == ['MEMORY.md', 'memory/2026-11-28.md']
+            time.sleep(0.5)  # the observer is running once the first line is out; give inotify a moment
+            write(ws / 'memory' / 'new.md', 'fresh note')
+            line = json.loads(proc.stdout.readline())
+            assert line['event'] == 'synced' and line['files'] == 3
+        finally:
+            proc.terminate()
