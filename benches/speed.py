@@ -481,8 +481,10 @@ class BenchEmbedder:
     """Deterministic embedding provider: hashed bag of words through a fixed random projection.
 
     Each distinct ``memsift.tokenize`` token of a text (a few English function words left out) picks one of
-    4096 rows of a seeded Gaussian ``(4096, 384)`` matrix by crc32; the vector is their sum, L2-normalized. Texts
-    that share words get close vectors, and every run gets the same ones. Vectors are memoized by text and the
+    4096 rows of a seeded Gaussian ``(4096, 384)`` matrix by crc32; the vector is their sum, L2-normalized (a text
+    without such tokens, e.g. a chunk that is just ``.``, picks a row by the crc32 of the whole text: a zero vector
+    has no cosine distance and sqlite-vec would return NULL for it). Texts that share words get close vectors, and
+    every run gets the same ones. Vectors are memoized by text and the
     bench fills the memo before any timing, so inside a timed loop an embedding costs a dict lookup: the same
     small cost for memsift (which calls ``embed_query`` itself) and the baseline (which calls it too).
     """
@@ -497,10 +499,9 @@ class BenchEmbedder:
 
     def _embed(self, text: str) -> np.ndarray:
         rows = sorted({zlib.crc32(t.encode()) % EMBED_BUCKETS for t in memsift.tokenize(text)
-                       if t not in EMBED_STOP_WORDS})
-        vector = self._projection[rows].sum(axis=0) if rows else np.zeros(EMBED_DIMS, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        return vector / norm if norm else vector
+                       if t not in EMBED_STOP_WORDS}) or [zlib.crc32(text.encode()) % EMBED_BUCKETS]
+        vector = self._projection[rows].sum(axis=0)
+        return vector / np.linalg.norm(vector)
 
     def embed_query(self, text: str) -> np.ndarray:
         vector = self._memo.get(text)
@@ -736,6 +737,11 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
         vec_extension = None
         log('memory: sqlite-vec is not installed (pip install sqlite-vec): hybrid baseline rows skipped')
 
+    started = time.perf_counter()
+
+    def step(message: str) -> None:
+        log(f'memory [{time.perf_counter() - started:4.0f} s]: {message}')
+
     data = _beir.load_dataset(data_root / 'scifact')
     notes = scifact_notes(data)
     queries = [text for _, text in data.queries[:MEMORY_QUERIES]]
@@ -754,13 +760,13 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
         for size in sizes:
             small = size == sizes[0]
             root = tmp / f'workspace-{size}'
-            log(f'memory: writing a workspace of ~{size:,} chunks')
+            step(f'writing a workspace of ~{size:,} chunks')
             ws = write_workspace(root, notes, size)
             reps = build_reps if small else 1
             passes = REPS if small else 2
             m_db, b_db = tmp / f'm{size}.sqlite', tmp / f'b{size}.sqlite'
 
-            log(f'memory: FTS-only build, {ws.label} ({ws.describe()}), memsift')
+            step(f'FTS-only build, {ws.label} ({ws.describe()}), memsift')
             m_s, index = best_build(lambda: build_memsift_index(root, m_db), lambda i: i.close(), reps)
             chunks = index.status()['chunks']
             label = f'{chunks:,} chunks'
@@ -768,7 +774,7 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
                          f'({ws.chunks:,} by chunk_markdown)')
             baseline = None
             if apsw is not None:
-                log(f'memory: FTS-only build, {label}, OpenClaw baseline')
+                step(f'FTS-only build, {label}, OpenClaw baseline')
                 b_s, baseline = best_build(lambda: timed_baseline_build(apsw, b_db, root, 'fts-only'),
                                            lambda b: b.close(), reps)
                 b_chunks = baseline.conn.execute('SELECT COUNT(*) FROM chunks').fetchone()[0]
@@ -777,7 +783,7 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
                             f'{ws.describe()}; {m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks)'
                                                                if baseline else '')))
 
-            log(f'memory: sync with nothing changed, {label}')
+            step(f'sync with nothing changed, {label}')
             sync_s, report = best_time(index.sync)
             check = f'{sync_s:.2f} s'
             peer_sync = None
@@ -789,7 +795,7 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
             rows.append(Row(MEMORY_SECTION, f'sync, nothing changed, {label}', 'files/s', ws.files / sync_s,
                             'OpenClaw arch: read + sha256 each file' if baseline else '', peer_sync, check))
 
-            log(f'memory: FTS-only search, {label}, {len(queries)} queries')
+            step(f'FTS-only search, {label}, {len(queries)} queries')
             ours = latencies(memsift_hits(index), queries, passes)
             if baseline is not None:
                 theirs = latencies(baseline.search_fts_only, queries, passes)
@@ -802,7 +808,7 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
             index.close()
 
             if small:
-                log(f'memory: memsift search CLI x {CLI_RUNS}, {label}')
+                step(f'memsift search CLI x {CLI_RUNS}, {label}')
                 median, spread = cli_search_seconds(root, m_db, queries)
                 rows.append(Row(MEMORY_SECTION, f'`memsift search --json` CLI wall time, {label}', 's (median)',
                                 median, check=f'{spread}; {OPENCLAW_CLI_NOTE}'))
@@ -810,12 +816,12 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
             remove_db(b_db)
 
             h_db, v_db = tmp / f'h{size}.sqlite', tmp / f'v{size}.sqlite'
-            log(f'memory: hybrid build, {label}, memsift')
+            step(f'hybrid build, {label}, memsift')
             hm_s, index = best_build(lambda: build_memsift_index(root, h_db, embedder), lambda i: i.close(),
                                      reps if small else 1)
             vector_base = None
             if apsw is not None and vec_extension is not None:
-                log(f'memory: hybrid build, {label}, OpenClaw baseline')
+                step(f'hybrid build, {label}, OpenClaw baseline')
                 if small:
                     hb_s, vector_base = best_build(
                         lambda: timed_baseline_build(apsw, v_db, root, embedder.model, vec_extension, embedder),
@@ -833,7 +839,7 @@ def bench_memory(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
                 lines.append(f'section 4 hybrid index, {label}: memsift built it in {hm_s:.1f} s '
                              '(the baseline one is built in one transaction, untimed)')
 
-            log(f'memory: hybrid search, {label}, {len(queries)} queries')
+            step(f'hybrid search, {label}, {len(queries)} queries')
             ours = latencies(memsift_hits(index), queries, passes)
             if vector_base is not None:
                 for knn, peer in ((False, 'vec_distance_cosine full scan'), (True, 'vec0 KNN (MATCH, k = 24)')):

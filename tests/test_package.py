@@ -81,6 +81,19 @@ def test_stubtest_agrees_with_the_binary(tmp_path):
     assert proc.returncode == 0, f'stubtest failed:\n{proc.stdout}\n{proc.stderr}'
 
 
+def test_python_layer_type_checks(tmp_path):
+    if importlib.util.find_spec('mypy') is None:
+        pytest.skip('mypy is not installed')
+    source = REPO / 'python' / 'memsift'
+    if not source.is_dir():
+        pytest.skip(f'{source} not found')
+    proc = subprocess.run(
+        [sys.executable, '-m', 'mypy', '--ignore-missing-imports', '--cache-dir', str(tmp_path), str(source)],
+        capture_output=True, text=True, timeout=280,
+    )
+    assert proc.returncode == 0, f'mypy failed:\n{proc.stdout}\n{proc.stderr}'
+
+
 # ---------------------------------------------------------------- GIL release
 
 

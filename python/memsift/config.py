@@ -313,8 +313,9 @@ def _extra_path(value: Any) -> str | ExtraPath:
         return value.strip()
     if isinstance(value, Mapping) and set(value) <= {'path', 'pattern', 'evergreen'}:
         path, pattern, evergreen = value.get('path'), value.get('pattern'), value.get('evergreen', False)
-        valid = isinstance(path, str) and path.strip() and isinstance(pattern, (str, type(None)))
-        if valid and isinstance(evergreen, bool):
+        if isinstance(path, str) and path.strip() and isinstance(pattern, (str, type(None))) and isinstance(
+            evergreen, bool
+        ):
             return ExtraPath(path.strip(), pattern, evergreen)
     raise _Expected('a non-empty path string or an object {path: string, pattern?: string, evergreen?: boolean}')
 

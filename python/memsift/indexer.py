@@ -31,7 +31,9 @@ from memsift._core import Bm25Index, VectorStore, chunk_markdown
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, SkippedFile, list_memory_files, read_memory_file
 
-__all__ = ['Embedder', 'Progress', 'SyncReport', 'ensure_index_current', 'load_vectors', 'sync_workspace']
+__all__ = [
+    'Embedder', 'Progress', 'SyncReport', 'ensure_index_current', 'load_vectors', 'sync_workspace', 'workspace_changed'
+]
 
 _REBUILD_BATCH = 2000
 _COMMIT_EVERY_S = 1.0
@@ -108,6 +110,26 @@ def _stat_unchanged(previous: FileRecord, stat: os.stat_result) -> bool:
         and previous.size == stat.st_size
         and stat.st_mtime < previous.indexed_at - _RACY_S
     )
+
+
+def workspace_changed(
+    store: MemoryStore, workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = ()
+) -> bool:
+    """Whether a sync would find work: a memory file added, removed, or with a new size or mtime (stat only)."""
+    known = store.files()
+    listed = 0
+    for entry in list_memory_files(workspace, extra_paths):
+        previous = known.get(entry.path)
+        if previous is None:
+            return entry.path not in store.skipped()
+        listed += 1
+        try:
+            stat = Path(entry.abs_path).stat()
+        except OSError:
+            return True
+        if (previous.mtime, previous.size) != (stat.st_mtime, stat.st_size):
+            return True
+    return listed != len(known)
 
 
 def sync_workspace(

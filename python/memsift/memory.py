@@ -34,7 +34,7 @@ from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
 from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
-from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace
+from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import SkippedFile, read_memory_file
 
@@ -383,7 +383,7 @@ class MemoryIndex:
 
     def _prepare(self, debug: dict[str, Any]) -> None:
         """Before a search: bootstrap an empty index, pick up other writers, start a sync when dirty."""
-        if self.store.chunk_count() == 0 and self._dirty:
+        if self._dirty and not self._current_catalogue().files:
             self.sync()  # first search on an empty index: one synchronous sync (OpenClaw's bootstrap)
             debug['bootstrapSync'] = True
             return
@@ -543,9 +543,9 @@ class MemoryIndex:
         if hits:
             by_id = {row.id: row.path for row in self.store.chunks([chunk_id for chunk_id, _ in hits])}
             for chunk_id, score in hits:
-                path = by_id.get(chunk_id)
-                if path is not None and path not in exact:
-                    partial[path] = max(partial.get(path, 0.0), bm25_score_to_unit(score))
+                hit_path = by_id.get(chunk_id)
+                if hit_path is not None and hit_path not in exact:
+                    partial[hit_path] = max(partial.get(hit_path, 0.0), bm25_score_to_unit(score))
         for path, chunk_id in self.store.first_chunks(list(partial)).items():
             candidate(chunk_id).path = partial[path]
 
@@ -642,7 +642,7 @@ class MemoryIndex:
             'agentId': self.config.agent_id,
             'files': len(files),
             'chunks': chunks,
-            'dirty': self._dirty,
+            'dirty': self._dirty and workspace_changed(self.store, self.workspace, self._extra_paths()),
             'workspaceDir': str(self.workspace),
             'dbPath': self.db_path,
             'indexPath': self.index.path,
