@@ -481,3 +481,34 @@ def test_watch_reindexes_changed_files_after_the_debounce(tmp_path, ws):
         assert paths(index.search('quokka')) == ['memory/watched.md']
         assert index.status()['watching'] is True
         index.stop_watching()
+
+
+def test_interval_sync_without_file_watching(tmp_path, ws):
+    config = memsift.load_config(memory_config(tmp_path, sync={'watch': False}))
+    config = dataclasses.replace(config, sync=dataclasses.replace(config.sync, interval_minutes=0.005))  # 0.3 s
+    with MemoryIndex(ws, config) as index:
+        index.sync()
+        index.start_watching()
+        assert index._watcher._observer is None  # no file watching: only the period
+        write(ws / 'memory' / 'periodic.md', 'narwhal migration')
+        deadline = time.time() + 15
+        while time.time() < deadline and not paths(index.search('narwhal', min_score=0)):
+            time.sleep(0.1)
+        assert paths(index.search('narwhal', min_score=0)) == ['memory/periodic.md']
+
+
+def test_disabled_memory_search_says_so(tmp_path, ws):
+    with open_index(tmp_path, enabled=False) as index:
+        data = index.search('deploy key').to_dict()
+    assert data['disabled'] is True and data['results'] == [] and 'disabled' in data['error']
+
+
+def test_vector_only_mode_when_hybrid_is_off(tmp_path, embedder):
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'garage.md', 'The car needs new tyres before winter.')
+    write(ws / 'memory' / 'cars.md', 'automobile automobile automobile')
+    with open_index(tmp_path, provider=embedder, query={'hybrid': {'enabled': False}}) as index:
+        result = index.search('automobile', min_score=0)
+        assert result.mode == 'vector-only' and 'keywordMs' not in result.debug
+        assert paths(result)[0] == 'memory/cars.md'
+        assert result.results[0].score == pytest.approx(1.0, abs=1e-5)

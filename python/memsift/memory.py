@@ -260,7 +260,11 @@ class MemoryIndex:
         self.provider = provider
         self.db_path = self.config.store.path
         self.store = MemoryStore(self.db_path)
-        self.index = self._open_bm25()
+        try:
+            self.index = self._open_bm25()
+        except BaseException:
+            self.store.close()
+            raise
         self._analyzer = Analyzer(stem=True)
         self.vectors = VectorStore(provider.dims) if provider is not None else None
         self._identity = self._wanted_identity()
@@ -445,7 +449,11 @@ class MemoryIndex:
             [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
             citations=self.config.citations, mode=mode, debug=debug,
         )
-        if text:
+        if not self.config.enabled:
+            result.error = f'memory search is disabled for agent {self.config.agent_id!r}'
+            result.warning = 'memorySearch.enabled is false in the config'
+            result.action = 'set agents.defaults.memorySearch.enabled (or memory.search.enabled) to true'
+        elif text:
             try:
                 hits = self._ranked(text, limit, floor, mode, debug)
             except ProviderError as exc:
@@ -503,6 +511,9 @@ class MemoryIndex:
             entry.row = rows[entry.id]
         if mode == 'fts-only':
             self._fts_only_scores(text, pool)
+        elif mode == 'vector-only':
+            for entry in pool:
+                entry.score = entry.vector
         else:
             for entry in pool:
                 entry.score = vector_weight * entry.vector + text_weight * (entry.text or entry.path)
@@ -682,8 +693,8 @@ class MemoryIndex:
     # ------------------------------------------------------------------ watching
 
     def start_watching(self) -> None:
-        """Re-index changed memory files as they change (watchdog; ``sync.watchDebounceMs`` debounce) and every
-        ``sync.intervalMinutes`` when set. Stopped by :meth:`stop_watching` or :meth:`close`."""
+        """Re-index memory files as they change (watchdog, when ``sync.watch``; ``sync.watchDebounceMs`` debounce)
+        and every ``sync.intervalMinutes`` when set. Stopped by :meth:`stop_watching` or :meth:`close`."""
         self._check_open()
         if self._watcher is None:
             from memsift.watch import Watcher

@@ -1,9 +1,9 @@
 """Keep a :class:`~memsift.memory.MemoryIndex` current while memory files change.
 
-Like OpenClaw's chokidar watcher: the workspace root (for ``MEMORY.md``/``memory.md``), ``memory/`` and the
-extra paths are watched with watchdog; events on Markdown files restart a ``sync.watchDebounceMs`` timer
-(1.5 s), and when it fires an incremental sync re-reads only the files whose size or mtime moved. With
-``sync.intervalMinutes`` set, a sync also runs on that period.
+Like OpenClaw's chokidar watcher (when ``sync.watch`` is on, the default): the workspace root (for
+``MEMORY.md``/``memory.md``), ``memory/`` and the extra paths are watched with watchdog; events on Markdown files
+restart a ``sync.watchDebounceMs`` timer (1.5 s), and when it fires an incremental sync re-reads only the files
+whose size or mtime moved. With ``sync.intervalMinutes`` set, a sync also runs on that period.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ class Watcher:
         """A change to a Markdown file (or a folder) under a memory root, outside ignored folders."""
         if any(part in IGNORED_DIRS for part in path.parts):
             return False
-        if path.parent == self.root:
-            return path.name in ('MEMORY.md', 'memory.md', 'memory')
+        if path.parent == self.root and path.name in ('MEMORY.md', 'memory.md'):
+            return True
         if not any(path == tree or tree in path.parents for tree in self._trees):
             return False
         return is_directory or path.suffix.lower() == '.md'
@@ -80,10 +80,11 @@ class Watcher:
                 self._watched.add(path)
 
     def start(self) -> None:
-        self._observer = Observer()
-        self._schedule()
-        self._observer.daemon = True
-        self._observer.start()
+        if self.index.config.sync.watch:
+            self._observer = Observer()
+            self._schedule()
+            self._observer.daemon = True
+            self._observer.start()
         if self.interval > 0:
             self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval',
                                                      daemon=True)
@@ -110,7 +111,7 @@ class Watcher:
         except Exception as exc:  # reported by status(); the next change retries
             self.index._sync_error = f'{type(exc).__name__}: {exc}'
         with self._lock:
-            if not self._stopped.is_set():
+            if self._observer is not None and not self._stopped.is_set():
                 self._schedule()
 
     def _every_interval(self) -> None:
