@@ -419,6 +419,10 @@ def test_get_returns_bounded_excerpts_of_indexed_files_only(tmp_path, ws):
         assert big['truncated'] is True and len(big['text']) == memsift.memory.MAX_GET_CHARS
         rest = index.get('memory/big.md', from_line=big['nextFrom'])
         assert rest['from'] == big['nextFrom']
+        (ws / 'memory' / 'big.md').unlink()
+        (ws / 'memory' / 'big.md').symlink_to('/etc/passwd')  # swapped for a symlink after indexing
+        with pytest.raises(memsift.InvalidInputError, match='no longer a regular file'):
+            index.get('memory/big.md')
 
 
 def test_status_reports_openclaw_fields(tmp_path, ws, embedder):

@@ -617,8 +617,11 @@ class MemoryIndex:
         for name, value in (('from_line', start), ('lines', lines)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise InvalidInputError(f'{name} must be a positive integer, got {value!r}')
+        target = self.workspace / wanted
+        if target.is_symlink() or not target.is_file():
+            raise InvalidInputError(f'{wanted} is no longer a regular file (memory files are never symlinks); run sync')
         try:
-            content = read_memory_file(self.workspace / wanted)
+            content = read_memory_file(target)
         except SkippedFile as exc:
             raise InvalidInputError(f'cannot read {wanted}: {exc.reason}') from exc
         all_lines = content.split('\n')
