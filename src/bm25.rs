@@ -270,11 +270,12 @@ impl Bm25Index {
 
     /// Make staged changes durable and visible, recording `generation` in the commit payload.
     ///
-    /// A small index is then merged into one segment: query cost grows with the
-    /// segment count (each term is looked up per segment), and merging a few
-    /// thousand chunks takes milliseconds. Larger indexes leave it to tantivy's
-    /// background merge policy.
-    pub fn commit(&self, generation: Option<u64>) -> Result<()> {
+    /// With `compact`, a small index is then merged into one segment: query cost
+    /// grows with the segment count (each term is looked up per segment), and
+    /// merging a few thousand chunks takes milliseconds. Larger indexes leave it
+    /// to tantivy's background merge policy. Intermediate commits of a long sync
+    /// skip it (merging the whole index at each would make the sync quadratic).
+    pub fn commit(&self, generation: Option<u64>, compact: bool) -> Result<()> {
         self.with_writer(|w| {
             let mut prepared = w.prepare_commit()?;
             if let Some(generation) = generation {
@@ -283,7 +284,7 @@ impl Bm25Index {
             prepared.commit()?;
             let segments = self.index.searchable_segment_metas()?;
             let docs: u64 = segments.iter().map(|s| u64::from(s.num_docs())).sum();
-            if segments.len() > 1 && docs <= COMPACT_MAX_DOCS {
+            if compact && segments.len() > 1 && docs <= COMPACT_MAX_DOCS {
                 let ids: Vec<_> = segments.iter().map(tantivy::index::SegmentMeta::id).collect();
                 // Best effort: the commit is already durable, and a merge the background
                 // policy started first (or a failed one) leaves the segments as they were.
@@ -426,7 +427,7 @@ mod tests {
             ])
             .unwrap();
         assert!(index.search("视频", 10, None).unwrap().is_empty(), "uncommitted docs are invisible");
-        index.commit(Some(4)).unwrap();
+        index.commit(Some(4), true).unwrap();
         let hits = index.search("视频下载", 10, None).unwrap();
         assert_eq!(hits[0].0, 1, "the doc with the whole phrase ranks first");
         assert_eq!(hits.len(), 3, "OR semantics: partial matches are returned too");
@@ -436,7 +437,7 @@ mod tests {
         assert_eq!(index.search_paths("b.md", 10).unwrap().first().map(|h| h.0), Some(2));
         index.delete_path("memory/a.md").unwrap();
         index.delete_ids(&[3]).unwrap();
-        index.commit(Some(5)).unwrap();
+        index.commit(Some(5), true).unwrap();
         assert_eq!(index.ids().unwrap(), [2]);
         assert_eq!(index.generation(), Some(5));
     }
@@ -448,7 +449,7 @@ mod tests {
         {
             let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
             index.add(&[doc(9, "MEMORY.md", "memory", "ERR_CONN_RESET retries")]).unwrap();
-            index.commit(Some(42)).unwrap();
+            index.commit(Some(42), true).unwrap();
         }
         let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
         assert_eq!(index.generation(), Some(42));
@@ -456,7 +457,7 @@ mod tests {
         assert!(Bm25Index::open(Some(&dir), false, 64).is_err(), "stem mismatch is refused");
         // More commits make more segments; a small index is merged back into one, keeping the payload.
         index.add(&[doc(10, "memory/2026-11-30.md", "memory", "second commit")]).unwrap();
-        index.commit(Some(43)).unwrap();
+        index.commit(Some(43), true).unwrap();
         assert_eq!(index.index.searchable_segment_ids().unwrap().len(), 1);
         drop(index);
         let index = Bm25Index::open(Some(&dir), true, 64).unwrap();

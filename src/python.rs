@@ -341,9 +341,10 @@ impl PyBm25Index {
         detached(py, || self.inner.clear())
     }
 
-    /// Make staged changes durable and searchable, recording ``generation``.
-    #[pyo3(signature = (generation = None))]
-    fn commit(&self, py: Python<'_>, generation: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    /// Make staged changes durable and searchable, recording ``generation``; ``compact`` merges a small
+    /// index into one segment (faster queries).
+    #[pyo3(signature = (generation = None, *, compact = true))]
+    fn commit(&self, py: Python<'_>, generation: Option<&Bound<'_, PyAny>>, compact: bool) -> PyResult<()> {
         let generation = generation
             .map(|g| {
                 g.extract::<u64>().map_err(|_| {
@@ -351,7 +352,7 @@ impl PyBm25Index {
                 })
             })
             .transpose()?;
-        detached(py, || self.inner.commit(generation))
+        detached(py, || self.inner.commit(generation, compact))
     }
 
     /// Drop staged, uncommitted changes.

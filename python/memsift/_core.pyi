@@ -111,8 +111,8 @@ class Bm25Index:
     def delete_path(self, path: str) -> None: ...
     def clear(self) -> None:
         """Stage deletion of every document."""
-    def commit(self, generation: int | None = None) -> None:
-        """Make staged changes durable and searchable, recording ``generation``."""
+    def commit(self, generation: int | None = None, *, compact: bool = True) -> None:
+        """Make staged changes durable and searchable, recording ``generation``; ``compact`` merges a small index."""
     def rollback(self) -> None:
         """Drop staged, uncommitted changes."""
     def reload(self) -> None:

@@ -206,7 +206,7 @@ def sync_workspace(
             if progress is not None:
                 progress(done, len(entries), entry.path)
             if time.monotonic() - last_commit > _COMMIT_EVERY_S and index.generation != store.generation:
-                index.commit(generation=store.generation)
+                index.commit(generation=store.generation, compact=False)
                 last_commit = time.monotonic()
         for path in sorted(set(known) - seen):
             removed = store.delete_file(path)

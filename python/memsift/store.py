@@ -99,6 +99,9 @@ class MemoryStore:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
             self._db.execute('PRAGMA foreign_keys = ON')
             self._db.execute('PRAGMA journal_mode = WAL')
+            # WAL + NORMAL: a commit survives an application crash without an fsync each; a power cut may roll the
+            # store back a few transactions, which derived indexes detect by generation and rebuild.
+            self._db.execute('PRAGMA synchronous = NORMAL')
             self._db.executescript(_SCHEMA)
             version = self._meta('schema_version')
         except (sqlite3.Error, OSError) as exc:
