@@ -69,7 +69,9 @@ def test_symlinks_are_skipped_and_loops_cannot_hang(tmp_path):
 def test_entries_carry_absolute_path_and_source(tmp_path):
     write(tmp_path / 'MEMORY.md')
     [entry] = list_memory_files(tmp_path)
-    assert entry == MemoryFile(path='MEMORY.md', abs_path=tmp_path.absolute() / 'MEMORY.md', source='memory')
+    stat = (tmp_path / 'MEMORY.md').stat()
+    assert entry == MemoryFile(path='MEMORY.md', abs_path=tmp_path.absolute() / 'MEMORY.md', mtime=stat.st_mtime,
+                               size=stat.st_size, source='memory')
 
 
 def test_read_returns_text_without_bom(tmp_path):

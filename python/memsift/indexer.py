@@ -104,11 +104,11 @@ def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
         vectors.add(ids, matrix)
 
 
-def _stat_unchanged(previous: FileRecord, stat: os.stat_result) -> bool:
+def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
     return (
-        previous.mtime == stat.st_mtime
-        and previous.size == stat.st_size
-        and stat.st_mtime < previous.indexed_at - _RACY_S
+        previous.mtime == entry.mtime
+        and previous.size == entry.size
+        and entry.mtime < previous.indexed_at - _RACY_S
     )
 
 
@@ -123,11 +123,7 @@ def workspace_changed(
         if previous is None:
             return entry.path not in store.skipped()
         listed += 1
-        try:
-            stat = Path(entry.abs_path).stat()
-        except OSError:
-            return True
-        if (previous.mtime, previous.size) != (stat.st_mtime, stat.st_size):
+        if (previous.mtime, previous.size) != (entry.mtime, entry.size):
             return True
     return listed != len(known)
 
@@ -162,13 +158,9 @@ def sync_workspace(
 
     def sync_file(entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None,
                   report: SyncReport) -> None:
-        if previous is not None and not force:
-            try:
-                if _stat_unchanged(previous, Path(entry.abs_path).stat()):
-                    report.unchanged += 1
-                    return
-            except OSError:
-                pass  # read_memory_file below reports it
+        if previous is not None and not force and _stat_unchanged(previous, entry):
+            report.unchanged += 1
+            return
         try:
             text = read_memory_file(entry.abs_path, max_file_bytes)
         except SkippedFile as skipped:
@@ -194,9 +186,18 @@ def sync_workspace(
         if vectors is not None:
             vectors.remove(old_ids)
             if matrix is not None:
-                vectors.add(ids, matrix)
+                pending.append((ids, matrix))
         (report.added if previous is None else report.updated).append(entry.path)
         report.chunks_written += len(ids)
+
+    pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
+
+    def flush_vectors() -> None:
+        # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
+        if vectors is not None and pending:
+            vectors.add(np.fromiter((i for ids, _ in pending for i in ids), dtype=np.uint64),
+                        np.concatenate([matrix for _, matrix in pending]))
+            pending.clear()
 
     last_commit = time.monotonic()
     try:
@@ -206,6 +207,7 @@ def sync_workspace(
             if progress is not None:
                 progress(done, len(entries), entry.path)
             if time.monotonic() - last_commit > _COMMIT_EVERY_S and index.generation != store.generation:
+                flush_vectors()
                 index.commit(generation=store.generation, compact=False)
                 last_commit = time.monotonic()
         for path in sorted(set(known) - seen):
@@ -218,6 +220,7 @@ def sync_workspace(
             store.delete_file(path)  # a skipped file that is gone: forget its reason too
     finally:
         # Whatever was written to the store (even before an error) becomes searchable.
+        flush_vectors()
         if index.generation != store.generation:
             index.commit(generation=store.generation)
     report.generation = store.generation

@@ -42,6 +42,8 @@ class MemoryFile:
 
     path: str
     abs_path: Path
+    mtime: float = 0.0
+    size: int = 0
     source: str = 'memory'
 
 
@@ -54,12 +56,17 @@ class SkippedFile(MemsiftError):
         self.reason = reason
 
 
-def _mode(path: Path) -> int:
-    """The file mode of ``path`` itself (a symlink is not followed); 0 if it cannot be read."""
+def _lstat(path: Path) -> os.stat_result | None:
+    """The status of ``path`` itself (a symlink is not followed); ``None`` if it cannot be read."""
     try:
-        return path.lstat().st_mode
+        return path.lstat()
     except OSError:
-        return 0
+        return None
+
+
+def _mode(path: Path) -> int:
+    info = _lstat(path)
+    return 0 if info is None else info.st_mode
 
 
 def _is_plain_file(path: Path) -> bool:
@@ -70,20 +77,28 @@ def _is_plain_dir(path: Path) -> bool:
     return stat.S_ISDIR(_mode(path))
 
 
-def _walk_markdown(root: Path) -> Iterator[Path]:
-    """``*.md`` files below ``root`` in a stable order, without following symlinks or entering ignored folders."""
+def _walk_markdown(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """``*.md`` files below ``root`` (with their lstat) in a stable order, without following symlinks or entering
+    ignored folders."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and _is_plain_dir(Path(dirpath, d)))
         for name in sorted(filenames):
-            candidate = Path(dirpath, name)
-            if name.endswith('.md') and _is_plain_file(candidate):
-                yield candidate
+            if name.endswith('.md'):
+                candidate = Path(dirpath, name)
+                info = _lstat(candidate)
+                if info is not None and stat.S_ISREG(info.st_mode):
+                    yield candidate, info
 
 
-def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+def _plain_file(path: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    info = _lstat(path)
+    if info is not None and stat.S_ISREG(info.st_mode):
+        yield path, info
+
+
+def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path, os.stat_result]]:
     for name in ('MEMORY.md', 'memory.md'):
-        if _is_plain_file(workspace / name):
-            yield workspace / name
+        yield from _plain_file(workspace / name)
     if _is_plain_dir(workspace / 'memory'):
         yield from _walk_markdown(workspace / 'memory')
     for extra in extra_paths:
@@ -91,8 +106,8 @@ def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) 
         target = target if target.is_absolute() else workspace / target
         if _is_plain_dir(target):
             yield from _walk_markdown(target)
-        elif _is_plain_file(target) and target.name.endswith('.md'):
-            yield target
+        elif target.name.endswith('.md'):
+            yield from _plain_file(target)
 
 
 def _relative(workspace: Path, path: Path) -> str:
@@ -102,16 +117,17 @@ def _relative(workspace: Path, path: Path) -> str:
 def list_memory_files(
     workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = ()
 ) -> list[MemoryFile]:
-    """Memory files of ``workspace`` in scan order, each once (by real path)."""
+    """Memory files of ``workspace`` in scan order, each once (the same file reached twice, through overlapping
+    extra paths or a hard link, is kept at its first path)."""
     root = Path(workspace).expanduser().absolute()
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     files = []
-    for path in _candidates(root, extra_paths):
-        real = os.path.realpath(path)
-        if real in seen:
+    for path, info in _candidates(root, extra_paths):
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
             continue
-        seen.add(real)
-        files.append(MemoryFile(path=_relative(root, path), abs_path=path))
+        seen.add(key)
+        files.append(MemoryFile(_relative(root, path), path, mtime=info.st_mtime, size=info.st_size))
     return files
 
 
