@@ -72,3 +72,14 @@ def write(path, text: str) -> None:
 def memory_config(tmp_path, **search) -> dict:
     """An OpenClaw config dict whose store lives in ``tmp_path`` plus the given ``memory.search`` keys."""
     return {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}}
+
+
+PROVIDER_ENV = ('OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'VOYAGE_API_KEY', 'MISTRAL_API_KEY',
+                'DEEPINFRA_API_KEY', 'OLLAMA_API_KEY', 'LM_API_TOKEN')
+
+
+@pytest.fixture(autouse=True)
+def no_provider_keys(monkeypatch):
+    """Tests never pick up the developer's API keys: ``auto`` resolves to keyword-only unless a test sets a key."""
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)

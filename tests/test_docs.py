@@ -12,11 +12,13 @@ import memsift.config
 import memsift.embedding
 import memsift.indexer
 import memsift.memory
+import memsift.providers
+import memsift.providers._http
 import memsift.store
 import memsift.workspace
 
-MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory, memsift.store,
-           memsift.workspace]
+MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory,
+           memsift.providers, memsift.providers._http, memsift.store, memsift.workspace]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

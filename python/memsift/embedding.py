@@ -44,9 +44,14 @@ class EmbeddingProvider(Protocol):
         dims: Vector dimension.
     """
 
-    id: str
-    model: str
-    dims: int
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dims(self) -> int: ...
 
     def embed_query(self, text: str) -> Sequence[float] | npt.NDArray[Any]:
         """One vector for a search query."""

@@ -17,6 +17,7 @@ no embedding provider.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -33,6 +34,7 @@ import numpy as np
 from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
+from memsift.providers import ProviderResolution, resolve_provider
 from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.store import ChunkRow, FileRecord, MemoryStore
@@ -233,8 +235,9 @@ class MemoryIndex:
             OpenClaw config gives for the agent.
         config: A :class:`MemoryConfig`, an OpenClaw config file path, or a config dict (``None``: defaults).
         agent_id: Agent whose settings and store are used.
-        provider: An :class:`~memsift.embedding.EmbeddingProvider` for the vector leg; ``None`` searches in
-            FTS-only mode.
+        provider: An :class:`~memsift.embedding.EmbeddingProvider` for the vector leg. ``None`` resolves the
+            config's ``provider`` as OpenClaw does (``none``, ``auto`` without any API key and ``local`` search
+            keyword-only; an explicit provider that is unavailable makes searches report it).
 
     Safe to share between threads: searches run concurrently, syncs are serialized.
     """
@@ -257,7 +260,11 @@ class MemoryIndex:
         if provider is not None and not isinstance(provider, EmbeddingProvider):
             raise InvalidInputError(f'{provider!r} is not an embedding provider (needs id, model, dims, embed_query, '
                                     'embed_documents)')
-        self.provider = provider
+        if provider is None:
+            self.resolution = resolve_provider(self.config)
+        else:
+            self.resolution = ProviderResolution(provider, getattr(provider, 'id', self.config.provider))
+        self.provider = self.resolution.provider
         self.db_path = self.config.store.path
         self.store = MemoryStore(self.db_path)
         try:
@@ -266,11 +273,9 @@ class MemoryIndex:
             self.store.close()
             raise
         self._analyzer = Analyzer(stem=True)
-        self.vectors = VectorStore(provider.dims) if provider is not None else None
-        self._identity = self._wanted_identity()
-        self._identity_ok = self.store.identity == self._identity
-        if self.vectors is not None and self._identity_ok:
-            load_vectors(self.store, self.vectors)
+        self.vectors: VectorStore | None = None
+        self._identity: dict[str, Any] | None = None
+        self._identity_ok = False
         self._sync_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._sync_thread: threading.Thread | None = None
@@ -279,6 +284,8 @@ class MemoryIndex:
         self._closed = False
         self._catalogue = _Catalogue(-1, {})
         self._watcher: Any = None
+        with contextlib.suppress(ProviderError):
+            self._ready()  # otherwise retried, and reported, by sync, search and status
 
     # ------------------------------------------------------------------ set-up
 
@@ -298,12 +305,37 @@ class MemoryIndex:
     def _extra_paths(self) -> list[str]:
         return [p.path if isinstance(p, ExtraPath) else p for p in self.config.extra_paths]
 
-    def _wanted_identity(self) -> dict[str, Any]:
+    def _ready(self) -> dict[str, Any]:
+        """Set up what depends on the provider (its dims may need a probe request): the vector store, loaded from
+        the store when the index identity matches, and the identity itself. Raises ProviderError."""
+        with self._state_lock:
+            if self._identity is not None:
+                return self._identity
+            if self.resolution.error is not None:
+                raise ProviderError(self.resolution.error)
+            dims = None
+            if self.provider is not None:
+                try:
+                    dims = int(self.provider.dims)
+                except ProviderError:
+                    raise
+                except Exception as exc:
+                    raise ProviderError(f'embedding provider {self.provider.id!r}: cannot tell its dimension: '
+                                        f'{type(exc).__name__}: {exc}') from exc
+                self.vectors = VectorStore(dims)
+            identity = self._wanted_identity(dims)
+            self._identity_ok = self.store.identity == identity
+            if self.vectors is not None and self._identity_ok:
+                load_vectors(self.store, self.vectors)
+            self._identity = identity
+            return identity
+
+    def _wanted_identity(self, dims: int | None) -> dict[str, Any]:
         provider = self.provider
         return {
             'provider': provider.id if provider is not None else 'none',
             'model': provider.model if provider is not None else 'fts-only',
-            'dims': provider.dims if provider is not None else None,
+            'dims': dims,
             'chunkTokens': self.config.chunking.tokens,
             'chunkOverlap': self.config.chunking.overlap,
             'tokenizer': TOKENIZER,
@@ -325,6 +357,7 @@ class MemoryIndex:
         leaves a searchable index that the next sync completes.
         """
         self._check_open()
+        identity = self._ready()
         with self._sync_lock:
             self._dirty = False
             full = force or not self._identity_ok
@@ -342,7 +375,7 @@ class MemoryIndex:
                     embedder=embedder, vectors=self.vectors, progress=progress,
                 )
                 if not self._identity_ok:
-                    self.store.set_identity(self._identity)
+                    self.store.set_identity(identity)
                     self.index.commit(generation=self.store.generation)
                     self._identity_ok = True
             except BaseException:
@@ -437,17 +470,23 @@ class MemoryIndex:
         if len(text) > MAX_QUERY_CHARS:
             text = text[:MAX_QUERY_CHARS]
             debug['queryTruncated'] = True
-        self._prepare(debug)
         provider = self.provider
+        try:
+            self._ready()
+            self._prepare(debug)
+        except ProviderError as exc:
+            return self._unavailable(str(exc), debug, started)
         vector_ready = provider is not None and self._identity_ok
         mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
             'vector-only' if vector_ready else 'fts-only')
         debug['effectiveMode'] = mode
         if provider is not None and not vector_ready:
             debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
+        if self.resolution.reason is not None:
+            debug['embeddingBootstrap'] = self.resolution.reason
         result = SearchResult(
             [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
-            citations=self.config.citations, mode=mode, debug=debug,
+            citations=self.config.citations, mode=mode, debug=debug, fallback=self._fallback(),
         )
         if not self.config.enabled:
             result.error = f'memory search is disabled for agent {self.config.agent_id!r}'
@@ -457,10 +496,7 @@ class MemoryIndex:
             try:
                 hits = self._ranked(text, limit, floor, mode, debug)
             except ProviderError as exc:
-                result.error = str(exc)
-                result.warning = 'memory search is unavailable because the embedding provider failed'
-                result.action = 'check the provider settings and key, or set provider to "none" for keyword search'
-                hits = []
+                return self._unavailable(str(exc), debug, started)
             cite = _wants_citations(self.config.citations, session_key)
             result.results = [
                 MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
@@ -471,6 +507,24 @@ class MemoryIndex:
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result
+
+    def _fallback(self) -> dict[str, str] | None:
+        resolution = self.resolution
+        if resolution.fallback_from is None:
+            return None
+        return {'from': resolution.fallback_from, 'reason': resolution.fallback_reason or ''}
+
+    def _unavailable(self, error: str, debug: dict[str, Any], started: float) -> SearchResult:
+        """OpenClaw's unavailable result: an explicitly configured provider failed, so no silent keyword-only."""
+        debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
+        provider = self.provider
+        return SearchResult(
+            [], provider.id if provider is not None else self.resolution.requested,
+            provider.model if provider is not None else '', citations=self.config.citations, debug=debug,
+            error=error, warning='memory search is unavailable because the embedding provider failed',
+            action='check the provider settings and API key (memsift status --deep), or set provider to "none" '
+                   'for keyword-only search',
+        )
 
     def _timed(self, debug: dict[str, Any], name: str, since: float) -> float:
         now = time.perf_counter()
@@ -645,6 +699,11 @@ class MemoryIndex:
         """
         self._check_open()
         provider = self.provider
+        provider_error = None
+        try:
+            self._ready()
+        except ProviderError as exc:
+            provider_error = str(exc)
         chunks = self.store.chunk_count()
         files = self._current_catalogue().files
         skipped = self.store.skipped()
@@ -666,12 +725,16 @@ class MemoryIndex:
             'cache': {'enabled': self.config.cache.enabled, 'entries': 0, 'maxEntries': self.config.cache.max_entries},
             'fts': {'enabled': True, 'available': True, 'error': None, 'tokenizer': TOKENIZER,
                     'docs': self.index.num_docs, 'generation': self.index.generation},
-            'vector': {'enabled': provider is not None, 'available': bool(provider is not None and self._identity_ok),
-                       'dims': provider.dims if provider is not None else None,
+            'vector': {'enabled': provider is not None,
+                       'available': bool(self.vectors is not None and self._identity_ok),
+                       'dims': self.vectors.dims if self.vectors is not None else None,
                        'vectors': len(self.vectors) if self.vectors is not None else 0,
                        'ann': bool(self.vectors is not None and self.vectors.ann_active)},
             'generation': self.store.generation,
-            'identity': {'status': 'current' if self._identity_ok else 'rebuild-pending', **self._identity},
+            'identity': {'status': 'current' if self._identity_ok else 'rebuild-pending', **(self._identity or {})},
+            'providerError': provider_error,
+            'providerReason': self.resolution.reason,
+            'fallback': self._fallback(),
             'skipped': [{'path': p, 'reason': r} for p, r in skipped.items()],
             'syncError': self._sync_error,
             'watching': self._watcher is not None,

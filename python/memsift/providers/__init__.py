@@ -1,0 +1,104 @@
+"""Embedding provider adapters and OpenClaw's provider resolution (reference §8.2).
+
+>>> from memsift import load_config
+>>> resolve_provider(load_config({'memory': {'search': {'provider': 'none'}}})).provider is None
+True
+>>> sorted(ADAPTERS)[:3]
+['deepinfra', 'gemini', 'lmstudio']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from memsift.config import MemoryConfig
+from memsift.embedding import EmbeddingProvider, ProviderError
+from memsift.providers.base import MissingApiKey, RemoteEmbeddings
+from memsift.providers.gemini import GeminiEmbeddings
+from memsift.providers.ollama import OllamaEmbeddings
+from memsift.providers.openai import (
+    DeepInfraEmbeddings,
+    LmStudioEmbeddings,
+    MistralEmbeddings,
+    OpenAICompatibleEmbeddings,
+    OpenAIEmbeddings,
+)
+from memsift.providers.voyage import VoyageEmbeddings
+
+__all__ = ['ADAPTERS', 'AUTO_ORDER', 'MissingApiKey', 'ProviderResolution', 'create_provider', 'resolve_provider']
+
+ADAPTERS: dict[str, type[RemoteEmbeddings]] = {
+    adapter.id: adapter
+    for adapter in (OpenAIEmbeddings, OpenAICompatibleEmbeddings, GeminiEmbeddings, VoyageEmbeddings,
+                    MistralEmbeddings, DeepInfraEmbeddings, OllamaEmbeddings, LmStudioEmbeddings)
+}
+"""Provider id -> adapter class."""
+
+AUTO_ORDER = ('local', 'openai', 'gemini', 'voyage', 'mistral')
+"""What ``provider: "auto"`` tries, in order; a provider without a key is skipped."""
+
+
+@dataclass
+class ProviderResolution:
+    """The provider a config resolves to, or why there is none.
+
+    ``reason`` explains a silent keyword-only mode (``none``, ``auto`` with nothing available, ``local``);
+    ``error`` is set when an explicitly configured provider is unavailable, which searches report instead of
+    answering keyword-only.
+    """
+
+    provider: EmbeddingProvider | None
+    requested: str
+    reason: str | None = None
+    error: str | None = None
+    fallback_from: str | None = None
+    fallback_reason: str | None = None
+
+
+def create_provider(provider_id: str, config: MemoryConfig, env: Mapping[str, str] | None = None) -> RemoteEmbeddings:
+    """Build the adapter ``provider_id`` from ``config`` (``remote.*``, ``model``, keys from config or ``env``)."""
+    adapter = ADAPTERS.get(provider_id)
+    if adapter is None:
+        known = ', '.join(sorted(ADAPTERS))
+        raise ProviderError(f'embedding provider {provider_id!r} is not available in this memsift (known: {known})')
+    return adapter(config, os.environ if env is None else env)
+
+
+def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None) -> ProviderResolution:
+    """OpenClaw's resolution: ``none`` -> keyword-only; ``auto`` -> the first of :data:`AUTO_ORDER` that has a key,
+    else keyword-only; an explicit provider that cannot be created -> its ``fallback`` if one is set, else an
+    error that searches report."""
+    requested = config.provider or 'auto'
+    if requested == 'none':
+        return ProviderResolution(None, requested, reason='provider "none": keyword search only')
+    if requested == 'local':
+        return ProviderResolution(None, requested, reason='local embeddings are not available in this memsift yet: '
+                                  'keyword search only')
+    if requested == 'auto':
+        reasons = []
+        for provider_id in AUTO_ORDER:
+            if provider_id not in ADAPTERS:
+                reasons.append(f'{provider_id}: not available')
+                continue
+            try:
+                return ProviderResolution(create_provider(provider_id, config, env), requested)
+            except ProviderError as exc:
+                reasons.append(str(exc))
+        return ProviderResolution(None, requested, reason='no embedding provider available (' + '; '.join(reasons) +
+                                  '): keyword search only')
+    try:
+        return ProviderResolution(create_provider(requested, config, env), requested)
+    except ProviderError as exc:
+        fallback = config.fallback
+        if fallback and fallback not in ('none', requested):
+            try:
+                # The fallback gets its own default model: the configured one belongs to the primary provider.
+                fallback_config = dataclasses.replace(config, model=None)
+                return ProviderResolution(create_provider(fallback, fallback_config, env), requested,
+                                          fallback_from=requested, fallback_reason=str(exc))
+            except ProviderError as fallback_exc:
+                return ProviderResolution(None, requested, error=f'{exc}; fallback {fallback!r}: {fallback_exc}')
+        return ProviderResolution(None, requested, error=str(exc))

@@ -1,0 +1,48 @@
+"""Google Gemini: ``models/{m}:embedContent`` for queries (``RETRIEVAL_QUERY``) and ``models/{m}:batchEmbedContents``
+for chunks (``RETRIEVAL_DOCUMENT``), key in ``x-goog-api-key``, optional ``outputDimensionality``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsift.embedding import ProviderError
+from memsift.providers.base import RemoteEmbeddings
+
+__all__ = ['GeminiEmbeddings']
+
+
+class GeminiEmbeddings(RemoteEmbeddings):
+    id = 'gemini'
+    default_base_url = 'https://generativelanguage.googleapis.com/v1beta'
+    default_model = 'gemini-embedding-001'
+    env_keys = ('GEMINI_API_KEY', 'GOOGLE_API_KEY')
+    known_dims = {'gemini-embedding-001': 3072, 'gemini-embedding-2-preview': 3072, 'text-embedding-004': 768}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        base = self.http.base_url
+        if base.endswith('/openai'):  # an OpenAI-compatibility base URL: the native API lives one level up
+            self.http.base_url = base.removesuffix('/openai')
+        self.model = self.model.removeprefix('models/')
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {'x-goog-api-key': key} if key else {}
+
+    def _request(self, text: str, task: str) -> dict[str, Any]:
+        request: dict[str, Any] = {'content': {'parts': [{'text': text}]}, 'taskType': task}
+        if self.config.output_dimensionality:
+            request['outputDimensionality'] = self.config.output_dimensionality
+        return request
+
+    def embed(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:
+        if kind == 'query' and len(texts) == 1:
+            answer = self.http.post(f'models/{self.model}:embedContent', self._request(texts[0], 'RETRIEVAL_QUERY'),
+                                    timeout=timeout)
+            values = answer.get('embedding', {}).get('values') if isinstance(answer, dict) else None
+            return self.vectors([values], 1, 'embedding.values')
+        requests = [{'model': f'models/{self.model}', **self._request(t, 'RETRIEVAL_DOCUMENT')} for t in texts]
+        answer = self.http.post(f'models/{self.model}:batchEmbedContents', {'requests': requests}, timeout=timeout)
+        embeddings = answer.get('embeddings') if isinstance(answer, dict) else None
+        if not isinstance(embeddings, list) or not all(isinstance(e, dict) for e in embeddings):
+            raise ProviderError(f'gemini embeddings failed: the answer has no embeddings[].values list')
+        return self.vectors([e.get('values') for e in embeddings], len(texts), 'embeddings[].values')

@@ -1,0 +1,23 @@
+"""Voyage AI: OpenAI-style ``POST /embeddings`` with ``input_type`` ``query`` or ``document``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsift.providers.openai import OpenAIEmbeddings
+
+__all__ = ['VoyageEmbeddings']
+
+
+class VoyageEmbeddings(OpenAIEmbeddings):
+    id = 'voyage'
+    default_base_url = 'https://api.voyageai.com/v1'
+    default_model = 'voyage-4-large'
+    env_keys = ('VOYAGE_API_KEY',)
+    known_dims = {'voyage-4-large': 1024, 'voyage-3-large': 1024, 'voyage-3.5': 1024, 'voyage-3.5-lite': 1024}
+
+    def body(self, texts: list[str], kind: str) -> dict[str, Any]:
+        body: dict[str, Any] = {'model': self.model, 'input': texts, 'input_type': kind}
+        if self.config.output_dimensionality:
+            body['output_dimension'] = self.config.output_dimensionality
+        return body
