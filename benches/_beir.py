@@ -80,6 +80,25 @@ def load_dataset(path: Path) -> Dataset:
     )
 
 
+def subset(data: Dataset, max_docs: int) -> Dataset:
+    """A smaller test set: the relevant documents of the first queries (up to half of ``max_docs``), filled up with
+    other documents in corpus order; only queries whose relevant documents are all kept remain."""
+    keep: set[str] = set()
+    for qid, _ in data.queries:
+        relevant = set(data.qrels.get(qid, {}))
+        if len(keep | relevant) > max_docs // 2:
+            break
+        keep |= relevant
+    for doc_id in data.doc_ids:
+        if len(keep) >= max_docs:
+            break
+        keep.add(doc_id)
+    rows = [(d, t) for d, t in zip(data.doc_ids, data.docs) if d in keep]
+    queries = [(q, t) for q, t in data.queries if data.qrels.get(q) and set(data.qrels[q]) <= keep]
+    return Dataset(name=f'{data.name}[{len(rows)} docs]', doc_ids=[d for d, _ in rows], docs=[t for _, t in rows],
+                   queries=queries, qrels={q: data.qrels[q] for q, _ in queries})
+
+
 def dataset_dirs(root: Path) -> list[Path]:
     """BEIR dataset directories directly under ``root``, sorted by name (exits with status 2 if none)."""
     if not root.is_dir():

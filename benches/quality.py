@@ -2,6 +2,8 @@
 
 Modes:
     bm25       memsift.Bm25Index (in RAM) on ``--data``; nDCG@k, recall@k, recall@100 and timings.
+    dense      The pipeline with the local embedding model alone (vector-only; needs memsift[local]).
+    hybrid     The pipeline with the local model and BM25 merged (OpenClaw's 0.7 / 0.3 weights).
     fts        The whole memory pipeline in FTS-only mode: one Markdown file per document under ``memory/`` of a
                temporary workspace, ``MemoryIndex.sync`` then ``MemoryIndex.search`` per query.
     segmenter  Tokenization only, under one BM25 (bm25s, k1=1.2, b=0.75): memsift.tokenize vs
@@ -67,13 +69,23 @@ def write_workspace(data: _beir.Dataset, root: Path) -> dict[str, str]:
     return paths
 
 
-def run_fts(data: _beir.Dataset, k: int) -> dict:
-    """Index ``data`` as a memory workspace and search it through ``MemoryIndex`` without a provider."""
+PIPELINE_SETTINGS = {
+    'fts': {'provider': 'none'},
+    'dense': {'provider': 'local', 'query': {'hybrid': {'enabled': False}}},
+    'hybrid': {'provider': 'local'},
+}
+"""memory.search settings per pipeline mode: keyword-only, the local model alone, both (OpenClaw's 0.7/0.3 merge)."""
+
+
+def run_pipeline(data: _beir.Dataset, k: int, mode: str = 'fts') -> dict:
+    """Index ``data`` as a memory workspace and search it through ``MemoryIndex`` in ``mode``."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / 'workspace'
         paths = write_workspace(data, root)
-        config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(Path(tmp) / 'index.sqlite')}}}}
-        with memsift.MemoryIndex(root, config) as index:
+        settings = {**PIPELINE_SETTINGS[mode], 'store': {'path': str(Path(tmp) / 'index.sqlite')}}
+        with memsift.MemoryIndex(root, {'memory': {'search': settings}}) as index:
+            if mode != 'fts' and index.provider is None:
+                _beir.fail(f'--mode {mode} needs the local model: {index.resolution.reason}')
             report = index.sync()
             latencies, run = [], {}
             for qid, text in data.queries:
@@ -90,7 +102,7 @@ def run_fts(data: _beir.Dataset, k: int) -> dict:
     latencies.sort()
     return {
         'dataset': data.name,
-        'mode': 'fts',
+        'mode': mode,
         **{key: value for key, value in metrics.items() if key != 'queries'},
         'queries': metrics['queries'],
         'files': len(paths),
@@ -98,6 +110,11 @@ def run_fts(data: _beir.Dataset, k: int) -> dict:
         'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
         'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
     }
+
+
+def run_fts(data: _beir.Dataset, k: int) -> dict:
+    """The pipeline in FTS-only mode (no provider)."""
+    return run_pipeline(data, k, 'fts')
 
 
 def jieba_tokenizer() -> Callable[[str], list[str]]:
@@ -151,7 +168,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
-    parser.add_argument('--mode', choices=('bm25', 'fts', 'segmenter', 'all'), default='bm25')
+    parser.add_argument('--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'segmenter', 'all'), default='bm25')
+    parser.add_argument('--limit-docs', type=int, help='use only the first N documents (and their queries)')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
     parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')
     args = parser.parse_args()
@@ -172,10 +190,12 @@ def main() -> None:
         return
 
     data = _beir.load_dataset(args.data)
+    if args.limit_docs:
+        data = _beir.subset(data, args.limit_docs)
     if args.mode == 'bm25':
         print(json.dumps(run_bm25(data, not args.no_stem, args.k)))
-    elif args.mode == 'fts':
-        print(json.dumps(run_fts(data, args.k)))
+    elif args.mode in PIPELINE_SETTINGS:
+        print(json.dumps(run_pipeline(data, args.k, args.mode)))
     else:
         analyzer = memsift.Analyzer(stem=not args.no_stem)
         for name, tokenize in (('memsift', analyzer.tokenize), ('jieba', jieba_tokenizer())):

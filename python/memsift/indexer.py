@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _REBUILD_BATCH = 2000
+_EMBED_BATCH = 64
+"""Chunks gathered from changed files before one embedding call."""
 _COMMIT_EVERY_S = 1.0
 """During a long sync, changes become searchable at least this often (a commit costs milliseconds)."""
 _RACY_S = 2.0
@@ -176,19 +178,35 @@ def sync_workspace(
         if previous is not None and previous.hash == digest and not force:
             report.unchanged += 1
             return
-        stat = Path(entry.abs_path).stat()
         chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
-        matrix = embedder([c[2] for c in chunks]) if embedder is not None and chunks else None
-        old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-        ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks, matrix)
-        index.delete_path(entry.path)
-        index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
-        if vectors is not None:
-            vectors.remove(old_ids)
-            if matrix is not None:
-                pending.append((ids, matrix))
-        (report.added if previous is None else report.updated).append(entry.path)
-        report.chunks_written += len(ids)
+        changes.append((entry, previous, digest, chunks))
+        if embedder is None or sum(len(c[3]) for c in changes) >= _EMBED_BATCH:
+            write_changes()
+
+    # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
+    # model is far faster on one batch than on many one-chunk calls); each file is then written in its own
+    # transaction, with its vectors.
+    changes: list[tuple[MemoryFile, FileRecord | None, str, list[tuple[int, int, str, str]]]] = []
+
+    def write_changes() -> None:
+        texts = [c[2] for _, _, _, chunks in changes for c in chunks]
+        matrix = embedder(texts) if embedder is not None and texts else None
+        offset = 0
+        for entry, previous, digest, chunks in changes:
+            rows = None if matrix is None else matrix[offset:offset + len(chunks)]
+            offset += len(chunks)
+            stat = Path(entry.abs_path).stat()
+            old_ids = store.chunk_ids(entry.path) if vectors is not None else []
+            ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks, rows)
+            index.delete_path(entry.path)
+            index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
+            if vectors is not None:
+                vectors.remove(old_ids)
+                if rows is not None and len(ids):
+                    pending.append((ids, rows))
+            (report.added if previous is None else report.updated).append(entry.path)
+            report.chunks_written += len(ids)
+        changes.clear()
 
     pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
 
@@ -210,6 +228,7 @@ def sync_workspace(
                 flush_vectors()
                 index.commit(generation=store.generation, compact=False)
                 last_commit = time.monotonic()
+        write_changes()
         for path in sorted(set(known) - seen):
             removed = store.delete_file(path)
             index.delete_path(path)

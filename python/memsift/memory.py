@@ -18,23 +18,26 @@ no embedding provider.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import math
 import os
 import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
-from memsift.providers import ProviderResolution, resolve_provider
+from memsift.providers import SILENT, ProviderResolution, resolve_provider
 from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.store import ChunkRow, FileRecord, MemoryStore
@@ -284,6 +287,8 @@ class MemoryIndex:
         self._closed = False
         self._catalogue = _Catalogue(-1, {})
         self._watcher: Any = None
+        self.cache_hits = 0
+        self.cache_misses = 0
         with contextlib.suppress(ProviderError):
             self._ready()  # otherwise retried, and reported, by sync, search and status
 
@@ -361,13 +366,7 @@ class MemoryIndex:
         with self._sync_lock:
             self._dirty = False
             full = force or not self._identity_ok
-            embedder = None
-            if self.provider is not None:
-                provider = self.provider
-
-                def embedder(texts):  # type: ignore[no-untyped-def]
-                    return embed_documents(provider, texts)
-
+            embedder = self._embed_chunks if self.provider is not None else None
             try:
                 report = sync_workspace(
                     self.store, self.index, self.workspace, self._extra_paths(),
@@ -383,8 +382,37 @@ class MemoryIndex:
                 raise
             finally:
                 self.index.release_writer()  # other processes (a watcher, the CLI) may sync this index too
+            if self.config.cache.enabled and self.config.cache.max_entries is not None:
+                self.store.evict_cache(self.config.cache.max_entries)
             self._sync_error = None
             return report
+
+    def _provider_key(self) -> str:
+        """What makes cached embeddings reusable: provider, model, dims, endpoint and non-auth headers (hashed)."""
+        provider = self.provider
+        assert provider is not None and self.vectors is not None
+        headers = sorted((k.lower(), v) for k, v in self.config.remote.headers.items()
+                         if k.lower() not in ('authorization', 'x-goog-api-key', 'api-key'))
+        identity = {'provider': provider.id, 'model': provider.model, 'dims': self.vectors.dims,
+                    'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None), 'headers': headers}
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+    def _embed_chunks(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed chunk texts through the embedding cache: unchanged text is never sent to the provider again."""
+        assert self.provider is not None and self.vectors is not None
+        if not self.config.cache.enabled:
+            return embed_documents(self.provider, texts)
+        key = self._provider_key()
+        hashes = [hashlib.sha256(t.encode('utf-8')).hexdigest() for t in texts]
+        cached = self.store.cached_vectors(key, hashes, self.vectors.dims)
+        missing = sorted({h: i for i, h in reversed(list(enumerate(hashes))) if h not in cached}.values())
+        self.cache_hits += len(texts) - len(missing)
+        self.cache_misses += len(missing)
+        if missing:
+            fresh = embed_documents(self.provider, [texts[i] for i in missing])
+            self.store.cache_vectors(key, [(hashes[i], fresh[n]) for n, i in enumerate(missing)])
+            cached.update((hashes[i], fresh[n]) for n, i in enumerate(missing))
+        return np.stack([cached[h] for h in hashes]).astype(np.float32, copy=False)
 
     def _background_sync(self) -> threading.Thread:
         """Start a sync in a daemon thread unless one is running; returns the thread doing it."""
@@ -496,7 +524,12 @@ class MemoryIndex:
             try:
                 hits = self._ranked(text, limit, floor, mode, debug)
             except ProviderError as exc:
-                return self._unavailable(str(exc), debug, started)
+                if self.resolution.requested not in SILENT:
+                    return self._unavailable(str(exc), debug, started)
+                # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
+                debug['embeddingError'] = str(exc)
+                result.mode = debug['effectiveMode'] = 'fts-only'
+                hits = self._ranked(text, limit, floor, 'fts-only', debug)
             cite = _wants_citations(self.config.citations, session_key)
             result.results = [
                 MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
@@ -722,7 +755,8 @@ class MemoryIndex:
             'extraPaths': self._extra_paths(),
             'sources': list(self.config.sources),
             'sourceCounts': [{'source': s, 'files': f, 'chunks': c} for s, f, c in self.store.source_counts()],
-            'cache': {'enabled': self.config.cache.enabled, 'entries': 0, 'maxEntries': self.config.cache.max_entries},
+            'cache': {'enabled': self.config.cache.enabled, 'entries': self.store.cache_size(),
+                      'maxEntries': self.config.cache.max_entries, 'hits': self.cache_hits, 'misses': self.cache_misses},
             'fts': {'enabled': True, 'available': True, 'error': None, 'tokenizer': TOKENIZER,
                     'docs': self.index.num_docs, 'generation': self.index.generation},
             'vector': {'enabled': provider is not None,

@@ -55,6 +55,14 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    provider_key TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (provider_key, hash)
+);
+CREATE INDEX IF NOT EXISTS embedding_cache_age ON embedding_cache(updated_at);
 """
 
 
@@ -320,6 +328,50 @@ class MemoryStore:
                 return
             yield from (ChunkRow(*row) for row in rows)
             last = rows[-1][0]
+
+    # ------------------------------------------------------------------ embedding cache
+
+    def cached_vectors(self, provider_key: str, hashes: Sequence[str], dims: int) -> dict[str, npt.NDArray[np.float32]]:
+        """Cached embeddings of chunk texts by sha256 (looked up 400 at a time; wrong-sized rows are misses)."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        unique = sorted(set(hashes))
+        for start in range(0, len(unique), 400):
+            part = unique[start:start + 400]
+            with self._lock:
+                rows = self._db.execute(
+                    f'SELECT hash, vector FROM embedding_cache WHERE provider_key = ? AND hash IN '
+                    f'({",".join("?" * len(part))})', [provider_key, *part],
+                ).fetchall()
+            found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows if len(v) == dims * 4)
+        return found
+
+    def cache_vectors(self, provider_key: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
+        """Remember embeddings by chunk-text sha256 (not a store generation change: the index does not depend on it)."""
+        now = time.time()
+        with self._lock:
+            try:
+                with self._db:
+                    self._db.execute('BEGIN')
+                    self._db.executemany(
+                        'INSERT INTO embedding_cache(provider_key, hash, vector, updated_at) VALUES (?, ?, ?, ?) '
+                        'ON CONFLICT(provider_key, hash) DO UPDATE SET vector = excluded.vector, '
+                        'updated_at = excluded.updated_at',
+                        [(provider_key, h, np.ascontiguousarray(v, dtype=np.float32).tobytes(), now) for h, v in items],
+                    )
+            except sqlite3.Error as exc:
+                raise StoreError(f'cannot write the embedding cache in {self.path}: {exc}') from exc
+
+    def cache_size(self) -> int:
+        with self._lock:
+            return int(self._db.execute('SELECT COUNT(*) FROM embedding_cache').fetchone()[0])
+
+    def evict_cache(self, max_entries: int) -> int:
+        """Delete the oldest cache rows until at most ``max_entries`` remain; returns how many went."""
+        with self._lock:
+            cur = self._db.execute(
+                'DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache '
+                'ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)', (max_entries,))
+            return cur.rowcount
 
     def close(self) -> None:
         with self._lock:

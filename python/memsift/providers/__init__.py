@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, ProviderError
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
 from memsift.providers.gemini import GeminiEmbeddings
+from memsift.providers.local import LocalEmbeddings
 from memsift.providers.ollama import OllamaEmbeddings
 from memsift.providers.openai import (
     DeepInfraEmbeddings,
@@ -28,7 +30,10 @@ from memsift.providers.openai import (
 )
 from memsift.providers.voyage import VoyageEmbeddings
 
-__all__ = ['ADAPTERS', 'AUTO_ORDER', 'MissingApiKey', 'ProviderResolution', 'create_provider', 'resolve_provider']
+__all__ = [
+    'ADAPTERS', 'AUTO_ORDER', 'SILENT', 'LocalEmbeddings', 'MissingApiKey', 'ProviderResolution', 'create_provider',
+    'resolve_provider',
+]
 
 ADAPTERS: dict[str, type[RemoteEmbeddings]] = {
     adapter.id: adapter
@@ -58,8 +63,15 @@ class ProviderResolution:
     fallback_reason: str | None = None
 
 
-def create_provider(provider_id: str, config: MemoryConfig, env: Mapping[str, str] | None = None) -> RemoteEmbeddings:
+SILENT = frozenset({'auto', 'local'})
+"""Requested providers that degrade to keyword-only search silently (with the reason in debug and status)."""
+
+
+def create_provider(provider_id: str, config: MemoryConfig,
+                    env: Mapping[str, str] | None = None) -> RemoteEmbeddings | LocalEmbeddings:
     """Build the adapter ``provider_id`` from ``config`` (``remote.*``, ``model``, keys from config or ``env``)."""
+    if provider_id == 'local':
+        return LocalEmbeddings(config)
     adapter = ADAPTERS.get(provider_id)
     if adapter is None:
         known = ', '.join(sorted(ADAPTERS))
@@ -75,17 +87,20 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
     if requested == 'none':
         return ProviderResolution(None, requested, reason='provider "none": keyword search only')
     if requested == 'local':
-        return ProviderResolution(None, requested, reason='local embeddings are not available in this memsift yet: '
-                                  'keyword search only')
+        try:
+            return ProviderResolution(LocalEmbeddings(config), requested)
+        except Exception as exc:  # any local failure degrades silently (OpenClaw)
+            return ProviderResolution(None, requested, reason=f'local embeddings unavailable ({exc}): keyword search only')
     if requested == 'auto':
         reasons = []
         for provider_id in AUTO_ORDER:
-            if provider_id not in ADAPTERS:
-                reasons.append(f'{provider_id}: not available')
+            model_path = config.local.model_path
+            if provider_id == 'local' and not (model_path and Path(model_path).expanduser().is_file()):
+                reasons.append('local: no local.modelPath file')
                 continue
             try:
                 return ProviderResolution(create_provider(provider_id, config, env), requested)
-            except ProviderError as exc:
+            except Exception as exc:  # a missing key (or a broken local model) moves on to the next provider
                 reasons.append(str(exc))
         return ProviderResolution(None, requested, reason='no embedding provider available (' + '; '.join(reasons) +
                                   '): keyword search only')
