@@ -4,6 +4,7 @@ Modes:
     bm25       memsift.Bm25Index (in RAM) on ``--data``; nDCG@k, recall@k, recall@100 and timings.
     dense      The pipeline with the local embedding model alone (vector-only; needs memsift[local]).
     hybrid     The pipeline with the local model and BM25 merged (OpenClaw's 0.7 / 0.3 weights).
+    semantic   dense then hybrid on one index (the corpus is embedded once).
     fts        The whole memory pipeline in FTS-only mode: one Markdown file per document under ``memory/`` of a
                temporary workspace, ``MemoryIndex.sync`` then ``MemoryIndex.search`` per query.
     segmenter  Tokenization only, under one BM25 (bm25s, k1=1.2, b=0.75): memsift.tokenize vs
@@ -79,37 +80,46 @@ PIPELINE_SETTINGS = {
 
 def run_pipeline(data: _beir.Dataset, k: int, mode: str = 'fts') -> dict:
     """Index ``data`` as a memory workspace and search it through ``MemoryIndex`` in ``mode``."""
+    return run_pipelines(data, k, (mode,))[0]
+
+
+def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...]) -> list[dict]:
+    """One record per mode; the modes share one workspace and store, so the local model embeds the corpus once
+    (``dense`` and ``hybrid`` have the same index identity: only the query settings differ)."""
+    records = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / 'workspace'
         paths = write_workspace(data, root)
-        settings = {**PIPELINE_SETTINGS[mode], 'store': {'path': str(Path(tmp) / 'index.sqlite')}}
-        with memsift.MemoryIndex(root, {'memory': {'search': settings}}) as index:
-            if mode != 'fts' and index.provider is None:
-                _beir.fail(f'--mode {mode} needs the local model: {index.resolution.reason}')
-            report = index.sync()
-            latencies, run = [], {}
-            for qid, text in data.queries:
-                start = time.perf_counter()
-                result = index.search(text, max_results=DEEP_K, min_score=0.0)
-                latencies.append(time.perf_counter() - start)
-                ranked = []
-                for hit in result.results:
-                    doc = paths[hit.path]
-                    if doc not in ranked:
-                        ranked.append(doc)
-                run[qid] = ranked
-    metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
-    latencies.sort()
-    return {
-        'dataset': data.name,
-        'mode': mode,
-        **{key: value for key, value in metrics.items() if key != 'queries'},
-        'queries': metrics['queries'],
-        'files': len(paths),
-        'index_s': round(report.seconds, 3),
-        'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
-        'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
-    }
+        for mode in modes:
+            settings = {**PIPELINE_SETTINGS[mode], 'store': {'path': str(Path(tmp) / f'{mode == "fts"}.sqlite')}}
+            with memsift.MemoryIndex(root, {'memory': {'search': settings}}) as index:
+                if mode != 'fts' and index.provider is None:
+                    _beir.fail(f'--mode {mode} needs the local model: {index.resolution.reason}')
+                report = index.sync()
+                latencies, run = [], {}
+                for qid, text in data.queries:
+                    start = time.perf_counter()
+                    result = index.search(text, max_results=DEEP_K, min_score=0.0)
+                    latencies.append(time.perf_counter() - start)
+                    ranked = []
+                    for hit in result.results:
+                        doc = paths[hit.path]
+                        if doc not in ranked:
+                            ranked.append(doc)
+                    run[qid] = ranked
+            metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
+            latencies.sort()
+            records.append({
+                'dataset': data.name,
+                'mode': mode,
+                **{key: value for key, value in metrics.items() if key != 'queries'},
+                'queries': metrics['queries'],
+                'files': len(paths),
+                'index_s': round(report.seconds, 3),
+                'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
+                'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
+            })
+    return records
 
 
 def run_fts(data: _beir.Dataset, k: int) -> dict:
@@ -168,7 +178,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
-    parser.add_argument('--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'segmenter', 'all'), default='bm25')
+    parser.add_argument('--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'semantic', 'segmenter', 'all'),
+                        default='bm25')
     parser.add_argument('--limit-docs', type=int, help='use only the first N documents (and their queries)')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
     parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')
@@ -194,8 +205,10 @@ def main() -> None:
         data = _beir.subset(data, args.limit_docs)
     if args.mode == 'bm25':
         print(json.dumps(run_bm25(data, not args.no_stem, args.k)))
-    elif args.mode in PIPELINE_SETTINGS:
-        print(json.dumps(run_pipeline(data, args.k, args.mode)))
+    elif args.mode in PIPELINE_SETTINGS or args.mode == 'semantic':
+        modes = ('dense', 'hybrid') if args.mode == 'semantic' else (args.mode,)
+        for record in run_pipelines(data, args.k, modes):
+            print(json.dumps(record), flush=True)
     else:
         analyzer = memsift.Analyzer(stem=not args.no_stem)
         for name, tokenize in (('memsift', analyzer.tokenize), ('jieba', jieba_tokenizer())):

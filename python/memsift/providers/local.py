@@ -27,7 +27,7 @@ __all__ = ['DEFAULT_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
 DEFAULT_MODEL = 'all-MiniLM-L6-v2-onnx-int8'
 MAX_TOKENS = 256
 """all-MiniLM-L6-v2's ``max_seq_length``: longer chunks are truncated (their start carries the topic)."""
-BATCH = 32
+BATCH = 8
 
 
 class LocalModelUnavailable(ProviderError):
@@ -57,6 +57,8 @@ class _OnnxEncoder:
             raise LocalModelUnavailable(f'no tokenizer.json beside the local model {model}')
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
+        # Idle threads sleep instead of spinning: a sync shares the machine with the agent and its tools.
+        options.add_session_config_entry('session.intra_op.allow_spinning', '0')
         try:
             self.session = onnxruntime.InferenceSession(str(model), options, providers=['CPUExecutionProvider'])
         except Exception as exc:  # onnxruntime raises its own exception types
