@@ -94,8 +94,10 @@ def _checked(provider: EmbeddingProvider, raw: object, rows: int) -> npt.NDArray
     return np.ascontiguousarray(matrix / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
 
-def embed_documents(provider: EmbeddingProvider, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-    """``provider.embed_documents(texts)`` checked and L2-normalized: a C-contiguous ``(len(texts), dims)`` array."""
+def embed_documents(provider: EmbeddingProvider, texts: Sequence[Any]) -> npt.NDArray[np.float32]:
+    """``provider.embed_documents(texts)`` checked and L2-normalized: a C-contiguous ``(len(texts), dims)`` array.
+
+    ``texts`` are strings, or :class:`~memsift.media.MediaInput` for a multimodal provider."""
     if not texts:
         return np.zeros((0, provider.dims), dtype=np.float32)
     return _checked(provider, _call(provider, 'embed_documents', list(texts)), len(texts))

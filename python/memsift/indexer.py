@@ -23,11 +23,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Union
 
 import numpy as np
 import numpy.typing as npt
 
 from memsift._core import Bm25Index, VectorStore, chunk_markdown
+from memsift.media import MediaInput, read_media_file
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, SkippedFile, list_memory_files, read_memory_file
 
@@ -44,8 +46,8 @@ _RACY_S = 2.0
 """A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
 in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
 
-Embedder = Callable[[Sequence[str]], npt.NDArray[np.float32]]
-"""Chunk texts -> one float32 row per text (the provider's ``embed_documents`` after validation)."""
+Embedder = Callable[[Sequence[Union[str, MediaInput]]], npt.NDArray[np.float32]]
+"""Chunk texts (or media inputs) -> one float32 row each (the provider's ``embed_documents`` after validation)."""
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)`` after each file of a sync."""
 
@@ -115,12 +117,13 @@ def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
 
 
 def workspace_changed(
-    store: MemoryStore, workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = ()
+    store: MemoryStore, workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = (),
+    media_suffixes: Iterable[str] = (),
 ) -> bool:
     """Whether a sync would find work: a memory file added, removed, or with a new size or mtime (stat only)."""
     known = store.files()
     listed = 0
-    for entry in list_memory_files(workspace, extra_paths):
+    for entry in list_memory_files(workspace, extra_paths, media_suffixes):
         previous = known.get(entry.path)
         if previous is None:
             return entry.path not in store.skipped()
@@ -143,19 +146,23 @@ def sync_workspace(
     embedder: Embedder | None = None,
     vectors: VectorStore | None = None,
     progress: Progress | None = None,
+    media_suffixes: Iterable[str] = (),
+    media_max_bytes: int = 10 * 1024 * 1024,
 ) -> SyncReport:
     """Bring ``store`` and ``index`` (and ``vectors``) up to date with the memory files of ``workspace``.
 
     Files are compared by the sha256 of their text (a file whose size and mtime are unchanged since well before
     it was indexed is not even read); changed files are re-chunked, vanished files are removed, unreadable ones
     are recorded with the reason. ``force`` re-chunks every file (after a chunking or identity change). With an
-    ``embedder``, each new chunk's vector is stored with it and added to ``vectors``.
+    ``embedder``, each new chunk's vector is stored with it and added to ``vectors``. Files with
+    ``media_suffixes`` in the extra paths become one labelled chunk each, embedded with their bytes.
     """
     started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
     known = store.files()
     known_skipped = store.skipped()
-    entries = list(list_memory_files(workspace, extra_paths))
+    media = frozenset(media_suffixes)
+    entries = list(list_memory_files(workspace, extra_paths, media))
     seen: set[str] = set()
 
     def sync_file(entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None,
@@ -163,8 +170,14 @@ def sync_workspace(
         if previous is not None and not force and _stat_unchanged(previous, entry):
             report.unchanged += 1
             return
+        item: MediaInput | None = None
         try:
-            text = read_memory_file(entry.abs_path, max_file_bytes)
+            if Path(entry.path).suffix.lower() in media:
+                item = read_media_file(entry.abs_path, entry.path, media_max_bytes)
+                text, digest = item.label, item.sha256
+            else:
+                text = read_memory_file(entry.abs_path, max_file_bytes)
+                digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
             if skipped_reason != skipped.reason:
@@ -174,25 +187,29 @@ def sync_workspace(
                 if vectors is not None:
                     vectors.remove(removed)
             return
-        digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
         if previous is not None and previous.hash == digest and not force:
             report.unchanged += 1
             return
-        chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
-        changes.append((entry, previous, digest, chunks))
+        if item is not None:
+            chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
+        else:
+            chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
+        changes.append((entry, previous, digest, chunks, item))
         if embedder is None or sum(len(c[3]) for c in changes) >= _EMBED_BATCH:
             write_changes()
 
     # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
     # model is far faster on one batch than on many one-chunk calls); each file is then written in its own
     # transaction, with its vectors.
-    changes: list[tuple[MemoryFile, FileRecord | None, str, list[tuple[int, int, str, str]]]] = []
+    changes: list[tuple[MemoryFile, FileRecord | None, str, list[tuple[int, int, str, str]], MediaInput | None]] = []
 
     def write_changes() -> None:
-        texts = [c[2] for _, _, _, chunks in changes for c in chunks]
-        matrix = embedder(texts) if embedder is not None and texts else None
+        inputs: list[str | MediaInput] = []
+        for _, _, _, chunks, item in changes:
+            inputs.extend([item] if item is not None else [c[2] for c in chunks])
+        matrix = embedder(inputs) if embedder is not None and inputs else None
         offset = 0
-        for entry, previous, digest, chunks in changes:
+        for entry, previous, digest, chunks, _ in changes:
             rows = None if matrix is None else matrix[offset:offset + len(chunks)]
             offset += len(chunks)
             stat = Path(entry.abs_path).stat()

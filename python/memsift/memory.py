@@ -39,6 +39,8 @@ from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
 from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
+from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
+from memsift.media import MediaInput
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import SkippedFile, read_memory_file
@@ -335,6 +337,13 @@ class MemoryIndex:
             self._identity = identity
             return identity
 
+    def _media_suffixes(self) -> tuple[str, ...]:
+        """File suffixes indexed as images/audio: only with multimodal on (and a provider: never in FTS-only)."""
+        multimodal = self.config.multimodal
+        if not multimodal.enabled or self.provider is None:
+            return ()
+        return tuple(suffix for kind in multimodal.modalities for suffix in MEDIA_EXTENSIONS.get(kind, ()))
+
     def _wanted_identity(self, dims: int | None) -> dict[str, Any]:
         provider = self.provider
         return {
@@ -346,6 +355,7 @@ class MemoryIndex:
             'tokenizer': TOKENIZER,
             'sources': sorted(self.config.sources),
             'extraPaths': sorted({os.path.normpath(p) for p in self._extra_paths()}),
+            'media': [*self._media_suffixes(), self.config.multimodal.max_file_bytes] if self._media_suffixes() else None,
         }
 
     def _check_open(self) -> None:
@@ -372,6 +382,7 @@ class MemoryIndex:
                     self.store, self.index, self.workspace, self._extra_paths(),
                     tokens=self.config.chunking.tokens, overlap=self.config.chunking.overlap, force=full,
                     embedder=embedder, vectors=self.vectors, progress=progress,
+                    media_suffixes=self._media_suffixes(), media_max_bytes=self.config.multimodal.max_file_bytes,
                 )
                 if not self._identity_ok:
                     self.store.set_identity(identity)
@@ -397,13 +408,14 @@ class MemoryIndex:
                     'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None), 'headers': headers}
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
-    def _embed_chunks(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed chunk texts through the embedding cache: unchanged text is never sent to the provider again."""
+    def _embed_chunks(self, texts: Sequence[str | MediaInput]) -> npt.NDArray[np.float32]:
+        """Embed chunk texts (or media) through the embedding cache: unchanged input is never sent again."""
         assert self.provider is not None and self.vectors is not None
         if not self.config.cache.enabled:
             return embed_documents(self.provider, texts)
         key = self._provider_key()
-        hashes = [hashlib.sha256(t.encode('utf-8')).hexdigest() for t in texts]
+        hashes = [t.sha256 if isinstance(t, MediaInput) else hashlib.sha256(t.encode('utf-8')).hexdigest()
+                  for t in texts]
         cached = self.store.cached_vectors(key, hashes, self.vectors.dims)
         missing = sorted({h: i for i, h in reversed(list(enumerate(hashes))) if h not in cached}.values())
         self.cache_hits += len(texts) - len(missing)
@@ -748,7 +760,8 @@ class MemoryIndex:
             'agentId': self.config.agent_id,
             'files': len(files),
             'chunks': chunks,
-            'dirty': self._dirty and workspace_changed(self.store, self.workspace, self._extra_paths()),
+            'dirty': self._dirty and workspace_changed(self.store, self.workspace, self._extra_paths(),
+                                                          self._media_suffixes()),
             'workspaceDir': str(self.workspace),
             'dbPath': self.db_path,
             'indexPath': self.index.path,

@@ -77,13 +77,17 @@ def _is_plain_dir(path: Path) -> bool:
     return stat.S_ISDIR(_mode(path))
 
 
-def _walk_markdown(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
-    """``*.md`` files below ``root`` (with their lstat) in a stable order, without following symlinks or entering
-    ignored folders."""
+def _wanted(name: str, media: frozenset[str]) -> bool:
+    return name.endswith('.md') or (bool(media) and os.path.splitext(name)[1].lower() in media)
+
+
+def _walk_markdown(root: Path, media: frozenset[str] = frozenset()) -> Iterator[tuple[Path, os.stat_result]]:
+    """``*.md`` files (and files with a ``media`` suffix) below ``root``, with their lstat, in a stable order,
+    without following symlinks or entering ignored folders."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and _is_plain_dir(Path(dirpath, d)))
         for name in sorted(filenames):
-            if name.endswith('.md'):
+            if _wanted(name, media):
                 candidate = Path(dirpath, name)
                 info = _lstat(candidate)
                 if info is not None and stat.S_ISREG(info.st_mode):
@@ -96,7 +100,8 @@ def _plain_file(path: Path) -> Iterator[tuple[Path, os.stat_result]]:
         yield path, info
 
 
-def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path, os.stat_result]]:
+def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]],
+                media: frozenset[str]) -> Iterator[tuple[Path, os.stat_result]]:
     for name in ('MEMORY.md', 'memory.md'):
         yield from _plain_file(workspace / name)
     if _is_plain_dir(workspace / 'memory'):
@@ -105,8 +110,8 @@ def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) 
         target = Path(os.path.expanduser(os.fspath(extra)))
         target = target if target.is_absolute() else workspace / target
         if _is_plain_dir(target):
-            yield from _walk_markdown(target)
-        elif target.name.endswith('.md'):
+            yield from _walk_markdown(target, media)
+        elif _wanted(target.name, media):
             yield from _plain_file(target)
 
 
@@ -115,14 +120,17 @@ def _relative(workspace: Path, path: Path) -> str:
 
 
 def list_memory_files(
-    workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = ()
+    workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = (),
+    media_suffixes: Iterable[str] = (),
 ) -> list[MemoryFile]:
     """Memory files of ``workspace`` in scan order, each once (the same file reached twice, through overlapping
-    extra paths or a hard link, is kept at its first path)."""
+    extra paths or a hard link, is kept at its first path). Files with ``media_suffixes`` (lower-case, with the
+    dot) are listed from the extra paths only, as OpenClaw does for multimodal memory."""
+    media = frozenset(media_suffixes)
     root = Path(workspace).expanduser().absolute()
     seen: set[tuple[int, int]] = set()
     files = []
-    for path, info in _candidates(root, extra_paths):
+    for path, info in _candidates(root, extra_paths, media):
         key = (info.st_dev, info.st_ino)
         if key in seen:
             continue

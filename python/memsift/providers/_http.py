@@ -37,8 +37,16 @@ T = TypeVar('T')
 R = TypeVar('R')
 
 
-def batches(texts: Sequence[str], max_bytes: int = MAX_BATCH_BYTES) -> list[list[int]]:
-    """Indices of ``texts`` grouped in order so each group holds at most ``max_bytes`` of UTF-8 (a larger text
+def _size(item: object) -> int:
+    """Request bytes an input costs: UTF-8 text, or a media input's label plus its base64 data."""
+    if isinstance(item, str):
+        return len(item.encode('utf-8'))
+    data, label = getattr(item, 'data', b''), getattr(item, 'label', '')
+    return len(label.encode('utf-8')) + (len(data) + 2) // 3 * 4
+
+
+def batches(texts: Sequence[object], max_bytes: int = MAX_BATCH_BYTES) -> list[list[int]]:
+    """Indices of ``texts`` grouped in order so each group holds at most ``max_bytes`` of UTF-8 (a larger input
     travels alone).
 
     >>> batches(['a' * 5000, 'b' * 2000, 'c' * 2000, 'd'])
@@ -47,7 +55,7 @@ def batches(texts: Sequence[str], max_bytes: int = MAX_BATCH_BYTES) -> list[list
     groups: list[list[int]] = []
     size = 0
     for i, text in enumerate(texts):
-        length = len(text.encode('utf-8'))
+        length = _size(text)
         if groups and size + length <= max_bytes:
             groups[-1].append(i)
             size += length

@@ -78,15 +78,16 @@ class RemoteEmbeddings:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text], 'query', self.query_timeout)[0]
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[Any]) -> list[list[float]]:
         texts = list(texts)
         groups = batches(texts)
         done = map_concurrently(lambda group: self.embed([texts[i] for i in group], 'document', self.batch_timeout),
                                 groups, self.concurrency)
         return [vector for group in done for vector in group]
 
-    def embed(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:
-        """One request for ``texts``; ``kind`` is ``query`` or ``document``."""
+    def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
+        """One request for ``texts`` (strings; media inputs for a multimodal adapter); ``kind`` is ``query`` or
+        ``document``."""
         raise NotImplementedError
 
     def vectors(self, rows: Any, count: int, where: str) -> list[list[float]]:

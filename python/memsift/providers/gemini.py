@@ -3,9 +3,11 @@ for chunks (``RETRIEVAL_DOCUMENT``), key in ``x-goog-api-key``, optional ``outpu
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from memsift.embedding import ProviderError
+from memsift.media import MediaInput
 from memsift.providers.base import RemoteEmbeddings
 
 __all__ = ['GeminiEmbeddings']
@@ -28,13 +30,20 @@ class GeminiEmbeddings(RemoteEmbeddings):
     def auth_headers(self, key: str) -> dict[str, str]:
         return {'x-goog-api-key': key} if key else {}
 
-    def _request(self, text: str, task: str) -> dict[str, Any]:
-        request: dict[str, Any] = {'content': {'parts': [{'text': text}]}, 'taskType': task}
+    def _request(self, item: str | MediaInput, task: str) -> dict[str, Any]:
+        if isinstance(item, MediaInput):  # Gemini Embedding 2: the label and the bytes inline, in one content
+            parts: list[dict[str, Any]] = [
+                {'text': item.label},
+                {'inlineData': {'mimeType': item.mime, 'data': base64.b64encode(item.data).decode('ascii')}},
+            ]
+        else:
+            parts = [{'text': item}]
+        request: dict[str, Any] = {'content': {'parts': parts}, 'taskType': task}
         if self.config.output_dimensionality:
             request['outputDimensionality'] = self.config.output_dimensionality
         return request
 
-    def embed(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:
+    def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
         if kind == 'query' and len(texts) == 1:
             answer = self.http.post(f'models/{self.model}:embedContent', self._request(texts[0], 'RETRIEVAL_QUERY'),
                                     timeout=timeout)
