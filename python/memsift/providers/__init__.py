@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, ProviderError
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
+from memsift.providers.copilot import CopilotEmbeddings
 from memsift.providers.gemini import GeminiEmbeddings
 from memsift.providers.local import LocalEmbeddings
 from memsift.providers.ollama import OllamaEmbeddings
@@ -38,7 +39,7 @@ __all__ = [
 ADAPTERS: dict[str, type[RemoteEmbeddings]] = {
     adapter.id: adapter
     for adapter in (OpenAIEmbeddings, OpenAICompatibleEmbeddings, GeminiEmbeddings, VoyageEmbeddings,
-                    MistralEmbeddings, DeepInfraEmbeddings, OllamaEmbeddings, LmStudioEmbeddings)
+                    MistralEmbeddings, DeepInfraEmbeddings, OllamaEmbeddings, LmStudioEmbeddings, CopilotEmbeddings)
 }
 """Provider id -> adapter class."""
 
