@@ -359,7 +359,7 @@ def test_hybrid_search_end_to_end_over_http(server, tmp_path):
 
 def test_every_adapter_is_registered():
     assert set(ADAPTERS) >= {'openai', 'openai-compatible', 'gemini', 'voyage', 'mistral', 'deepinfra', 'ollama',
-                             'lmstudio', 'github-copilot'}
+                             'lmstudio', 'github-copilot', 'bedrock'}
     with pytest.raises(memsift.ProviderError, match='not available'):
         create_provider('nope', memsift.load_config({}))
 

@@ -107,6 +107,14 @@ class EmbeddingHttp:
         self._secrets = [s for s in (*secrets, *headers.values()) if s and len(s) >= 4]
         self._client = httpx.Client(headers=dict(headers), follow_redirects=False)
 
+    def add_secrets(self, *secrets: str | None) -> None:
+        """Further strings to scrub from errors (a signing secret, a session token)."""
+        self._secrets.extend(s for s in secrets if s and len(s) >= 4)
+
+    def on_request(self, hook: Callable[[httpx.Request], None]) -> None:
+        """Run ``hook`` on every request just before it is sent, retries included (request signing)."""
+        self._client.event_hooks = {'request': [hook], 'response': []}
+
     def redact(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, '***')
