@@ -396,3 +396,27 @@ def test_local_failure_degrades_silently(tmp_path, monkeypatch):
         result = index.search('deploy key')
     assert result.mode == 'fts-only' and result.results and 'local embeddings unavailable' in result.debug[
         'embeddingBootstrap']
+
+
+def test_models_providers_entries(server, monkeypatch):
+    server.reply = openai_reply
+    root = {
+        'models': {'providers': {
+            'corp-proxy': {'api': 'openai-completions', 'baseUrl': server.url + '/v1', 'apiKey': KEY,
+                           'headers': {'X-Org': 'memory', 'X-Trace': 'entry'}},
+            'openai': {'apiKey': 'sk-from-models-providers', 'baseUrl': server.url + '/v1'},
+        }},
+        'memory': {'search': {'provider': 'corp-proxy', 'model': 'embed-small',
+                              'remote': {'headers': {'X-Trace': 'remote'}}}},
+    }
+    provider = resolve_provider(memsift.load_config(root)).provider
+    provider.embed_query('q')
+    request = server.requests[-1]
+    assert request['body']['model'] == 'embed-small' and request['headers']['authorization'] == f'Bearer {KEY}'
+    assert (request['headers']['x-org'], request['headers']['x-trace']) == ('memory', 'remote')
+    root['memory']['search'] = {'provider': 'openai'}
+    create_provider('openai', memsift.load_config(root)).embed_query('q')
+    assert server.requests[-1]['headers']['authorization'] == 'Bearer sk-from-models-providers'
+    assert 'sk-from' not in repr(memsift.load_config(root))
+    with pytest.raises(memsift.ConfigError, match=r'models\.providers\.x\.baseUrl'):
+        memsift.load_config({'models': {'providers': {'x': {'baseUrl': 5}}}})

@@ -9,6 +9,7 @@ raise :class:`ConfigError` naming the key path; unknown keys only warn with :cla
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -33,6 +34,7 @@ __all__ = [
     'LocalConfig',
     'MemoryConfig',
     'MmrConfig',
+    'ModelProvider',
     'MultimodalConfig',
     'QueryConfig',
     'RemoteConfig',
@@ -181,6 +183,17 @@ class MultimodalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelProvider:
+    """An entry of OpenClaw's ``models.providers``: endpoint defaults for a provider id, and for a custom id the
+    adapter (``api``) that speaks its wire format. ``api_key`` and ``headers`` stay out of ``repr``."""
+
+    api: str | None
+    base_url: str | None
+    api_key: str | Mapping[str, Any] | None = field(repr=False)
+    headers: dict[str, str] = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryConfig:
     """The resolved memory-search settings of one agent (OpenClaw camelCase keys as snake_case)."""
 
@@ -208,6 +221,7 @@ class MemoryConfig:
     query: QueryConfig
     multimodal: MultimodalConfig
     citations: str
+    model_providers: Mapping[str, ModelProvider] = field(default_factory=dict, repr=False)
 
 
 # ---------------------------------------------------------------- error messages
@@ -716,7 +730,33 @@ def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfi
         source_path=source_path,
     )
     _check_multimodal(config, layers)
-    return config
+    providers = _model_providers(root)
+    return dataclasses.replace(config, model_providers=providers) if providers else config
+
+
+def _model_providers(root: Mapping[str, Any]) -> dict[str, ModelProvider]:
+    """``models.providers.<id>``: only the keys memory search uses are read (the rest configures chat models)."""
+    models = root.get('models')
+    raw = models.get('providers') if isinstance(models, Mapping) else None
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise _invalid('models.providers', raw, 'an object of provider entries')
+    found = {}
+    for provider_id, entry in raw.items():
+        path = f'models.providers.{provider_id}'
+        if not isinstance(entry, Mapping):
+            raise _invalid(path, entry, 'an object')
+        for key in ('api', 'baseUrl'):
+            if entry.get(key) is not None and not isinstance(entry.get(key), str):
+                raise _invalid(f'{path}.{key}', entry.get(key), 'a string')
+        try:
+            headers = _headers(entry.get('headers', {}))
+            api_key = _secret(entry['apiKey']) if entry.get('apiKey') is not None else None
+        except _Expected as exc:
+            raise _invalid(f'{path}.headers/apiKey', '…', str(exc)) from None
+        found[str(provider_id)] = ModelProvider(entry.get('api'), entry.get('baseUrl'), api_key, headers)
+    return found
 
 
 def load_config(path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None = None,

@@ -66,6 +66,9 @@ class ProviderResolution:
     fallback_reason: str | None = None
 
 
+API_ALIASES = {'openai-completions': 'openai-compatible', 'openai-responses': 'openai-compatible'}
+"""OpenClaw model-provider ``api`` names that mean an OpenAI-style embeddings endpoint."""
+
 SILENT = frozenset({'auto', 'local'})
 """Requested providers that degrade to keyword-only search silently (with the reason in debug and status)."""
 
@@ -75,6 +78,18 @@ def create_provider(provider_id: str, config: MemoryConfig,
     """Build the adapter ``provider_id`` from ``config`` (``remote.*``, ``model``, keys from config or ``env``)."""
     if provider_id == 'local':
         return LocalEmbeddings(config)
+    entry = config.model_providers.get(provider_id)
+    if entry is not None:
+        # models.providers.<id>: endpoint defaults under memorySearch.remote (remote.* wins, headers merge), and
+        # for a custom id the adapter its `api` names.
+        remote = dataclasses.replace(
+            config.remote, base_url=config.remote.base_url or entry.base_url,
+            api_key=config.remote.api_key if config.remote.api_key is not None else entry.api_key,
+            headers={**entry.headers, **config.remote.headers})
+        config = dataclasses.replace(config, remote=remote)
+        api = API_ALIASES.get(entry.api or '', entry.api)
+        if provider_id not in ADAPTERS and api in ADAPTERS:
+            provider_id = api
     adapter = ADAPTERS.get(provider_id)
     if adapter is None:
         known = ', '.join(sorted(ADAPTERS))
