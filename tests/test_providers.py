@@ -420,3 +420,23 @@ def test_models_providers_entries(server, monkeypatch):
     assert 'sk-from' not in repr(memsift.load_config(root))
     with pytest.raises(memsift.ConfigError, match=r'models\.providers\.x\.baseUrl'):
         memsift.load_config({'models': {'providers': {'x': {'baseUrl': 5}}}})
+
+
+def test_runtime_failure_switches_to_the_fallback_once(server, tmp_path, monkeypatch):
+    def reply(request):
+        if request['body']['model'] == 'primary':
+            return 401, {}, {'error': 'key revoked'}
+        return openai_reply(request)
+
+    server.reply = reply
+    monkeypatch.setenv('OPENAI_API_KEY', KEY)
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'deploy key in the vault')
+    cfg = memory_config(tmp_path, provider='openai-compatible', model='primary', fallback='openai',
+                        outputDimensionality=4, remote={'baseUrl': server.url + '/v1'})
+    with memsift.MemoryIndex(ws, cfg) as index:
+        assert index.sync().added == ['MEMORY.md']  # the primary answers 401: the fallback indexes everything
+        data = index.search('deploy key').to_dict()
+    assert (data['provider'], data['mode']) == ('openai', 'hybrid')
+    assert data['fallback']['from'] == 'openai-compatible' and '401' in data['fallback']['reason']
+    assert data['results'][0]['path'] == 'MEMORY.md'

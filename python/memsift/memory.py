@@ -18,6 +18,7 @@ no embedding provider.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -37,7 +38,7 @@ import numpy.typing as npt
 from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
-from memsift.providers import SILENT, ProviderResolution, resolve_provider
+from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
 from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
@@ -372,6 +373,14 @@ class MemoryIndex:
         leaves a searchable index that the next sync completes.
         """
         self._check_open()
+        try:
+            return self._sync(force, progress)
+        except ProviderError as exc:
+            if not self._switch_to_fallback(exc):
+                raise
+            return self._sync(force, progress)  # a full reindex with the fallback provider
+
+    def _sync(self, force: bool, progress: Progress | None) -> SyncReport:
         identity = self._ready()
         with self._sync_lock:
             self._dirty = False
@@ -397,6 +406,26 @@ class MemoryIndex:
                 self.store.evict_cache(self.config.cache.max_entries)
             self._sync_error = None
             return report
+
+    def _switch_to_fallback(self, error: ProviderError) -> bool:
+        """OpenClaw's runtime fallback: an explicit provider failing at request time hands over to ``fallback``,
+        once; the index identity changes with it, so the next sync re-embeds with the fallback."""
+        fallback, resolution = self.config.fallback, self.resolution
+        if resolution.fallback_from is not None or fallback in ('', 'none', resolution.requested):
+            return False
+        try:
+            provider = create_provider(fallback, dataclasses.replace(self.config, model=None))
+        except ProviderError:
+            return False
+        with self._state_lock:
+            self.resolution = ProviderResolution(provider, resolution.requested, fallback_from=resolution.requested,
+                                                 fallback_reason=str(error))
+            self.provider = provider
+            self.vectors = None
+            self._identity = None
+            self._identity_ok = False
+        self._dirty = True
+        return True
 
     def _provider_key(self) -> str:
         """What makes cached embeddings reusable: provider, model, dims, endpoint and non-auth headers (hashed)."""
@@ -537,6 +566,8 @@ class MemoryIndex:
                 hits = self._ranked(text, limit, floor, mode, debug)
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
+                    if self._switch_to_fallback(exc):
+                        return self.search(query, max_results, min_score, session_key=session_key)
                     return self._unavailable(str(exc), debug, started)
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
