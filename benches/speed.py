@@ -11,6 +11,11 @@ Sections:
        changed, FTS-only and hybrid search p50/p95, and the `memsift search` CLI wall time. Latencies are shown as
        rates (queries/s = 1 / latency at that percentile) so every ratio stays higher-is-better; the check column
        has the milliseconds. Needs apsw and sqlite-vec for the baseline rows (skipped with a message otherwise).
+    5. Embedding provider indexing: memsift.MemoryIndex with the openai-compatible provider against a loopback
+       OpenAI-compatible embeddings server started by the script, on ~10k chunks of SciFact notes, vs the same
+       OpenClaw-architecture baseline embedding through the same server (4 files at a time, requests per file):
+       cold index chunks/s and requests/s (0 ms and 20 ms of server latency per request), re-index after editing
+       one note (inputs re-embedded) and full re-index with the embedding cache warm (no input should be sent).
 
 Every ratio is memsift / peer of a higher-is-better rate, so > 1 means memsift is faster.
 Run from the repository root (unset the OpenBLAS overrides of this machine so numpy is not handicapped):
@@ -18,26 +23,32 @@ Run from the repository root (unset the OpenBLAS overrides of this machine so nu
 """
 
 import argparse
+import collections
 import functools
 import hashlib
+import http.server
 import importlib
 import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import _beir
 import bm25s
+import httpx
 import jieba
 import memsift
 import numpy as np
@@ -928,6 +939,475 @@ def memory_environment() -> dict:
     return env
 
 
+# ---------------------------------------------------------------- 5. embedding provider indexing
+
+EMBEDDING_SECTION = ('5. Embedding provider indexing (SciFact notes through a loopback OpenAI-compatible server; '
+                     'peer: OpenClaw architecture)')
+EMBEDDING_SIZE, EMBEDDING_SIZE_QUICK = 10_000, 2_000
+"""Workspace size in chunks."""
+EMBEDDING_LATENCIES_MS = (0, 20)
+"""Server delay per request: none (the engines alone), then a fixed delay (where concurrency pays)."""
+EMBEDDING_MODEL = 'bench-384'
+EDIT_LINE = 'Edited by the bench: one more line, {n}.\n'
+OPENCLAW_INDEX_CONCURRENCY = 4
+"""OpenClaw indexes 4 files at a time (each file's requests one after another)."""
+OPENCLAW_BATCH_BYTES = 8000
+"""OpenClaw's ``EMBEDDING_BATCH_MAX_TOKENS``, in UTF-8 bytes of text per request."""
+OPENCLAW_CACHE_SCHEMA = """
+CREATE TABLE embedding_cache (provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL,
+                              hash TEXT NOT NULL, embedding TEXT NOT NULL, dims INTEGER, updated_at INTEGER NOT NULL,
+                              PRIMARY KEY (provider, model, provider_key, hash));
+CREATE INDEX idx_embedding_cache_updated_at ON embedding_cache(updated_at);
+"""
+OPENCLAW_CACHE_UPSERT = (
+    'INSERT INTO embedding_cache (provider, model, provider_key, hash, embedding, dims, updated_at) '
+    'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(provider, model, provider_key, hash) DO UPDATE SET '
+    'embedding=excluded.embedding, dims=excluded.dims, updated_at=excluded.updated_at'
+)
+
+
+@dataclass
+class ServerStats:
+    """What the embedding server saw between two ``EmbeddingServer.take`` calls."""
+
+    requests: int = 0
+    inputs: int = 0
+    max_bytes: int = 0
+    """Largest request, in UTF-8 bytes of input text."""
+    max_in_flight: int = 0
+
+    def describe(self) -> str:
+        per = self.inputs / self.requests if self.requests else 0.0
+        return (f'{self.requests:,} requests, {self.inputs:,} inputs ({per:.1f} per request, max '
+                f'{self.max_bytes:,} B of text), {self.max_in_flight} in flight at most')
+
+
+class EmbeddingServer:
+    """A loopback OpenAI-compatible embeddings endpoint: ``POST /v1/embeddings`` with ``{model, input: [...]}``
+    answers ``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [...]}], "model": m}``.
+
+    A ``ThreadingHTTPServer`` on 127.0.0.1 (HTTP/1.1 keep-alive, one thread per connection) in a daemon thread.
+    Vectors are ``BenchEmbedder``'s (384 dims, deterministic); each text's JSON array (full float repr, as real
+    providers send) is memoized and ``prefill`` computes them before any timing, so an answer costs a lookup and a
+    string join; texts it has not seen are embedded on the fly. ``latency_s`` is slept in every request (the
+    thread sleeps: concurrent requests overlap). Requests, inputs, the largest request's text bytes and the most
+    requests in flight at once are counted under a lock.
+    """
+
+    def __init__(self, embedder: BenchEmbedder) -> None:
+        self.embedder = embedder
+        self.latency_s = 0.0
+        self._json: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._stats = ServerStats()
+        self._in_flight = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes: without this, Nagle's algorithm holds a small body until
+                # the client's delayed ACK (~40 ms a request). Production servers set it too.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                outer.answer(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name='bench-embeddings', daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """Base URL of the OpenAI-style API (``http://127.0.0.1:PORT/v1``)."""
+        return f'http://127.0.0.1:{self._server.server_address[1]}/v1'
+
+    def vector_json(self, text: str) -> str:
+        row = self._json.get(text)
+        if row is None:
+            row = self._json[text] = json.dumps(self.embedder.embed_query(text).tolist())
+        return row
+
+    def prefill(self, texts: Sequence[str]) -> None:
+        for text in texts:
+            self.vector_json(text)
+
+    def take(self) -> ServerStats:
+        """The counters since the previous call, then zeroed."""
+        with self._lock:
+            stats, self._stats = self._stats, ServerStats()
+        return stats
+
+    def answer(self, handler: http.server.BaseHTTPRequestHandler) -> None:
+        body = handler.rfile.read(int(handler.headers.get('Content-Length') or 0))
+        if handler.path.rstrip('/') != '/v1/embeddings':
+            self._send(handler, 404, b'{"error": {"message": "not found"}}')
+            return
+        request = json.loads(body)
+        texts = request['input'] if isinstance(request['input'], list) else [request['input']]
+        size = sum(len(t.encode()) for t in texts)
+        with self._lock:
+            stats = self._stats
+            stats.requests += 1
+            stats.inputs += len(texts)
+            stats.max_bytes = max(stats.max_bytes, size)
+            self._in_flight += 1
+            stats.max_in_flight = max(stats.max_in_flight, self._in_flight)
+        try:
+            if self.latency_s:
+                time.sleep(self.latency_s)
+            data = ','.join(f'{{"object":"embedding","index":{i},"embedding":{self.vector_json(t)}}}'
+                            for i, t in enumerate(texts))
+            self._send(handler, 200, f'{{"object":"list","data":[{data}],"model":{json.dumps(request["model"])}}}'
+                       .encode())
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    @staticmethod
+    def _send(handler: http.server.BaseHTTPRequestHandler, status: int, payload: bytes) -> None:
+        handler.send_response(status)
+        handler.send_header('Content-Type', 'application/json')
+        handler.send_header('Content-Length', str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def byte_batches(texts: Sequence[str], limit: int = OPENCLAW_BATCH_BYTES) -> list[list[str]]:
+    """``texts`` in order, grouped so a group holds at most ``limit`` UTF-8 bytes (a larger text goes alone)."""
+    groups: list[list[str]] = []
+    size = 0
+    for text in texts:
+        length = len(text.encode())
+        if groups and size + length <= limit:
+            groups[-1].append(text)
+            size += length
+        else:
+            groups.append([text])
+            size = length
+    return groups
+
+
+@dataclass
+class PreparedFile:
+    """One changed file in the baseline's sync: chunks, cached embeddings (JSON) and the texts still to embed."""
+
+    rel: str
+    path: Path
+    digest: str
+    known: bool
+    chunks: list[memsift.Chunk]
+    vectors: dict[str, tuple[str, list[float]]]
+    """Chunk sha256 -> (JSON text, vector): the cached ones, then the fresh ones."""
+    missing: dict[str, str]
+    """Chunk sha256 -> text, for the chunk texts not in the cache."""
+
+
+class OpenClawEmbeddingBaseline(OpenClawBaseline):
+    """OpenClaw's indexing through a remote embedding provider, on top of ``OpenClawBaseline``'s schema.
+
+    Adds the ``embedding_cache`` table (vectors as JSON text, keyed by provider, model, provider key and chunk
+    sha256). Its sync reads and sha256-hashes every note, then indexes the changed ones 4 at a time: per file,
+    chunk (empty chunks dropped), look the chunk hashes up in the cache, send the missing texts in requests of at
+    most 8000 UTF-8 bytes one after another (httpx, keep-alive), then in the main thread upsert the new vectors
+    into the cache and replace the file's rows (``chunks``, ``chunks_vec``, ``chunks_fts``, ``files``) in one
+    transaction. HTTP runs in worker threads, SQLite only in the main thread (Node's single event loop).
+    """
+
+    provider = 'openai-compatible'
+
+    def __init__(self, apsw: Any, db: Path, vec_extension: str, base_url: str, model: str) -> None:
+        super().__init__(apsw, db, vec_extension)
+        self.conn.execute(OPENCLAW_CACHE_SCHEMA)
+        self.model = model
+        self.url = f'{base_url}/embeddings'
+        self.provider_key = hashlib.sha256(json.dumps({'baseUrl': base_url, 'model': model}).encode()).hexdigest()
+        self.client = httpx.Client(headers={'Content-Type': 'application/json'})
+
+    def seed_cache(self, other: Path) -> None:
+        """Copy another baseline database's embedding cache into this one (OpenClaw's safe reindex)."""
+        self.conn.execute('ATTACH DATABASE ? AS old', (str(other),))
+        self.conn.execute('INSERT INTO embedding_cache SELECT * FROM old.embedding_cache')
+        self.conn.execute('DETACH DATABASE old')
+
+    def sync(self, workspace: Path) -> int:
+        """Index the notes whose sha256 differs from ``files`` (all of them in a fresh database); returns how many."""
+        known = dict(self.conn.execute("SELECT path, hash FROM files WHERE source = 'memory'"))
+        changed = []
+        for path in sorted((workspace / 'memory').rglob('*.md')):
+            rel = path.relative_to(workspace).as_posix()
+            digest = hashlib.sha256(path.read_text(encoding='utf-8').encode()).hexdigest()
+            if known.get(rel) != digest:
+                changed.append((rel, path, digest))
+        window: collections.deque[tuple[PreparedFile, Future[list[list[float]]]]] = collections.deque()
+        with ThreadPoolExecutor(OPENCLAW_INDEX_CONCURRENCY, thread_name_prefix='openclaw-embed') as pool:
+            for rel, path, digest in changed:
+                prepared = self.prepare(rel, path, digest, rel in known)
+                window.append((prepared, pool.submit(self.embed, list(prepared.missing.values()))))
+                if len(window) >= OPENCLAW_INDEX_CONCURRENCY:
+                    self.write(*window.popleft())
+            while window:
+                self.write(*window.popleft())
+        return len(changed)
+
+    def prepare(self, rel: str, path: Path, digest: str, known: bool) -> PreparedFile:
+        """Chunk a note and look its chunk hashes up in the cache (one query: a note has far fewer than 400)."""
+        text = path.read_text(encoding='utf-8')
+        chunks = [c for c in memsift.chunk_markdown(text, 400, 80) if c.text.strip()]
+        hashes = sorted({c.hash for c in chunks})
+        vectors = {digest: (embedding, json.loads(embedding)) for digest, embedding in self.conn.execute(
+            'SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? '
+            f'AND hash IN ({",".join("?" * len(hashes))})', (self.provider, self.model, self.provider_key, *hashes))}
+        missing = {c.hash: c.text for c in chunks if c.hash not in vectors}
+        return PreparedFile(rel, path, digest, known, chunks, vectors, missing)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed ``texts`` in requests of at most 8000 bytes, one after another (a worker thread)."""
+        vectors: list[list[float]] = []
+        for group in byte_batches(texts):
+            response = self.client.post(self.url, json={'model': self.model, 'input': group}, timeout=120)
+            response.raise_for_status()
+            data = sorted(response.json()['data'], key=lambda d: d['index'])
+            vectors += [d['embedding'] for d in data]
+        return vectors
+
+    def write(self, prepared: PreparedFile, future: Future[list[list[float]]]) -> None:
+        """Upsert the new vectors into the cache and replace the file's rows, in one transaction."""
+        fresh = future.result()
+        now = int(time.time() * 1000)
+        conn, rel = self.conn, prepared.rel
+        vectors = prepared.vectors
+        conn.execute('BEGIN')
+        for digest, vector in zip(prepared.missing, fresh):
+            vectors[digest] = (json.dumps(vector), vector)
+            conn.execute(OPENCLAW_CACHE_UPSERT, (self.provider, self.model, self.provider_key, digest,
+                                                 vectors[digest][0], len(vector), now))
+        if prepared.known:
+            conn.execute("DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ? "
+                         "AND source = 'memory')", (rel,))
+            conn.execute("DELETE FROM chunks WHERE path = ? AND source = 'memory'", (rel,))
+            conn.execute("DELETE FROM chunks_fts WHERE path = ? AND source = 'memory'", (rel,))
+        for chunk in prepared.chunks:
+            chunk_id = hashlib.sha256(
+                f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{self.model}'.encode()).hexdigest()
+            embedding, vector = vectors[chunk.hash]
+            conn.execute(OPENCLAW_INSERT_CHUNK, (chunk_id, rel, 'memory', chunk.start_line, chunk.end_line,
+                                                 chunk.hash, self.model, chunk.text, embedding, now))
+            conn.execute('INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
+                         (chunk_id, np.asarray(vector, dtype=np.float32).tobytes()))
+            conn.execute(OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', self.model, chunk.start_line,
+                                               chunk.end_line))
+        stat = prepared.path.stat()
+        conn.execute(OPENCLAW_UPSERT_FILE, (rel, 'memory', prepared.digest, int(stat.st_mtime * 1000), stat.st_size))
+        conn.execute('COMMIT')
+
+    def close(self) -> None:
+        self.client.close()
+        super().close()
+
+
+def memsift_embedding_config(db: Path, base_url: str) -> dict:
+    """memsift config with the ``openai-compatible`` provider at ``base_url`` and its store at ``db``."""
+    return {'memory': {'search': {'provider': 'openai-compatible', 'model': EMBEDDING_MODEL,
+                                  'remote': {'baseUrl': base_url}, 'store': {'path': str(db)}}}}
+
+
+def cold_memsift(root: Path, db: Path, server: EmbeddingServer
+                 ) -> tuple[float, tuple[memsift.MemoryIndex, ServerStats]]:
+    """Seconds of the first sync of a fresh memsift store (so a cold embedding cache: it lives in the store), the
+    open index and what the server saw during that sync (opening, with its dimension probe, is not counted)."""
+    remove_db(db)
+    index = memsift.MemoryIndex(root, memsift_embedding_config(db, server.url))
+    server.take()
+    start = time.perf_counter()
+    index.sync()
+    seconds = time.perf_counter() - start
+    return seconds, (index, server.take())
+
+
+def cold_baseline(apsw: Any, db: Path, vec_extension: str, root: Path, server: EmbeddingServer
+                  ) -> tuple[float, tuple[OpenClawEmbeddingBaseline, ServerStats]]:
+    """Seconds of the baseline's first sync into a fresh database, the baseline and what the server saw."""
+    baseline = OpenClawEmbeddingBaseline(apsw, db, vec_extension, server.url, EMBEDDING_MODEL)
+    server.take()
+    start = time.perf_counter()
+    baseline.sync(root)
+    seconds = time.perf_counter() - start
+    return seconds, (baseline, server.take())
+
+
+def reindex_baseline(apsw: Any, db: Path, old: Path, vec_extension: str, root: Path, server: EmbeddingServer
+                     ) -> tuple[float, OpenClawEmbeddingBaseline]:
+    """Seconds of OpenClaw's safe reindex: a fresh database seeded with ``old``'s embedding cache, then a sync."""
+    start = time.perf_counter()
+    baseline = OpenClawEmbeddingBaseline(apsw, db, vec_extension, server.url, EMBEDDING_MODEL)
+    baseline.seed_cache(old)
+    baseline.sync(root)
+    return time.perf_counter() - start, baseline
+
+
+def count_rows(baseline: OpenClawBaseline) -> int:
+    return baseline.conn.execute('SELECT COUNT(*) FROM chunks').fetchone()[0]
+
+
+def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
+    """Section 5 rows: memsift's MemoryIndex indexing through a real HTTP embedding provider vs the OpenClaw
+    architecture, both against the same loopback OpenAI-compatible server (``EmbeddingServer``).
+
+    On ~10k chunks of SciFact notes (``quick``: ~2k): the cold index (fresh store, so a cold embedding cache)
+    with 0 ms and 20 ms of server latency per request, as chunks/s, with a requests/s row whose check column has
+    what the server counted; then, at 0 ms, the re-index after appending a line to one note (the inputs
+    re-embedded must be that note's chunks with new text) and the full re-index with the cache warm (no input
+    should reach the server).
+    """
+    apsw = optional_module('apsw', 'the OpenClaw-baseline rows are skipped')
+    sqlite_vec = optional_module('sqlite_vec', 'the OpenClaw-baseline rows are skipped')
+    vec_extension = sqlite_vec.loadable_path() if apsw is not None and sqlite_vec is not None else None
+
+    started = time.perf_counter()
+
+    def step(message: str) -> None:
+        log(f'embedding [{time.perf_counter() - started:4.0f} s]: {message}')
+
+    notes = scifact_notes(_beir.load_dataset(data_root / 'scifact'))
+    reps = 2
+    server = EmbeddingServer(BenchEmbedder())
+    rows: list[Row] = []
+    lines: list[str] = []
+    peer = 'OpenClaw arch: 4 files at a time, requests per file'
+    try:
+        with tempfile.TemporaryDirectory(prefix='memsift-bench-') as tmp_name:
+            tmp = Path(tmp_name)
+            root = tmp / 'workspace'
+            step(f'writing a workspace of ~{EMBEDDING_SIZE_QUICK if quick else EMBEDDING_SIZE:,} chunks')
+            ws = write_workspace(root, notes, EMBEDDING_SIZE_QUICK if quick else EMBEDDING_SIZE)
+            known_texts = {c.text for _, text in notes[:ws.files] for c in memsift.chunk_markdown(text, 400, 80)}
+            step(f'server: embedding {len(known_texts):,} distinct chunk texts ahead of the timing')
+            server.prefill(sorted(known_texts))
+
+            index = baseline = None
+            m_db, b_db = tmp / 'm0.sqlite', tmp / 'b0.sqlite'
+            for latency_ms in EMBEDDING_LATENCIES_MS:
+                server.latency_s = latency_ms / 1000
+                db, other_db = tmp / f'm{latency_ms}.sqlite', tmp / f'b{latency_ms}.sqlite'
+                runs = reps if latency_ms == 0 else 1
+                step(f'cold index, {ws.describe()}, {latency_ms} ms per request, memsift')
+                m_s, (m_index, m_stats) = best_build(lambda: cold_memsift(root, db, server),
+                                                     lambda r: r[0].close(), runs)
+                chunks = m_index.status()['chunks']
+                label = f'{chunks:,} chunks'
+                if latency_ms == 0:
+                    lines.append(f'section 5 workspace: {ws.describe()}, {chunks:,} chunks in memsift '
+                                 f'({ws.chunks:,} by chunk_markdown), {len(known_texts):,} distinct chunk texts (both '
+                                 'sides embed a repeated text once: the second time it comes from their cache)')
+                b_base = None
+                if vec_extension is not None:
+                    step(f'cold index, {label}, {latency_ms} ms per request, OpenClaw baseline')
+                    b_s, (b_base, b_stats) = best_build(
+                        lambda: cold_baseline(apsw, other_db, vec_extension, root, server),
+                        lambda r: r[0].close(), runs)
+                    b_chunks = count_rows(b_base)
+                where = f'{label}, {latency_ms} ms/request'
+                rows.append(Row(EMBEDDING_SECTION, f'cold index, {where}', 'chunks/s', chunks / m_s,
+                                peer if b_base else '', b_chunks / b_s if b_base else None,
+                                f'{m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks); server inputs '
+                                                  f'{m_stats.inputs:,} vs {b_stats.inputs:,}' if b_base else '')))
+                rows.append(Row(EMBEDDING_SECTION, f'requests, cold index, {where}', 'requests/s',
+                                m_stats.requests / m_s, check=m_stats.describe() + (
+                                    f'; OpenClaw arch: {b_stats.requests / b_s:,.0f} requests/s, {b_stats.describe()}'
+                                    if b_base else '')))
+                if latency_ms == 0:
+                    index, baseline, m_db, b_db = m_index, b_base, db, other_db
+                else:
+                    m_index.close()
+                    remove_db(db)
+                    if b_base is not None:
+                        b_base.close()
+                        remove_db(other_db)
+            assert index is not None
+            server.latency_s = 0.0
+
+            # One note with 3+ chunks gets a line appended, REPS times; each time only its chunks with new text
+            # may reach the server (the others come from the embedding cache).
+            doc_id, text = next((d, t) for d, t in notes[:ws.files] if len(memsift.chunk_markdown(t, 400, 80)) >= 3)
+            path = root / 'memory' / 'c00' / f'{doc_id}.md'
+            step(f're-index after editing one file ({path.relative_to(root)}) x {REPS}')
+            edits = []
+            for n in range(1, REPS + 1):
+                text += EDIT_LINE.format(n=n)
+                path.write_text(text, encoding='utf-8')
+                os.utime(path, (NOTE_MTIME + 60 * n, NOTE_MTIME + 60 * n))
+                texts = {c.text for c in memsift.chunk_markdown(text, 400, 80)}
+                expected, file_chunks = len(texts - known_texts), len(memsift.chunk_markdown(text, 400, 80))
+                known_texts |= texts
+                server.take()
+                start = time.perf_counter()
+                report = index.sync()
+                m_s = time.perf_counter() - start
+                m_inputs = server.take().inputs
+                b_s, b_inputs = float('nan'), -1
+                if baseline is not None:
+                    start = time.perf_counter()
+                    baseline.sync(root)
+                    b_s = time.perf_counter() - start
+                    b_inputs = server.take().inputs
+                edits.append((m_s, b_s, m_inputs, b_inputs, expected, file_chunks, report.updated))
+            m_s, b_s = min(e[0] for e in edits), min(e[1] for e in edits)
+            *_, m_inputs, b_inputs, expected, file_chunks, updated = edits[-1]
+            wrong = [e for e in edits if e[2] != e[4] or (baseline is not None and e[3] != e[4]) or len(e[6]) != 1]
+            if wrong:
+                log(f'warning: section 5 edit re-index sent unexpected inputs (memsift, baseline, expected, '
+                    f'updated files): {[(e[2], e[3], e[4], e[6]) for e in wrong]}')
+            check = (f'{m_s * 1000:.0f} ms' + (f' vs {b_s * 1000:.0f} ms' if baseline else '') + f' (best of {REPS} '
+                     f'edits); inputs re-embedded: {m_inputs} (file has {file_chunks} chunks, {expected} with new '
+                     'text)' + (f' vs {b_inputs}' if baseline else '') + ('; UNEXPECTED INPUTS, see stderr'
+                                                                         if wrong else ''))
+            rows.append(Row(EMBEDDING_SECTION, f're-index after editing one file, {label}', 'files/s',
+                            ws.files / m_s, 'OpenClaw arch: read + sha256 each file, re-embed the changed one'
+                            if baseline else '', ws.files / b_s if baseline else None, check))
+
+            step(f'full re-index, warm cache, {label}, memsift')
+            hits = index.cache_hits
+            server.take()
+            m_s, _ = best_time(lambda: index.sync(force=True), reps)
+            hits, m_stats = (index.cache_hits - hits) // reps, server.take()
+            check = f'{m_s:.1f} s'
+            b_value = None
+            if baseline is not None and vec_extension is not None:
+                step(f'full re-index, warm cache, {label}, OpenClaw baseline')
+                r_db = tmp / 'b-reindex.sqlite'
+                b_s, fresh = best_build(lambda: reindex_baseline(apsw, r_db, b_db, vec_extension, root, server),
+                                        lambda b: b.close(), reps)
+                b_value = count_rows(fresh) / b_s
+                fresh.close()
+                check += f' vs {b_s:.1f} s'
+            b_stats = server.take()
+            check += (f'; server inputs {m_stats.inputs}' + (f' vs {b_stats.inputs}' if b_value else '')
+                      + f'; memsift cache hits {hits:,} per re-index')
+            rows.append(Row(EMBEDDING_SECTION, f'full re-index (force), warm cache, {label}', 'chunks/s', chunks / m_s,
+                            'OpenClaw arch: safe reindex, new DB seeded with the cache' if b_value else '', b_value,
+                            check))
+            status = index.status()['cache']
+            lines.append(f'section 5 memsift embedding cache: {status["entries"]:,} entries, {status["hits"]:,} hits, '
+                         f'{status["misses"]:,} misses since it was opened (cold index, edits, re-indexes)')
+            index.close()
+            if baseline is not None:
+                baseline.close()
+    finally:
+        server.close()
+    return rows, lines
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -978,7 +1458,7 @@ def print_tables(env: dict, rows: list[Row], goals: list[str]) -> None:
         print(line)
 
 
-ALL_SECTIONS = (1, 2, 3, 4)
+ALL_SECTIONS = (1, 2, 3, 4, 5)
 
 
 def parse_sections(text: str) -> tuple[int, ...]:
@@ -999,7 +1479,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT,
                         help='directory holding scifact/ and cmrc2018/ (default: ../shared/data from the repo root)')
     parser.add_argument('--quick', action='store_true',
-                        help='halve the input sizes (section 4: only the ~10k-chunk workspace)')
+                        help='halve the input sizes (section 4: only the ~10k-chunk workspace; section 5: ~2k chunks)')
     parser.add_argument('--json', action='store_true', help='print one JSON object instead of tables')
     parser.add_argument('--long', action='store_true',
                         help='section 4: hybrid search on the ~100k-chunk workspace too (adds about 5 minutes)')
@@ -1012,7 +1492,7 @@ def main() -> None:
     """Run the chosen sections and print the results."""
     args = parse_args()
     sections = set(args.sections)
-    needed = {'scifact'} if sections & {1, 2, 4} else set()
+    needed = {'scifact'} if sections & {1, 2, 4, 5} else set()
     if 1 in sections:
         needed.add('cmrc2018')
     for name in sorted(needed):
@@ -1033,6 +1513,11 @@ def main() -> None:
         memory_rows, memory_lines = bench_memory(args.data_root, args.quick, args.long)
         rows += memory_rows
         goals += memory_lines
+    if 5 in sections:
+        env.update(memory_environment(), httpx=httpx.__version__)
+        embedding_rows, embedding_lines = bench_embedding(args.data_root, args.quick)
+        rows += embedding_rows
+        goals += embedding_lines
 
     if args.json:
         records = [{**asdict(row), 'ratio': row.ratio} for row in rows]

@@ -40,6 +40,8 @@ __all__ = [
 _REBUILD_BATCH = 2000
 _EMBED_BATCH = 64
 """Chunks gathered from changed files before one embedding call."""
+_COMPACT_AFTER_CHUNKS = 256
+"""A sync that wrote at least this many chunks merges the BM25 index into one segment at its last commit."""
 _COMMIT_EVERY_S = 1.0
 """During a long sync, changes become searchable at least this often (a commit costs milliseconds)."""
 _RACY_S = 2.0
@@ -258,7 +260,9 @@ def sync_workspace(
         # Whatever was written to the store (even before an error) becomes searchable.
         flush_vectors()
         if index.generation != store.generation:
-            index.commit(generation=store.generation)
+            # Merging into one segment costs time proportional to the whole index: worth it after bulk changes,
+            # not after a one-note edit (tantivy's merge policy tidies small segments in the background).
+            index.commit(generation=store.generation, compact=report.chunks_written >= _COMPACT_AFTER_CHUNKS)
     report.generation = store.generation
     report.seconds = time.perf_counter() - started
     return report

@@ -129,14 +129,15 @@ class EmbeddingHttp:
     def _fail(self, message: str) -> ProviderError:
         return ProviderError(self.redact(f'{self.provider_id} embeddings failed: {message}'))
 
-    def post(self, path: str, body: Any, *, timeout: float, params: Mapping[str, str] | None = None) -> Any:
-        """POST ``body`` as JSON and return the decoded JSON answer, retrying what OpenClaw retries."""
+    def send(self, method: str, path: str, *, timeout: float, **kwargs: Any) -> httpx.Response:
+        """One request (``kwargs`` as for httpx: ``json``, ``params``, ``files``, ``data``), retrying what OpenClaw
+        retries; returns the successful response."""
         url = self.url(path)
         delay = BASE_DELAY_S
         for attempt in range(RETRIES + 1):
             wait: float | None = None
             try:
-                response = self._client.post(url, json=body, timeout=timeout, params=params)
+                response = self._client.request(method, url, timeout=timeout, **kwargs)
             except httpx.TimeoutException as exc:
                 raise self._fail(f'no answer within {timeout:g} s ({type(exc).__name__})') from exc
             except httpx.TransportError as exc:
@@ -144,11 +145,7 @@ class EmbeddingHttp:
                 retryable = True
             else:
                 if response.is_success:
-                    try:
-                        return response.json()
-                    except ValueError as exc:
-                        raise self._fail(f'{response.status_code} with a body that is not JSON: '
-                                         f'{response.text[:200]!r}') from exc
+                    return response
                 if 300 <= response.status_code < 400:
                     raise self._fail(f'{response.status_code} redirect to {response.headers.get("location")!r} '
                                      'refused (only the configured base URL is contacted)')
@@ -165,6 +162,20 @@ class EmbeddingHttp:
             _sleep(pause)
             delay *= 2
         raise AssertionError('unreachable')
+
+    def json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise self._fail(f'{response.status_code} with a body that is not JSON: {response.text[:200]!r}') from exc
+
+    def post(self, path: str, body: Any, *, timeout: float, params: Mapping[str, str] | None = None) -> Any:
+        """POST ``body`` as JSON and return the decoded JSON answer."""
+        return self.json(self.send('POST', path, timeout=timeout, json=body, params=params))
+
+    def get(self, path: str, *, timeout: float) -> Any:
+        """GET and decode JSON."""
+        return self.json(self.send('GET', path, timeout=timeout))
 
     def close(self) -> None:
         self._client.close()
