@@ -128,7 +128,8 @@ def test_a_deleted_or_damaged_bm25_folder_is_rebuilt_from_the_store(tmp_path, ws
 
     shutil.rmtree(folder)
     with open_index(tmp_path) as index:
-        assert paths(index.search('deploy key', min_score=0)) == ['MEMORY.md']
+        result = index.search('deploy key', min_score=0)
+        assert paths(result) == ['MEMORY.md'] and result.debug['indexRebuilt'] is True
     (tmp_path / 'state' / 'main.bm25' / 'meta.json').write_text('{not json')
     with open_index(tmp_path) as index:
         assert paths(index.search('deploy key', min_score=0)) == ['MEMORY.md']

@@ -489,9 +489,14 @@ class MemoryIndex:
 
     def _prepare(self, debug: dict[str, Any]) -> None:
         """Before a search: bootstrap an empty index, pick up other writers, start a sync when dirty."""
-        if self._dirty and not self._current_catalogue().files:
+        has_files = bool(self._current_catalogue().files)
+        if self._dirty and not has_files:
             self.sync()  # first search on an empty index: one synchronous sync (OpenClaw's bootstrap)
             debug['bootstrapSync'] = True
+            return
+        if self.index.generation is None and has_files and not self._sync_lock.locked():
+            self.sync()  # the BM25 folder was missing or damaged: rebuild it before answering from it
+            debug['indexRebuilt'] = True
             return
         if self.index.generation != self.store.generation and not self._sync_lock.locked():
             self.index.reload()  # another process (a watcher, the CLI) committed

@@ -56,7 +56,8 @@ class RemoteEmbeddings:
             names = ' or '.join(self.env_keys) or 'remote.apiKey'
             raise MissingApiKey(f'No API key found for provider {self.id}: set remote.apiKey or {names}')
         self.api_key = key or ''
-        headers = {'Content-Type': 'application/json', **self.auth_headers(self.api_key), **config.remote.headers}
+        # No client-wide Content-Type: httpx sets it per request (JSON bodies, and multipart batch-file uploads).
+        headers = {**self.auth_headers(self.api_key), **config.remote.headers}
         self.http = EmbeddingHttp(self.id, config.remote.base_url or self.default_base_url, headers, [self.api_key])
         self.query_timeout = LOCAL_SERVER_TIMEOUT_S if self.local_server else QUERY_TIMEOUT_S
         configured = config.sync.embedding_batch_timeout_seconds

@@ -15,6 +15,7 @@ class VoyageEmbeddings(OpenAIEmbeddings):
     default_model = 'voyage-4-large'
     env_keys = ('VOYAGE_API_KEY',)
     known_dims = {'voyage-4-large': 1024, 'voyage-3-large': 1024, 'voyage-3.5': 1024, 'voyage-3.5-lite': 1024}
+    batch_window = '12h'
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
         body: dict[str, Any] = {'model': self.model, 'input': texts, 'input_type': kind}
