@@ -312,7 +312,7 @@ def test_hybrid_relaxed_pass_keeps_strong_keyword_hits(tmp_path):
         result = index.search('ERR_POOL_TIMEOUT', min_score=0.5)
         assert paths(result) == ['MEMORY.md']  # 0.3 x keyword score < 0.5, but the keyword score itself passes
         assert result.debug['relaxed'] is True
-        assert result.results[0].score < 0.3
+        assert result.results[0].score <= 0.3  # a keyword-only hit scores at most textWeight
 
 
 def test_mmr_reorders_near_duplicates(tmp_path, embedder):

@@ -625,8 +625,12 @@ class MemoryIndex:
             return entry
 
         if mode != 'vector-only':
-            for chunk_id, score in self.index.search(text, LEG_CANDIDATES):
-                candidate(chunk_id).text = bm25_score_to_unit(score)
+            keyword = self.index.search(text, LEG_CANDIDATES)
+            best = max((score for _, score in keyword), default=0.0)
+            for chunk_id, score in keyword:
+                # Hybrid: BM25 relative to this query's best match. OpenClaw's r / (1 + r) squeezes every good match
+                # into 0.9-0.97, leaving the keyword leg no say against cosine (SciFact hybrid 0.677 vs 0.730).
+                candidate(chunk_id).text = bm25_score_to_unit(score) if mode == 'fts-only' else score / best
             t = self._timed(debug, 'keywordMs', t)
         if mode != 'fts-only':
             assert self.provider is not None and self.vectors is not None
@@ -813,6 +817,12 @@ class MemoryIndex:
                        'dims': self.vectors.dims if self.vectors is not None else None,
                        'vectors': len(self.vectors) if self.vectors is not None else 0,
                        'ann': bool(self.vectors is not None and self.vectors.ann_active)},
+            'batch': {'enabled': self.config.remote.batch.enabled,
+                      'failures': getattr(provider, 'batch_failures', 0),
+                      'lastError': getattr(provider, 'batch_error', None),
+                      'wait': self.config.remote.batch.wait, 'concurrency': self.config.remote.batch.concurrency,
+                      'pollIntervalMs': self.config.remote.batch.poll_interval_ms,
+                      'timeoutMs': self.config.remote.batch.timeout_minutes * 60_000},
             'generation': self.store.generation,
             'identity': {'status': 'current' if self._identity_ok else 'rebuild-pending', **(self._identity or {})},
             'providerError': provider_error,
