@@ -4,10 +4,11 @@ import base64
 
 import pytest
 from conftest import memory_config, write
-from test_providers import KEY, server  # noqa: F401 - the loopback server fixture
 
 import memsift
 from memsift.media import sniff_mime
+
+KEY = 'sk-test-SECRET-1234567890'
 
 PNG = b'\x89PNG\r\n\x1a\n' + b'\x00' * 64
 JPEG = b'\xff\xd8\xff\xe0' + b'\x00' * 64
@@ -47,13 +48,13 @@ def media_ws(tmp_path):
     return ws
 
 
-def settings(server, **extra):  # noqa: F811
+def settings(server, **extra):
     return dict(provider='gemini', model='gemini-embedding-2-preview', outputDimensionality=768,
                 multimodal={'enabled': True, 'maxFileBytes': 2000}, extraPaths=['media'],
                 remote={'baseUrl': server.url + '/v1beta', 'apiKey': KEY}, **extra)
 
 
-def test_images_and_audio_are_indexed_inline_and_found_by_text(server, tmp_path, media_ws):  # noqa: F811
+def test_images_and_audio_are_indexed_inline_and_found_by_text(server, tmp_path, media_ws):
     server.reply = gemini_reply
     with memsift.MemoryIndex(media_ws, memory_config(tmp_path, **settings(server))) as index:
         report = index.sync()
@@ -72,7 +73,7 @@ def test_images_and_audio_are_indexed_inline_and_found_by_text(server, tmp_path,
         assert 'memory/inline.png' not in index.status()['skipped'] and index.status()['files'] == 3
 
 
-def test_media_is_not_indexed_without_multimodal(server, tmp_path, media_ws):  # noqa: F811
+def test_media_is_not_indexed_without_multimodal(server, tmp_path, media_ws):
     with memsift.MemoryIndex(media_ws, memory_config(tmp_path, extraPaths=['media'])) as index:
         assert index.sync().added == ['MEMORY.md']
 

@@ -1,11 +1,11 @@
-"""Embedding adapters against real HTTP servers on 127.0.0.1 that speak each provider's wire format."""
+"""Embedding adapters against real HTTP servers on 127.0.0.1 that speak each provider's wire format.
+
+The ``server`` fixture (conftest) records each POST and answers with ``server.reply(request)``.
+"""
 
 import json
 import math
-import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import memory_config, write
@@ -15,51 +15,6 @@ from memsift.providers import ADAPTERS, MissingApiKey, create_provider, resolve_
 from memsift.providers import _http
 
 KEY = 'sk-test-SECRET-1234567890'
-
-
-class Recorder(ThreadingHTTPServer):
-    """Records each request and answers with ``self.reply(request) -> (status, headers, body)``."""
-
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(('127.0.0.1', 0), Handler)
-        self.requests = []
-        self.reply = None
-        self.url = f'http://127.0.0.1:{self.server_address[1]}'
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802 - http.server's naming
-        length = int(self.headers.get('content-length', 0))
-        raw = self.rfile.read(length)
-        request = {'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()},
-                   'body': json.loads(raw) if raw else None}
-        self.server.requests.append(request)
-        status, headers, body = self.server.reply(request)
-        if status is None:  # drop the connection without an answer
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(status)
-        for name, value in {'Content-Type': 'application/json', **headers}.items():
-            self.send_header(name, value)
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@pytest.fixture
-def server():
-    srv = Recorder()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={'poll_interval': 0.05}, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture
