@@ -395,3 +395,43 @@ def test_runtime_failure_switches_to_the_fallback_once(server, tmp_path, monkeyp
     assert (data['provider'], data['mode']) == ('openai', 'hybrid')
     assert data['fallback']['from'] == 'openai-compatible' and '401' in data['fallback']['reason']
     assert data['results'][0]['path'] == 'MEMORY.md'
+
+
+def test_a_model_switch_keeps_the_old_vectors_serving_until_the_new_ones_are_ready(server, tmp_path, pauses):
+    broken = {'m2': True}
+
+    def reply(request):
+        model, inputs = request['body']['model'], request['body']['input']
+        if model == 'm2' and broken['m2'] and any('vault' in t for t in inputs):
+            return 503, {}, {'error': 'overloaded'}
+        hot = 0 if model == 'm1' else 1  # each model puts "vault" texts on its own axis
+        return 200, {}, {'data': [{'index': i, 'embedding': [1.0 if ('vault' in t and d == hot) else 0.0
+                                                             for d in range(2)] + [0.1]}
+                                  for i, t in enumerate(inputs)]}
+
+    server.reply = reply
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'the deploy key is in the vault')
+    write(ws / 'memory' / 'other.md', 'lunch menu for friday')
+
+    def config(model):
+        return memory_config(tmp_path, provider='openai-compatible', model=model, outputDimensionality=3,
+                             remote={'baseUrl': server.url + '/v1'})
+
+    with memsift.MemoryIndex(ws, config('m1')) as index:
+        index.sync()
+    with memsift.MemoryIndex(ws, config('m2')) as index:
+        result = index.search('vault', min_score=0.3)  # m2 not indexed yet: m1's vectors answer
+        assert result.mode == 'hybrid' and 'm1' in result.debug['servingModel']
+        assert [h.path for h in result.results] == ['MEMORY.md'] and result.results[0].score > 0.9
+        assert index.status()['identity']['status'] == 'switching'
+        with pytest.raises(memsift.ProviderError, match='503'):
+            index.sync()  # m2 fails while warming its cache: m1 keeps serving
+        assert index.search('vault', min_score=0.3).debug['servingModel']
+        broken['m2'] = False
+        index.sync()
+        result = index.search('vault', min_score=0.3)
+        assert 'servingModel' not in result.debug and result.results[0].path == 'MEMORY.md'
+        assert index.status()['identity']['status'] == 'current'
+        queries = [r['body']['model'] for r in server.requests if r['body']['input'] == ['vault']]
+        assert queries == ['m1', 'm1', 'm2']

@@ -280,6 +280,8 @@ class MemoryIndex:
             raise
         self._analyzer = Analyzer(stem=True)
         self.vectors: VectorStore | None = None
+        self._serving: tuple[EmbeddingProvider, VectorStore] | None = None
+        """The previous provider and its vectors while a provider or model switch is being re-embedded."""
         self._identity: dict[str, Any] | None = None
         self._identity_ok = False
         self._sync_lock = threading.Lock()
@@ -335,8 +337,31 @@ class MemoryIndex:
             self._identity_ok = self.store.identity == identity
             if self.vectors is not None and self._identity_ok:
                 load_vectors(self.store, self.vectors)
+            self._serving = None if self._identity_ok else self._previous_vectors(identity)
             self._identity = identity
             return identity
+
+    _PROVIDER_KEYS = ('provider', 'model', 'dims')
+
+    def _previous_vectors(self, identity: dict[str, Any]) -> tuple[EmbeddingProvider, VectorStore] | None:
+        """When only the embedding provider or model changed, the vectors already stored keep serving (with the
+        previous provider embedding the queries) until a sync has re-embedded everything: OpenClaw pauses
+        semantic search instead. ``None`` if the previous provider cannot be rebuilt from this config."""
+        stored = self.store.identity
+        if not stored or stored.get('provider') in (None, 'none') or not stored.get('dims'):
+            return None
+        if any(stored.get(k) != v for k, v in identity.items() if k not in self._PROVIDER_KEYS):
+            return None  # chunking, sources or extra paths changed too: the stored vectors describe other chunks
+        try:
+            previous = create_provider(stored['provider'], dataclasses.replace(
+                self.config, model=stored['model'], output_dimensionality=stored['dims']))
+            if int(previous.dims) != stored['dims']:
+                return None
+        except Exception:  # no key for it any more, an unknown id...: semantic search pauses as in OpenClaw
+            return None
+        vectors = VectorStore(stored['dims'])
+        load_vectors(self.store, vectors)
+        return previous, vectors
 
     def _media_suffixes(self) -> tuple[str, ...]:
         """File suffixes indexed as images/audio: only with multimodal on (and a provider: never in FTS-only)."""
@@ -383,6 +408,8 @@ class MemoryIndex:
     def _sync(self, force: bool, progress: Progress | None) -> SyncReport:
         identity = self._ready()
         with self._sync_lock:
+            if self._serving is not None:
+                self._warm_cache()
             self._dirty = False
             full = force or not self._identity_ok
             embedder = self._embed_chunks if self.provider is not None else None
@@ -397,6 +424,7 @@ class MemoryIndex:
                     self.store.set_identity(identity)
                     self.index.commit(generation=self.store.generation)
                     self._identity_ok = True
+                    self._serving = None  # the switch: the new vectors serve from now on
             except BaseException:
                 self._dirty = True
                 raise
@@ -406,6 +434,18 @@ class MemoryIndex:
                 self.store.evict_cache(self.config.cache.max_entries)
             self._sync_error = None
             return report
+
+    def _warm_cache(self) -> None:
+        """Embed every stored chunk with the new provider into the embedding cache, while the previous vectors
+        keep serving; the re-index that follows then swaps the vectors in without waiting on the provider."""
+        batch: list[str] = []
+        for row in self.store.iter_chunks():
+            batch.append(row.text)
+            if len(batch) >= 256:
+                self._embed_chunks(batch)
+                batch = []
+        if batch:
+            self._embed_chunks(batch)
 
     def _switch_to_fallback(self, error: ProviderError) -> bool:
         """OpenClaw's runtime fallback: an explicit provider failing at request time hands over to ``fallback``,
@@ -422,6 +462,7 @@ class MemoryIndex:
                                                  fallback_reason=str(error))
             self.provider = provider
             self.vectors = None
+            self._serving = None
             self._identity = None
             self._identity_ok = False
         self._dirty = True
@@ -550,12 +591,15 @@ class MemoryIndex:
             self._prepare(debug)
         except ProviderError as exc:
             return self._unavailable(str(exc), debug, started)
-        vector_ready = provider is not None and self._identity_ok
+        serving = self._serving
+        vector_ready = provider is not None and (self._identity_ok or serving is not None)
         mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
             'vector-only' if vector_ready else 'fts-only')
         debug['effectiveMode'] = mode
         if provider is not None and not vector_ready:
             debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
+        if serving is not None and not self._identity_ok and provider is not None:
+            debug['servingModel'] = f'{serving[0].id}/{serving[0].model} until {provider.id}/{provider.model} is indexed'
         if self.resolution.reason is not None:
             debug['embeddingBootstrap'] = self.resolution.reason
         result = SearchResult(
@@ -633,11 +677,14 @@ class MemoryIndex:
                 candidate(chunk_id).text = bm25_score_to_unit(score) if mode == 'fts-only' else score / best
             t = self._timed(debug, 'keywordMs', t)
         if mode != 'fts-only':
-            assert self.provider is not None and self.vectors is not None
-            query_vector = embed_query(self.provider, text)
+            serving = self._serving
+            query_provider, vectors = serving if serving is not None and not self._identity_ok else (
+                self.provider, self.vectors)
+            assert query_provider is not None and vectors is not None
+            query_vector = embed_query(query_provider, text)
             t = self._timed(debug, 'embedMs', t)
-            if np.any(query_vector) and len(self.vectors):
-                ids, scores = self.vectors.search(query_vector, LEG_CANDIDATES)
+            if np.any(query_vector) and len(vectors):
+                ids, scores = vectors.search(query_vector, LEG_CANDIDATES)
                 for chunk_id, score in zip(ids.tolist(), scores.tolist()):
                     candidate(chunk_id).vector = max(0.0, score)
             t = self._timed(debug, 'vectorMs', t)
@@ -824,7 +871,8 @@ class MemoryIndex:
                       'pollIntervalMs': self.config.remote.batch.poll_interval_ms,
                       'timeoutMs': self.config.remote.batch.timeout_minutes * 60_000},
             'generation': self.store.generation,
-            'identity': {'status': 'current' if self._identity_ok else 'rebuild-pending', **(self._identity or {})},
+            'identity': {'status': 'current' if self._identity_ok else (
+                'switching' if self._serving is not None else 'rebuild-pending'), **(self._identity or {})},
             'providerError': provider_error,
             'providerReason': self.resolution.reason,
             'fallback': self._fallback(),
