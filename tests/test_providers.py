@@ -337,6 +337,10 @@ def test_local_model_embeds_offline_and_finds_meaning(tmp_path):
         assert result.mode == 'hybrid' and result.results[0].path == 'memory/garage.md'
         assert index.search('seeing a physician', min_score=0.1).results[0].path == 'memory/health.md'
         assert index.search('where to eat noodles', min_score=0.1).results[0].path == 'memory/food.md'
+        write(ws / 'memory' / 'zh.md', '视频下载工具的配置在这里')
+        index.sync()
+        cjk = index.search('视频下载')  # the English-only model cannot read it: keyword search answers
+        assert cjk.mode == 'fts-only' and 'vectorSkipped' in cjk.debug and cjk.results[0].path == 'memory/zh.md'
         vectors = index.provider.embed_documents(['same text', 'same text'])
         assert abs(float(vectors[0] @ vectors[1]) / float(vectors[0] @ vectors[0]) - 1) < 1e-5
 

@@ -606,6 +606,11 @@ class MemoryIndex:
             [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
             citations=self.config.citations, mode=mode, debug=debug, fallback=self._fallback(),
         )
+        handles = getattr(self.provider, 'handles', None)
+        if mode != 'fts-only' and handles is not None and not handles(text):
+            # The model cannot read this query (an English-only local model and a CJK query): keyword search only.
+            debug['vectorSkipped'] = f'{provider.id if provider else ""} model does not cover the query language'
+            mode = result.mode = debug['effectiveMode'] = 'fts-only'
         if not self.config.enabled:
             result.error = f'memory search is disabled for agent {self.config.agent_id!r}'
             result.warning = 'memorySearch.enabled is false in the config'

