@@ -585,12 +585,12 @@ class MemoryIndex:
         if len(text) > MAX_QUERY_CHARS:
             text = text[:MAX_QUERY_CHARS]
             debug['queryTruncated'] = True
-        provider = self.provider
         try:
             self._ready()
             self._prepare(debug)
         except ProviderError as exc:
             return self._unavailable(str(exc), debug, started)
+        provider = self.provider  # read after _prepare: a sync there may have switched to the fallback
         serving = self._serving
         vector_ready = provider is not None and (self._identity_ok or serving is not None)
         mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
