@@ -190,6 +190,13 @@ def test_connection_reset_is_retried(server, pauses):
     assert len(server.requests) == 2
 
 
+def test_a_request_that_keeps_breaking_the_connection_is_split_in_halves(server, pauses):
+    server.reply = lambda r: (None, {}, b'') if len(r['body']['input']) > 1 else openai_reply(r)
+    out = create_provider('openai', config(server, 'openai', remote={'apiKey': KEY})).embed_documents(['a', 'bb', 'ccc'])
+    assert out == [vec('a'), vec('bb'), vec('ccc')]
+    assert [len(r['body']['input']) for r in server.requests] == [3] * 4 + [1] + [2] * 4 + [1, 1]
+
+
 def test_timeout_is_a_clear_error(server):
     def slow(request):
         time.sleep(1.5)

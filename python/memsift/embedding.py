@@ -31,7 +31,12 @@ __all__ = ['EmbeddingProvider', 'ProviderError', 'embed_documents', 'embed_query
 
 
 class ProviderError(MemsiftError):
-    """An embedding provider failed or answered something unusable (the message names the provider)."""
+    """An embedding provider failed or answered something unusable (the message names the provider).
+
+    ``transport`` is true when the connection broke instead of the provider answering an error.
+    """
+
+    transport = False
 
 
 @runtime_checkable

@@ -142,6 +142,7 @@ class EmbeddingHttp:
                 raise self._fail(f'no answer within {timeout:g} s ({type(exc).__name__})') from exc
             except httpx.TransportError as exc:
                 error = self._fail(f'{type(exc).__name__}: {exc}')
+                error.transport = True  # the connection broke (not an answer): a smaller request may get through
                 retryable = True
             else:
                 if response.is_success:

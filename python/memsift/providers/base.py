@@ -81,10 +81,19 @@ class RemoteEmbeddings:
 
     def embed_documents(self, texts: Sequence[Any]) -> list[list[float]]:
         texts = list(texts)
-        groups = batches(texts)
-        done = map_concurrently(lambda group: self.embed([texts[i] for i in group], 'document', self.batch_timeout),
-                                groups, self.concurrency)
+        done = map_concurrently(self._embed_split, [[texts[i] for i in group] for group in batches(texts)],
+                                self.concurrency)
         return [vector for group in done for vector in group]
+
+    def _embed_split(self, texts: list[Any]) -> list[list[float]]:
+        """One request; if the connection keeps breaking after retries, the halves are sent separately."""
+        try:
+            return self.embed(texts, 'document', self.batch_timeout)
+        except ProviderError as exc:
+            if not exc.transport or len(texts) < 2:
+                raise
+            half = len(texts) // 2
+            return self._embed_split(texts[:half]) + self._embed_split(texts[half:])
 
     def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
         """One request for ``texts`` (strings; media inputs for a multimodal adapter); ``kind`` is ``query`` or
