@@ -94,7 +94,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E40
 
 
 class Recorder(ThreadingHTTPServer):
-    """Records each request and answers with ``self.reply(request) -> (status, headers, body)``."""
+    """Records each request (``method``, ``path``, ``headers`` and JSON ``body``) and answers with
+    ``self.reply(request) -> (status, headers, body)``; a ``None`` status drops the connection."""
 
     daemon_threads = True
 
@@ -104,19 +105,21 @@ class Recorder(ThreadingHTTPServer):
         self.reply = None
         self.url = f'http://127.0.0.1:{self.server_address[1]}'
 
+    def paths(self):
+        return [(r['method'], r['path']) for r in self.requests]
+
 
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
-        length = int(self.headers.get('content-length', 0))
-        raw = self.rfile.read(length)
-        request = {'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()},
+    def _answer(self, method):
+        raw = self.rfile.read(int(self.headers.get('content-length', 0)))
+        request = {'method': method, 'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()},
                    'body': json.loads(raw) if raw else None}
         self.server.requests.append(request)
         status, headers, body = self.server.reply(request)
-        if status is None:  # drop the connection without an answer
+        if status is None:
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -127,6 +130,12 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        self._answer('GET')
+
+    def do_POST(self):  # noqa: N802
+        self._answer('POST')
+
 
 @pytest.fixture
 def server():
@@ -136,3 +145,13 @@ def server():
     yield srv
     srv.shutdown()
     srv.server_close()
+
+
+@pytest.fixture
+def pauses(monkeypatch):
+    """Retry pauses are recorded instead of slept."""
+    from memsift.providers import _http
+
+    recorded = []
+    monkeypatch.setattr(_http, '_sleep', recorded.append)
+    return recorded

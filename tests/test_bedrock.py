@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import memsift
-from memsift.providers import ADAPTERS, MissingApiKey, _http, resolve_provider
+from memsift.providers import ADAPTERS, MissingApiKey, resolve_provider
 from memsift.providers.bedrock import BedrockEmbeddings, canonical_request, sign_v4, signing_key
 
 ACCESS = 'AKIDEXAMPLE'
@@ -142,14 +142,6 @@ def server():
     yield srv
     srv.shutdown()
     srv.server_close()
-
-
-@pytest.fixture
-def pauses(monkeypatch):
-    """Retry pauses are recorded instead of slept."""
-    recorded = []
-    monkeypatch.setattr(_http, '_sleep', recorded.append)
-    return recorded
 
 
 def vec(text, dims=4):

@@ -2,10 +2,7 @@
 Copilot API (no network)."""
 
 import json
-import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -17,60 +14,6 @@ GITHUB_TOKEN = 'ghu_GITHUB-SECRET-1234567890'
 TOKEN_PATH = '/copilot_internal/v2/token'
 ENV_NAMES = ('COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_TOKEN_URL')
 AGENT = f'memsift/{memsift.__version__}'
-
-
-class Recorder(ThreadingHTTPServer):
-    """Records each request and answers with ``self.reply(request) -> (status, headers, body)``."""
-
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(('127.0.0.1', 0), Handler)
-        self.requests = []
-        self.reply = None
-        self.url = f'http://127.0.0.1:{self.server_address[1]}'
-
-    def paths(self):
-        return [(r['method'], r['path']) for r in self.requests]
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def _answer(self, method):
-        length = int(self.headers.get('content-length', 0))
-        raw = self.rfile.read(length)
-        request = {'method': method, 'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()},
-                   'body': json.loads(raw) if raw else None}
-        self.server.requests.append(request)
-        status, headers, body = self.server.reply(request)
-        if status is None:  # drop the connection without an answer
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(status)
-        for name, value in {'Content-Type': 'application/json', **headers}.items():
-            self.send_header(name, value)
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):  # noqa: N802 - http.server's naming
-        self._answer('GET')
-
-    def do_POST(self):  # noqa: N802
-        self._answer('POST')
-
-
-@pytest.fixture
-def server():
-    srv = Recorder()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={'poll_interval': 0.05}, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture(autouse=True)

@@ -12,17 +12,8 @@ from conftest import memory_config, write
 
 import memsift
 from memsift.providers import ADAPTERS, MissingApiKey, create_provider, resolve_provider
-from memsift.providers import _http
 
 KEY = 'sk-test-SECRET-1234567890'
-
-
-@pytest.fixture
-def pauses(monkeypatch):
-    """Retry pauses are recorded instead of slept."""
-    recorded = []
-    monkeypatch.setattr(_http, '_sleep', recorded.append)
-    return recorded
 
 
 def vec(text, dims=4):

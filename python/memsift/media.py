@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsift.workspace import SkippedFile
+from memsift.workspace import SkippedFile, read_bounded
 
 __all__ = ['EXTENSIONS', 'MediaInput', 'modality_of', 'read_media_file', 'sniff_mime']
 
@@ -92,13 +92,7 @@ def read_media_file(path: Path, label_path: str, max_bytes: int) -> MediaInput:
         SkippedFile: too large, unreadable, or its content is not what its extension says.
     """
     kind = modality_of(path)
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SkippedFile(path, f'too large ({size} bytes > multimodal.maxFileBytes {max_bytes})')
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SkippedFile(path, f'cannot be read ({exc.strerror or exc})') from exc
+    data = read_bounded(path, max_bytes, f'multimodal.maxFileBytes {max_bytes})')
     mime = sniff_mime(data[:512])
     expected = _EXPECTED.get(path.suffix.lower(), set())
     if kind is None or mime not in expected:

@@ -95,23 +95,6 @@ def _path_keys(path: str) -> tuple[str, str, str]:
     return full, base, base.rsplit('.', 1)[0] if '.' in base else base
 
 
-def path_specificity(query: str, path: str) -> int:
-    """3 = the query is the full path, 2 = the basename (query without ``/``), 1 = the stem, else 0.
-
-    >>> [path_specificity(q, 'memory/2026-11-28.md') for q in ('memory/2026-11-28.md', '2026-11-28.md', '2026-11-28')]
-    [3, 2, 1]
-    """
-    query = _normalize_path(query)
-    full, base, stem = _path_keys(path)
-    if not query:
-        return 0
-    if query == full:
-        return 3
-    if '/' not in query and query == base:
-        return 2
-    return 1 if query == stem else 0
-
-
 class _Catalogue:
     """The indexed files of one store generation, with lookup tables for exact path queries."""
 
@@ -132,7 +115,12 @@ class _Catalogue:
         return tokens
 
     def exact(self, query: str) -> dict[str, int]:
-        """Files the query names exactly, with their specificity (as :func:`path_specificity`)."""
+        """Files the query names exactly: 3 = the full path, 2 = the basename (query without ``/``), 1 = the stem.
+
+        >>> catalogue = _Catalogue(0, {'memory/2026-11-28.md': None})  # type: ignore[dict-item]
+        >>> [catalogue.exact(q) for q in ('memory/2026-11-28.md', '2026-11-28.MD', './2026-11-28', 'other')]
+        [{'memory/2026-11-28.md': 3}, {'memory/2026-11-28.md': 2}, {'memory/2026-11-28.md': 1}, {}]
+        """
         query = _normalize_path(query)
         found: dict[str, int] = {}
         if not query:

@@ -23,7 +23,10 @@ from pathlib import Path
 
 from memsift.errors import MemsiftError
 
-__all__ = ['DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'SkippedFile', 'list_memory_files', 'read_memory_file']
+__all__ = [
+    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'SkippedFile', 'list_memory_files', 'read_bounded',
+    'read_memory_file',
+]
 
 IGNORED_DIRS = frozenset(
     {'.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__', '.mypy_cache', '.pytest_cache', '.tox'}
@@ -67,10 +70,6 @@ def _lstat(path: Path) -> os.stat_result | None:
 def _mode(path: Path) -> int:
     info = _lstat(path)
     return 0 if info is None else info.st_mode
-
-
-def _is_plain_file(path: Path) -> bool:
-    return stat.S_ISREG(_mode(path))
 
 
 def _is_plain_dir(path: Path) -> bool:
@@ -139,19 +138,28 @@ def list_memory_files(
     return files
 
 
+def read_bounded(path: Path, max_bytes: int, limit: str) -> bytes:
+    """The bytes of ``path`` if it holds at most ``max_bytes``; ``limit`` ends the too-large reason.
+
+    Raises:
+        SkippedFile: too large or unreadable.
+    """
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise SkippedFile(path, f'too large ({size} bytes > {limit}')
+        return path.read_bytes()
+    except OSError as exc:
+        raise SkippedFile(path, f'cannot be read ({exc.strerror or exc})') from exc
+
+
 def read_memory_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
     """The UTF-8 text of a memory file (a leading BOM dropped).
 
     Raises:
         SkippedFile: the file is too large, binary, not UTF-8 or unreadable; ``reason`` says which and how to fix.
     """
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SkippedFile(path, f'too large ({size} bytes > {max_bytes}); split it or raise the limit')
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SkippedFile(path, f'cannot be read ({exc.strerror or exc})') from exc
+    data = read_bounded(path, max_bytes, f'{max_bytes}); split it or raise the limit')
     if b'\x00' in data[:_SNIFF_BYTES]:
         raise SkippedFile(path, 'looks binary (contains NUL bytes); memory files must be UTF-8 text')
     try:
