@@ -94,7 +94,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E40
 
 
 class Recorder(ThreadingHTTPServer):
-    """Records each request (``method``, ``path``, ``headers`` and JSON ``body``) and answers with
+    """Records each request (``method``, ``path``, ``headers``, ``raw`` bytes and JSON ``body``) and answers with
     ``self.reply(request) -> (status, headers, body)``; a ``None`` status drops the connection."""
 
     daemon_threads = True
@@ -115,8 +115,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method):
         raw = self.rfile.read(int(self.headers.get('content-length', 0)))
-        request = {'method': method, 'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()},
-                   'body': json.loads(raw) if raw else None}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        is_json = headers.get('content-type', 'application/json').startswith('application/json')
+        request = {'method': method, 'path': self.path, 'headers': headers, 'raw': raw,
+                   'body': json.loads(raw) if raw and is_json else None}
         self.server.requests.append(request)
         status, headers, body = self.server.reply(request)
         if status is None:

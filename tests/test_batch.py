@@ -1,4 +1,4 @@
-"""Provider batch APIs (OpenAI, Voyage) against a loopback server speaking the files + batches protocol."""
+"""Provider batch APIs (OpenAI, Voyage, Gemini) against loopback servers speaking each batch protocol."""
 
 import json
 import re
@@ -138,3 +138,101 @@ def test_two_batch_failures_fall_back_to_inline_for_good(batch_server):
     assert adapter.batch_failures == 2 and 'failed' in adapter.batch_error
     assert sum(1 for method, path, _ in batch_server.log if path == '/v1/batches') == 2  # no third batch
     assert adapter.embed_query('q') == vec('q')
+
+
+def test_openai_batch_still_running_without_wait_embeds_inline(batch_server):
+    adapter = create_provider('openai', memsift.load_config({'memory': {'search': {
+        'provider': 'openai', 'model': 'm', 'remote': {
+            'baseUrl': batch_server.url + '/v1', 'apiKey': KEY, 'batch': {'enabled': True, 'wait': False}}}}}))
+    assert adapter.embed_documents(TEXTS[:2]) == [vec(t) for t in TEXTS[:2]]
+    assert adapter.batch_failures == 1 and 'remote.batch.wait is false' in adapter.batch_error
+    assert not any(path.startswith('/v1/batches/') for _, path, _ in batch_server.log)  # never polled
+
+
+# ---------------------------------------------------------------- Gemini: files upload + asyncBatchEmbedContent
+
+GEMINI_KEY = 'AIza-gemini-SECRET-1234'
+
+
+def gemini_service(state='BATCH_STATE_SUCCEEDED', polls=2, create_status=200, line_error=None):
+    """A reply function for the conftest ``server`` speaking Gemini's file upload, batch and download protocol."""
+    files, batches = {}, {}
+
+    def reply(request):
+        path, body = request['path'], request['body']
+        if path == '/upload/v1beta/files?uploadType=multipart':
+            message = BytesParser(policy=HTTP).parsebytes(
+                f'Content-Type: {request["headers"]["content-type"]}\r\n\r\n'.encode() + request['raw'])
+            metadata, jsonl = (part.get_payload(decode=True).decode() for part in message.iter_parts())
+            assert json.loads(metadata)['file']['mimeType'] == 'application/jsonl'
+            files['files/in-0'] = jsonl
+            return 200, {}, {'file': {'name': 'files/in-0', 'mimeType': 'application/jsonl'}}
+        if path == '/v1beta/models/gemini-embedding-001:asyncBatchEmbedContent':
+            if create_status != 200:
+                return create_status, {}, {'error': {'code': create_status, 'message': 'method not found'}}
+            batches['batches/b0'] = {'file': body['batch']['inputConfig']['fileName'], 'polls': 0}
+            return 200, {}, {'name': 'batches/b0', 'metadata': {'state': 'BATCH_STATE_PENDING'}}
+        if path == '/v1beta/batches/b0':
+            batch = batches['batches/b0']
+            batch['polls'] += 1
+            if batch['polls'] < polls:
+                return 200, {}, {'name': 'batches/b0', 'metadata': {'state': 'BATCH_STATE_RUNNING'}}
+            lines = [json.loads(line) for line in files[batch['file']].splitlines()]
+            files['files/out-0'] = '\n'.join(json.dumps(
+                {'key': line['key'], 'error': line_error} if line_error else
+                {'key': line['key'], 'response': {'embedding': {'values': vec(line['request']['content']['parts'][0]['text'])}}}
+            ) for line in reversed(lines))
+            return 200, {}, {'name': 'batches/b0', 'done': True, 'metadata': {
+                'state': state, 'output': {'responsesFile': 'files/out-0'}}}
+        if path == '/download/v1beta/files/out-0:download?alt=media':
+            return 200, {'Content-Type': 'application/jsonl'}, files['files/out-0'].encode()
+        if path == '/v1beta/models/gemini-embedding-001:batchEmbedContents':  # inline
+            return 200, {}, {'embeddings': [{'values': vec(r['content']['parts'][0]['text'])} for r in body['requests']]}
+        return 404, {}, {'error': {'message': f'no route {path}'}}
+
+    reply.files = files
+    return reply
+
+
+def gemini(server, **batch):
+    return create_provider('gemini', memsift.load_config({'memory': {'search': {
+        'provider': 'gemini', 'remote': {'baseUrl': server.url + '/v1beta', 'apiKey': GEMINI_KEY,
+                                         'batch': {'enabled': True, 'pollIntervalMs': 1, **batch}}}}}))
+
+
+def test_gemini_async_batch_upload_create_poll_download(server):
+    server.reply = gemini_service()
+    out = gemini(server).embed_documents(TEXTS[:5])
+    assert out == [vec(t) for t in TEXTS[:5]]  # output lines came back reversed: matched by key
+    lines = [json.loads(line) for line in server.reply.files['files/in-0'].splitlines()]
+    assert [line['key'] for line in lines] == ['0', '1', '2', '3', '4']  # one request per input
+    assert all(line['request']['taskType'] == 'RETRIEVAL_DOCUMENT'
+               and line['request']['model'] == 'models/gemini-embedding-001' for line in lines)
+    assert [p.split('?')[0] for _, p in server.paths()] == [
+        '/upload/v1beta/files', '/v1beta/models/gemini-embedding-001:asyncBatchEmbedContent',
+        '/v1beta/batches/b0', '/v1beta/batches/b0', '/download/v1beta/files/out-0:download']
+    assert all(r['headers']['x-goog-api-key'] == GEMINI_KEY for r in server.requests)
+
+
+def test_gemini_without_batch_method_embeds_inline_at_once(server):
+    server.reply = gemini_service(create_status=404)
+    adapter = gemini(server)
+    assert adapter.embed_documents(TEXTS[:3]) == [vec(t) for t in TEXTS[:3]]
+    assert adapter.batch_failures == 2 and 'not available' in adapter.batch_error
+    assert GEMINI_KEY not in adapter.batch_error
+    server.requests.clear()
+    adapter.embed_documents(TEXTS[:3])
+    assert [p for _, p in server.paths()] == ['/v1beta/models/gemini-embedding-001:batchEmbedContents']
+
+
+@pytest.mark.parametrize(('service', 'batch', 'reason'), [
+    ({'state': 'BATCH_STATE_FAILED'}, {}, 'failed'),
+    ({'line_error': {'code': 400, 'message': 'bad content'}}, {}, 'bad content'),
+    ({'polls': 3}, {'wait': False}, 'remote.batch.wait is false'),
+])
+def test_gemini_batch_failure_counts_once_and_embeds_inline(server, service, batch, reason):
+    server.reply = gemini_service(**service)
+    adapter = gemini(server, **batch)
+    assert adapter.embed_documents(TEXTS[:2]) == [vec(t) for t in TEXTS[:2]]
+    assert adapter.batch_failures == 1 and reason in adapter.batch_error
+    assert server.paths()[-1] == ('POST', '/v1beta/models/gemini-embedding-001:batchEmbedContents')

@@ -33,10 +33,12 @@ __all__ = ['EmbeddingProvider', 'ProviderError', 'embed_documents', 'embed_query
 class ProviderError(MemsiftError):
     """An embedding provider failed or answered something unusable (the message names the provider).
 
-    ``transport`` is true when the connection broke instead of the provider answering an error.
+    ``transport`` is true when the connection broke instead of the provider answering an error; ``status`` is the
+    HTTP status of an error answer.
     """
 
     transport = False
+    status: int | None = None
 
 
 @runtime_checkable

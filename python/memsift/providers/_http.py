@@ -121,7 +121,8 @@ class EmbeddingHttp:
         return text
 
     def url(self, path: str) -> str:
-        url = f'{self.base_url}/{path.lstrip("/")}'
+        """``path`` below the base URL, or an absolute URL, which must be on the base URL's host."""
+        url = path if path.startswith(('http://', 'https://')) else f'{self.base_url}/{path.lstrip("/")}'
         if httpx.URL(url).host != self._host:
             raise ProviderError(f'{self.provider_id}: refusing to contact {httpx.URL(url).host!r}, only {self._host!r}')
         return url
@@ -152,6 +153,7 @@ class EmbeddingHttp:
                                      'refused (only the configured base URL is contacted)')
                 message = f'{response.status_code} {response.text[:500]}'
                 error = self._fail(message)
+                error.status = response.status_code
                 retryable = response.status_code == 429 or response.status_code >= 500 or bool(
                     _RETRYABLE.search(response.text[:500]))
                 wait = _retry_after(response)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from memsift.config import MemoryConfig
 from memsift.embedding import ProviderError
 from memsift.providers._http import EmbeddingHttp, batches, map_concurrently
+from memsift.providers.batch import FAILURE_LIMIT, BatchUnavailable
 
 __all__ = ['MissingApiKey', 'RemoteEmbeddings']
 
@@ -44,6 +45,10 @@ class RemoteEmbeddings:
     known_dims: ClassVar[Mapping[str, int]] = {}
     local_server: ClassVar[bool] = False
     """Servers on the user's machine (Ollama, LM Studio) get 600 s batch timeouts, as in OpenClaw."""
+    has_batch_api: ClassVar[bool] = False
+    """The provider offers a batch API (:meth:`batch_embed`), used for chunks when ``remote.batch.enabled``."""
+    batch_failures = 0
+    batch_error: str | None = None
 
     def __init__(self, config: MemoryConfig, env: Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
@@ -80,7 +85,14 @@ class RemoteEmbeddings:
         return self.embed([text], 'query', self.query_timeout)[0]
 
     def embed_documents(self, texts: Sequence[Any]) -> list[list[float]]:
+        """Chunks: through the batch API when enabled (until it fails twice), else concurrent inline requests."""
         texts = list(texts)
+        if self.has_batch_api and self.config.remote.batch.enabled and self.batch_failures < FAILURE_LIMIT and texts:
+            try:
+                return self.vectors(self.batch_embed(texts), len(texts), 'the batch output')
+            except ProviderError as exc:
+                self.batch_failures = FAILURE_LIMIT if isinstance(exc, BatchUnavailable) else self.batch_failures + 1
+                self.batch_error = str(exc)
         done = map_concurrently(self._embed_split, [[texts[i] for i in group] for group in batches(texts)],
                                 self.concurrency)
         return [vector for group in done for vector in group]
@@ -94,6 +106,10 @@ class RemoteEmbeddings:
                 raise
             half = len(texts) // 2
             return self._embed_split(texts[:half]) + self._embed_split(texts[half:])
+
+    def batch_embed(self, texts: list[Any]) -> list[list[float]]:
+        """Chunks through the provider's batch API (see :mod:`memsift.providers.batch`)."""
+        raise NotImplementedError
 
     def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
         """One request for ``texts`` (strings; media inputs for a multimodal adapter); ``kind`` is ``query`` or

@@ -1,5 +1,6 @@
 """Google Gemini: ``models/{m}:embedContent`` for queries (``RETRIEVAL_QUERY``) and ``models/{m}:batchEmbedContents``
-for chunks (``RETRIEVAL_DOCUMENT``), key in ``x-goog-api-key``, optional ``outputDimensionality``."""
+for chunks (``RETRIEVAL_DOCUMENT``), key in ``x-goog-api-key``, optional ``outputDimensionality``; with
+``remote.batch.enabled``, chunks go through ``asyncBatchEmbedContent`` (:mod:`memsift.providers.batch`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from memsift.embedding import ProviderError
 from memsift.media import MediaInput
 from memsift.providers.base import RemoteEmbeddings
+from memsift.providers.batch import run_gemini_batch
 
 __all__ = ['GeminiEmbeddings']
 
@@ -43,14 +45,23 @@ class GeminiEmbeddings(RemoteEmbeddings):
             request['outputDimensionality'] = self.config.output_dimensionality
         return request
 
+    has_batch_api = True
+
+    def _document(self, item: str | MediaInput) -> dict[str, Any]:
+        return {'model': f'models/{self.model}', **self._request(item, 'RETRIEVAL_DOCUMENT')}
+
+    def batch_embed(self, texts: list[Any]) -> list[list[float]]:
+        return run_gemini_batch(self.http, [self._document(t) for t in texts], model=self.model,
+                                settings=self.config.remote.batch)
+
     def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
         if kind == 'query' and len(texts) == 1:
             answer = self.http.post(f'models/{self.model}:embedContent', self._request(texts[0], 'RETRIEVAL_QUERY'),
                                     timeout=timeout)
             values = answer.get('embedding', {}).get('values') if isinstance(answer, dict) else None
             return self.vectors([values], 1, 'embedding.values')
-        requests = [{'model': f'models/{self.model}', **self._request(t, 'RETRIEVAL_DOCUMENT')} for t in texts]
-        answer = self.http.post(f'models/{self.model}:batchEmbedContents', {'requests': requests}, timeout=timeout)
+        answer = self.http.post(f'models/{self.model}:batchEmbedContents',
+                                {'requests': [self._document(t) for t in texts]}, timeout=timeout)
         embeddings = answer.get('embeddings') if isinstance(answer, dict) else None
         if not isinstance(embeddings, list) or not all(isinstance(e, dict) for e in embeddings):
             raise ProviderError(f'gemini embeddings failed: the answer has no embeddings[].values list')

@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from memsift.embedding import ProviderError
 from memsift.providers.base import RemoteEmbeddings
-from memsift.providers.batch import FAILURE_LIMIT, run_batch
+from memsift.providers.batch import run_openai_batch
 
 __all__ = ['DeepInfraEmbeddings', 'LmStudioEmbeddings', 'MistralEmbeddings', 'OpenAICompatibleEmbeddings',
            'OpenAIEmbeddings']
@@ -24,22 +23,13 @@ class OpenAIEmbeddings(RemoteEmbeddings):
     default_model = 'text-embedding-3-small'
     env_keys: ClassVar[tuple[str, ...]] = ('OPENAI_API_KEY',)
     known_dims = {'text-embedding-3-small': 1536, 'text-embedding-3-large': 3072, 'text-embedding-ada-002': 1536}
-    batch_window: ClassVar[str | None] = '24h'
-    """Completion window of the provider's batch API (``None``: no batch API)."""
-    batch_failures = 0
-    batch_error: str | None = None
+    has_batch_api = True
+    batch_window: ClassVar[str] = '24h'
+    """Completion window of the provider's batch API."""
 
-    def embed_documents(self, texts: Sequence[Any]) -> list[list[float]]:
-        """With ``remote.batch.enabled``, chunks go through the provider's batch API until it fails twice."""
-        settings = self.config.remote.batch
-        if self.batch_window and settings.enabled and self.batch_failures < FAILURE_LIMIT and texts:
-            try:
-                return run_batch(self.http, list(texts), lambda group: self.body(group, 'document'),
-                                 window=self.batch_window, settings=settings)
-            except ProviderError as exc:
-                self.batch_failures += 1
-                self.batch_error = str(exc)
-        return super().embed_documents(texts)
+    def batch_embed(self, texts: list[Any]) -> list[list[float]]:
+        return run_openai_batch(self.http, texts, lambda group: self.body(group, 'document'),
+                                window=self.batch_window, settings=self.config.remote.batch)
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
         body: dict[str, Any] = {'model': self.model, 'input': texts}
@@ -63,7 +53,7 @@ class OpenAICompatibleEmbeddings(OpenAIEmbeddings):
     env_keys = ()
     key_required = False  # self-hosted servers often need none; it never inherits OpenAI's key
     known_dims = {}
-    batch_window = None
+    has_batch_api = False
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
         body = super().body(texts, kind)
@@ -79,7 +69,7 @@ class MistralEmbeddings(OpenAIEmbeddings):
     default_base_url = 'https://api.mistral.ai/v1'
     default_model = 'mistral-embed'
     env_keys = ('MISTRAL_API_KEY',)
-    batch_window = None
+    has_batch_api = False
     known_dims = {'mistral-embed': 1024}
 
 
@@ -88,7 +78,7 @@ class DeepInfraEmbeddings(OpenAIEmbeddings):
     default_base_url = 'https://api.deepinfra.com/v1/openai'
     default_model = 'BAAI/bge-m3'
     env_keys = ('DEEPINFRA_API_KEY',)
-    batch_window = None
+    has_batch_api = False
     known_dims = {'BAAI/bge-m3': 1024}
 
 
@@ -100,4 +90,4 @@ class LmStudioEmbeddings(OpenAIEmbeddings):
     key_required = False
     local_server = True
     known_dims = {'text-embedding-nomic-embed-text-v1.5': 768}
-    batch_window = None
+    has_batch_api = False
