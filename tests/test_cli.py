@@ -134,3 +134,27 @@ def test_watch_prints_a_line_per_sync(tmp_path, ws):
             assert line['event'] == 'synced' and line['files'] == 3
         finally:
             proc.terminate()
+
+
+def test_sessions_import_search_history(tmp_path):
+    transcript = tmp_path / 'chat.jsonl'
+    lines = [{'type': 'session', 'version': 3, 'id': 'sess-9', 'timestamp': '2026-11-30T08:00:00Z'},
+             {'type': 'message', 'id': 'a', 'parentId': None, 'timestamp': 1764489600000,
+              'message': {'role': 'user', 'content': '把数据库迁移到新集群, token ghp_' + 'q' * 36}},
+             {'type': 'message', 'id': 'b', 'parentId': 'a', 'timestamp': 1764489660000,
+              'message': {'role': 'assistant', 'content': [{'type': 'text', 'text': '迁移计划已经写好了'}]}}]
+    transcript.write_text('\n'.join(json.dumps(line, ensure_ascii=False) for line in lines) + '\n', encoding='utf-8')
+    db = ['--sessions-db', tmp_path / 'sessions.sqlite']
+    imported = json.loads(memsift('sessions', 'import', transcript, *db, '--json').stdout)
+    assert imported == {'sessionKey': 'agent:main:chat', 'sessionId': 'sess-9', 'events': 2, 'skipped': 0}
+    found = json.loads(memsift('sessions', 'search', '数据库迁移', *db, '--json').stdout)
+    assert [(h['sessionKey'], h['messageId']) for h in found['results']] == [('agent:main:chat', 'a')]
+    assert 'q' * 36 not in found['results'][0]['snippet']
+    text = memsift('sessions', 'search', '迁移', *db, '--limit', '1').stdout
+    assert text.count('agent:main:chat') == 1
+    history = json.loads(memsift('sessions', 'history', 'sess-9', *db, '--json').stdout)
+    assert [m['id'] for m in history['messages']] == ['a', 'b']
+    hidden = memsift('sessions', 'history', 'agent:main:chat', *db, '--as', 'agent:main:other', check=False)
+    assert hidden.returncode == 1 and 'not visible' in hidden.stderr
+    blank = json.loads(memsift('sessions', 'search', ' ', *db, '--json', check=False).stdout)
+    assert blank['status'] == 'error'

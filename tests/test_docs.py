@@ -14,11 +14,14 @@ import memsift.indexer
 import memsift.memory
 import memsift.providers
 import memsift.providers._http
+import memsift.redact
+import memsift.sessions
 import memsift.store
 import memsift.workspace
 
 MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory,
-           memsift.providers, memsift.providers._http, memsift.store, memsift.workspace]
+           memsift.providers, memsift.providers._http, memsift.redact, memsift.sessions, memsift.store,
+           memsift.workspace]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

@@ -34,10 +34,12 @@ from memsift.embedding import EmbeddingProvider, ProviderError
 from memsift.errors import InternalError, InvalidInputError, MemsiftError, SearchIndexError
 from memsift.indexer import SyncReport
 from memsift.memory import MemoryHit, MemoryIndex, SearchResult
+from memsift.sessions import Caller, SessionStore, SessionStoreError
 
 __all__ = [
     'Analyzer',
     'Bm25Index',
+    'Caller',
     'Chunk',
     'ConfigError',
     'ConfigWarning',
@@ -51,6 +53,8 @@ __all__ = [
     'ProviderError',
     'SearchIndexError',
     'SearchResult',
+    'SessionStore',
+    'SessionStoreError',
     'SyncReport',
     'VectorStore',
     '__version__',

@@ -9,6 +9,12 @@ folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store
     memsift status --deep
     memsift get memory/2026-11-28.md --from 5 --lines 10
     memsift watch
+    memsift sessions import ~/.openclaw/agents/main/sessions/abc.jsonl --key agent:main:main
+    memsift sessions search "数据库迁移" --session agent:main:main --limit 5
+    memsift sessions history agent:main:main --json
+
+``sessions`` commands read ``--sessions-db`` (default ``~/.memsift/agents/{agent}/sessions.sqlite``) and act as the
+agent's main session (``--as KEY`` to act as another), with the config's ``tools.sessions.visibility``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from memsift.config import MemoryConfig, load_config
 from memsift.errors import MemsiftError
 from memsift.indexer import Progress, SyncReport
 from memsift.memory import MemoryIndex
+from memsift.sessions import Caller, SessionStore
 
 __all__ = ['main']
 
@@ -55,6 +62,26 @@ def _parser() -> argparse.ArgumentParser:
     get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
     get.add_argument('--lines', type=int, metavar='N', help='number of lines')
     commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
+
+    sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
+    sessions_common.add_argument('--sessions-db', metavar='PATH',
+                                 help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)')
+    sessions_common.add_argument('--as', dest='caller', metavar='KEY',
+                                 help="calling session; visibility starts there (default: the agent's main session)")
+    sessions = commands.add_parser('sessions', help='session transcripts: import, search, history')
+    session_commands = sessions.add_subparsers(dest='sessions_command', required=True, metavar='COMMAND')
+    imported = session_commands.add_parser('import', parents=[sessions_common], help='import an OpenClaw JSONL file')
+    imported.add_argument('path', help='transcript file (.jsonl)')
+    imported.add_argument('--key', help='session key (default: agent:{agent}:<file stem>)')
+    imported.add_argument('--spawned-by', metavar='KEY', help='session that spawned this one')
+    found = session_commands.add_parser('search', parents=[sessions_common], help='search transcripts (all terms)')
+    found.add_argument('query', help='words that must all appear (any language)')
+    found.add_argument('--session', metavar='KEY', help='only this session')
+    found.add_argument('--limit', type=int, default=10, metavar='N', help='results (default 10, at most 25)')
+    history = session_commands.add_parser('history', parents=[sessions_common], help="print a session's messages")
+    history.add_argument('key', help='session key or session id')
+    history.add_argument('--limit', type=int, default=50, metavar='N', help='last N messages (default 50)')
+    history.add_argument('--include-tools', action='store_true', help='include tool results')
     return parser
 
 
@@ -202,7 +229,36 @@ def _watch(args: argparse.Namespace) -> int:
             return 0
 
 
-_COMMANDS = {'index': _index, 'search': _search, 'status': _status, 'get': _get, 'watch': _watch}
+def _sessions(args: argparse.Namespace) -> int:
+    config = load_config(args.config, args.agent).session_tools
+    caller = Caller(args.caller or f'agent:{args.agent}:main')
+    with SessionStore(args.sessions_db, args.agent, visibility=config.visibility,  # type: ignore[arg-type]
+                      agent_to_agent=config.agent_to_agent, redact_patterns=config.redact_patterns) as store:
+        if args.sessions_command == 'import':
+            data = store.import_jsonl(args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}',
+                                      spawned_by=args.spawned_by)
+            store.reconcile()
+            text = f'imported {data["events"]} events into {data["sessionKey"]} ({data["skipped"]} lines skipped)'
+        elif args.sessions_command == 'search':
+            data = store.search(args.query, caller, args.session, args.limit)
+            text = '\n'.join(f'{h["score"]:.3f}  {h["sessionKey"]}  {h["role"]}  {h["snippet"]}'
+                             for h in data.get('results', [])) or 'no results'
+        else:
+            data = store.history(args.key, caller, limit=args.limit, include_tools=args.include_tools)
+            text = '\n'.join(f'[{m["role"]}] {m["content"]}' for m in data.get('messages', []))
+    if args.json:
+        _print_json(data)
+    elif 'status' in data:
+        print(f'memsift: {data["error"]}', file=sys.stderr)
+    else:
+        print(text)
+        if data.get('warning'):
+            print(data['warning'], file=sys.stderr)
+    return 1 if 'status' in data else 0
+
+
+_COMMANDS = {'index': _index, 'search': _search, 'status': _status, 'get': _get, 'watch': _watch,
+             'sessions': _sessions}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,6 +39,7 @@ __all__ = [
     'QueryConfig',
     'RemoteConfig',
     'SessionSyncConfig',
+    'SessionToolsConfig',
     'StoreConfig',
     'SyncConfig',
     'TemporalDecayConfig',
@@ -194,6 +195,20 @@ class ModelProvider:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionToolsConfig:
+    """The settings of ``sessions_search`` / ``sessions_history`` that live outside ``memorySearch``."""
+
+    visibility: str = 'tree'
+    """``tools.sessions.visibility``: ``self``, ``tree``, ``agent`` or ``all``."""
+    agent_to_agent: bool = False
+    """``tools.agentToAgent.enabled``: with ``all``, other agents' sessions are visible."""
+    sandbox_visibility: str = 'spawned'
+    """``agents.defaults.sandbox.sessionToolsVisibility``: ``spawned`` or ``all``."""
+    redact_patterns: tuple[str, ...] = ()
+    """``logging.redactPatterns``: applied before the default secret patterns."""
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryConfig:
     """The resolved memory-search settings of one agent (OpenClaw camelCase keys as snake_case)."""
 
@@ -222,6 +237,7 @@ class MemoryConfig:
     multimodal: MultimodalConfig
     citations: str
     model_providers: Mapping[str, ModelProvider] = field(default_factory=dict, repr=False)
+    session_tools: SessionToolsConfig = field(default_factory=SessionToolsConfig)
 
 
 # ---------------------------------------------------------------- error messages
@@ -503,6 +519,24 @@ def _workspace(root: Mapping[str, Any], agent_id: str) -> str | None:
     return None
 
 
+def _session_tools(root: Mapping[str, Any]) -> SessionToolsConfig:
+    tools = _section(root, '', 'tools')
+    sessions = _section(tools, 'tools', 'sessions')
+    a2a = _section(tools, 'tools', 'agentToAgent')
+    sandbox = _section(_section(_section(root, '', 'agents'), 'agents', 'defaults'), 'agents.defaults', 'sandbox')
+    patterns = _section(root, '', 'logging').get('redactPatterns', [])
+    if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
+        raise _invalid('logging.redactPatterns', patterns, 'a list of regular expression strings')
+    return SessionToolsConfig(
+        visibility=_check(_string('self', 'tree', 'agent', 'all'), sessions.get('visibility', 'tree'),
+                          'tools.sessions.visibility'),
+        agent_to_agent=_check(_boolean, a2a.get('enabled', False), 'tools.agentToAgent.enabled'),
+        sandbox_visibility=_check(_string('spawned', 'all'), sandbox.get('sessionToolsVisibility', 'spawned'),
+                                  'agents.defaults.sandbox.sessionToolsVisibility'),
+        redact_patterns=tuple(patterns),
+    )
+
+
 def _citations(root: Mapping[str, Any]) -> str:
     value = _section(root, '', 'memory').get('citations', 'auto')
     return _check(_string('auto', 'on', 'off'), value, 'memory.citations')
@@ -730,8 +764,7 @@ def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfi
         source_path=source_path,
     )
     _check_multimodal(config, layers)
-    providers = _model_providers(root)
-    return dataclasses.replace(config, model_providers=providers) if providers else config
+    return dataclasses.replace(config, model_providers=_model_providers(root), session_tools=_session_tools(root))
 
 
 def _model_providers(root: Mapping[str, Any]) -> dict[str, ModelProvider]:

@@ -110,6 +110,11 @@ def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
         vectors.add(ids, matrix)
 
 
+def _stat(path: Path) -> tuple[float, int]:
+    stat = path.stat()
+    return stat.st_mtime, stat.st_size
+
+
 def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
     return (
         previous.mtime == entry.mtime
@@ -150,6 +155,7 @@ def sync_workspace(
     progress: Progress | None = None,
     media_suffixes: Iterable[str] = (),
     media_max_bytes: int = 10 * 1024 * 1024,
+    documents: Iterable[MemoryFile] = (),
 ) -> SyncReport:
     """Bring ``store`` and ``index`` (and ``vectors``) up to date with the memory files of ``workspace``.
 
@@ -157,14 +163,15 @@ def sync_workspace(
     it was indexed is not even read); changed files are re-chunked, vanished files are removed, unreadable ones
     are recorded with the reason. ``force`` re-chunks every file (after a chunking or identity change). With an
     ``embedder``, each new chunk's vector is stored with it and added to ``vectors``. Files with
-    ``media_suffixes`` in the extra paths become one labelled chunk each, embedded with their bytes.
+    ``media_suffixes`` in the extra paths become one labelled chunk each, embedded with their bytes. ``documents``
+    are indexed like files, their text coming from ``read`` (session transcripts).
     """
     started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
     known = store.files()
     known_skipped = store.skipped()
     media = frozenset(media_suffixes)
-    entries = list(list_memory_files(workspace, extra_paths, media))
+    entries = [*list_memory_files(workspace, extra_paths, media), *documents]
     seen: set[str] = set()
 
     def sync_file(entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None,
@@ -173,8 +180,12 @@ def sync_workspace(
             report.unchanged += 1
             return
         item: MediaInput | None = None
+        line_map: tuple[int, ...] = ()
         try:
-            if Path(entry.path).suffix.lower() in media:
+            if entry.read is not None:
+                text, line_map = entry.read()
+                digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
+            elif Path(entry.path).suffix.lower() in media:
                 item = read_media_file(entry.abs_path, entry.path, media_max_bytes)
                 text, digest = item.label, item.sha256
             else:
@@ -196,6 +207,8 @@ def sync_workspace(
             chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
         else:
             chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
+            if line_map:  # chunk lines name the source's lines (a transcript's JSONL lines)
+                chunks = [(line_map[start - 1], line_map[end - 1], body, h) for start, end, body, h in chunks]
         changes.append((entry, previous, digest, chunks, item))
         if embedder is None or sum(len(c[3]) for c in changes) >= _EMBED_BATCH:
             write_changes()
@@ -214,9 +227,9 @@ def sync_workspace(
         for entry, previous, digest, chunks, _ in changes:
             rows = None if matrix is None else matrix[offset:offset + len(chunks)]
             offset += len(chunks)
-            stat = Path(entry.abs_path).stat()
+            mtime, size = (entry.mtime, entry.size) if entry.read is not None else _stat(entry.abs_path)
             old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-            ids = store.replace_file(entry.path, entry.source, digest, stat.st_mtime, stat.st_size, chunks, rows)
+            ids = store.replace_file(entry.path, entry.source, digest, mtime, size, chunks, rows)
             index.delete_path(entry.path)
             index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
             if vectors is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -43,8 +44,9 @@ from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
+from memsift.sessions import Caller, SessionStore, default_sessions_path
 from memsift.store import ChunkRow, FileRecord, MemoryStore
-from memsift.workspace import SkippedFile, read_memory_file
+from memsift.workspace import MemoryFile, SkippedFile, read_memory_file
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
 
@@ -213,6 +215,11 @@ def _citation(hit: ChunkRow) -> str:
     return f'{hit.path}#{lines}'
 
 
+def session_path(session_key: str) -> str:
+    """The logical path of a session transcript in memory search results."""
+    return f'sessions/{session_key.replace("/", "_")}.jsonl'
+
+
 def _wants_citations(mode: str, session_key: str | None) -> bool:
     """OpenClaw: ``on`` always, ``off`` never, ``auto`` only in direct chats (no group/channel session key)."""
     if mode != 'auto':
@@ -243,6 +250,7 @@ class MemoryIndex:
         agent_id: str = 'main',
         *,
         provider: EmbeddingProvider | None = None,
+        sessions: SessionStore | None = None,
     ) -> None:
         self.config = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
         root = workspace if workspace is not None else self.config.workspace
@@ -260,6 +268,7 @@ class MemoryIndex:
             self.resolution = ProviderResolution(provider, getattr(provider, 'id', self.config.provider))
         self.provider = self.resolution.provider
         self.db_path = self.config.store.path
+        self.sessions = self._session_store(sessions, agent_id)
         self.store = MemoryStore(self.db_path)
         try:
             self.index = self._open_bm25()
@@ -286,6 +295,19 @@ class MemoryIndex:
             self._ready()  # otherwise retried, and reported, by sync, search and status
 
     # ------------------------------------------------------------------ set-up
+
+    def _session_store(self, sessions: SessionStore | None, agent_id: str) -> SessionStore | None:
+        """The transcripts indexed as ``source: "sessions"`` (``experimental.sessionMemory`` with ``sessions`` in
+        ``sources``): the given store, else the agent's default one."""
+        self._owns_sessions = False
+        if 'sessions' not in self.config.sources:
+            return None
+        if sessions is not None:
+            return sessions
+        tools = self.config.session_tools
+        self._owns_sessions = True
+        return SessionStore(default_sessions_path(agent_id), agent_id, visibility=tools.visibility,  # type: ignore[arg-type]
+                            agent_to_agent=tools.agent_to_agent, redact_patterns=tools.redact_patterns)
 
     def _open_bm25(self) -> Bm25Index:
         if self.db_path == ':memory:':
@@ -407,6 +429,7 @@ class MemoryIndex:
                     tokens=self.config.chunking.tokens, overlap=self.config.chunking.overlap, force=full,
                     embedder=embedder, vectors=self.vectors, progress=progress,
                     media_suffixes=self._media_suffixes(), media_max_bytes=self.config.multimodal.max_file_bytes,
+                    documents=self._session_documents(full),
                 )
                 if not self._identity_ok:
                     self.store.set_identity(identity)
@@ -422,6 +445,56 @@ class MemoryIndex:
                 self.store.evict_cache(self.config.cache.max_entries)
             self._sync_error = None
             return report
+
+    def _session_documents(self, force: bool | None) -> list[MemoryFile]:
+        """One document per session transcript (``sessions/<key>.jsonl``): ``User: …`` / ``Assistant: …`` lines,
+        redacted, with chunk lines mapped to the transcript's lines. A session that grew by less than
+        ``sync.sessions.deltaBytes`` and ``deltaMessages`` since it was indexed keeps its chunks until it grows more.
+        ``force=None`` only lists them (no rebuild of branched sessions), for the dirty check.
+        """
+        sessions = self.sessions
+        if sessions is None:
+            return []
+        if force is not None:
+            sessions.reconcile()  # the active branch of every session is current before it is chunked
+        known = self.store.files()
+        documents = []
+        for session in sessions.sessions():
+            if session['incognito']:
+                continue
+            key: str = session['key']
+            path = session_path(key)
+            count, size = session['events'], session['bytes']
+            previous = known.get(path)
+            if previous is not None and not force and self._grew_little(previous, count, size):
+                count, size = int(previous.mtime), previous.size  # looks unchanged to the sync
+            documents.append(MemoryFile(path, Path(path), float(count), size, 'sessions',
+                                        read=functools.partial(self._render_session, key)))
+        return documents
+
+    def _grew_little(self, previous: FileRecord, count: int, size: int) -> bool:
+        """Below both ``sync.sessions`` deltas (a threshold of 0 or less means any change counts)."""
+        delta = self.config.sync.sessions
+        return (delta.delta_bytes > 0 and delta.delta_messages > 0 and 0 <= size - previous.size < delta.delta_bytes
+                and 0 <= count - previous.mtime < delta.delta_messages)
+
+    def _sessions_due(self) -> bool:
+        """Whether a transcript grew past the delta thresholds, appeared or went away since it was indexed."""
+        if self.sessions is None:
+            return False
+        known = {path: record for path, record in self.store.files().items() if record.source == 'sessions'}
+        documents = self._session_documents(None)
+        return {d.path for d in documents} != set(known) or any(
+            (d.mtime, d.size) != (known[d.path].mtime, known[d.path].size) for d in documents)
+
+    def _render_session(self, key: str) -> tuple[str, tuple[int, ...]]:
+        assert self.sessions is not None
+        lines, line_map = [], []
+        for line, role, text in self.sessions.active_messages(key):
+            text = ' '.join(self.sessions.redactor.redact(text).split())
+            lines.append(f'{"User" if role == "user" else "Assistant"}: {text}')
+            line_map.append(line)
+        return '\n'.join(lines), tuple(line_map)
 
     def _warm_cache(self) -> None:
         """Embed every stored chunk with the new provider into the embedding cache, while the previous vectors
@@ -533,6 +606,8 @@ class MemoryIndex:
                 load_vectors(self.store, self.vectors)
             if self.index.generation != self.store.generation:
                 self._dirty = True  # the store is ahead of its index: a sync rebuilds it
+        if not self._dirty and self._sessions_due():
+            self._dirty = True
         if self._dirty and self.config.sync.on_search:
             started = time.perf_counter()
             self._background_sync().join(SEARCH_SYNC_BUDGET_S)
@@ -554,7 +629,8 @@ class MemoryIndex:
             query: What to look for, in any language; a file name or path also works.
             max_results: Results to return (default ``query.maxResults``, 6).
             min_score: Drop results below this score in [0, 1] (default ``query.minScore``, 0.35).
-            session_key: The calling session, for the ``auto`` citation rule.
+            session_key: The calling session, for the ``auto`` citation rule and, with session memory, for which
+                transcripts it may see (``tools.sessions.visibility``; default: the agent's main session).
         """
         self._check_open()
         started = time.perf_counter()
@@ -605,7 +681,7 @@ class MemoryIndex:
             result.action = 'set agents.defaults.memorySearch.enabled (or memory.search.enabled) to true'
         elif text:
             try:
-                hits = self._ranked(text, limit, floor, mode, debug)
+                hits = self._ranked(text, limit, floor, mode, debug, session_key)
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
                     if self._switch_to_fallback(exc):
@@ -614,7 +690,7 @@ class MemoryIndex:
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
                 result.mode = debug['effectiveMode'] = 'fts-only'
-                hits = self._ranked(text, limit, floor, 'fts-only', debug)
+                hits = self._ranked(text, limit, floor, 'fts-only', debug, session_key)
             cite = _wants_citations(self.config.citations, session_key)
             result.results = [
                 MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
@@ -625,6 +701,13 @@ class MemoryIndex:
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result
+
+    def _visible_session_paths(self, session_key: str | None) -> set[str]:
+        """Transcript paths the calling session may see, by the rules of ``sessions_search``."""
+        if self.sessions is None:
+            return set()
+        caller = Caller(session_key or f'agent:{self.config.agent_id}:main')
+        return {session_path(key) for key in self.sessions.visible_keys(caller)}
 
     def _fallback(self) -> dict[str, str] | None:
         resolution = self.resolution
@@ -649,7 +732,8 @@ class MemoryIndex:
         debug[name] = round((now - since) * 1000, 3)
         return now
 
-    def _ranked(self, text: str, limit: int, floor: float, mode: str, debug: dict[str, Any]) -> list[_Candidate]:
+    def _ranked(self, text: str, limit: int, floor: float, mode: str, debug: dict[str, Any],
+                session_key: str | None = None) -> list[_Candidate]:
         hybrid = self.config.query.hybrid
         vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
         t = time.perf_counter()
@@ -686,6 +770,9 @@ class MemoryIndex:
 
         rows = {row.id: row for row in self.store.chunks(list(candidates))}
         pool = [c for c in candidates.values() if c.id in rows]
+        if any(rows[c.id].source == 'sessions' for c in pool):
+            visible = self._visible_session_paths(session_key)
+            pool = [c for c in pool if rows[c.id].source != 'sessions' or rows[c.id].path in visible]
         for entry in pool:
             entry.row = rows[entry.id]
         if mode == 'fts-only':
@@ -796,6 +883,9 @@ class MemoryIndex:
         for name, value in (('from_line', start), ('lines', lines)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise InvalidInputError(f'{name} must be a positive integer, got {value!r}')
+        if self._current_catalogue().files[wanted].source == 'sessions':
+            raise InvalidInputError(f'{wanted} is a session transcript; read it with sessions_history (memsift '
+                                    'sessions history KEY)')
         target = self.workspace / wanted
         if target.is_symlink() or not target.is_file():
             raise InvalidInputError(f'{wanted} is no longer a regular file (memory files are never symlinks); run sync')
@@ -920,6 +1010,8 @@ class MemoryIndex:
         with self._sync_lock:
             self._closed = True
             self.store.close()
+            if self._owns_sessions and self.sessions is not None:
+                self.sessions.close()
 
     def __enter__(self) -> MemoryIndex:
         return self

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memsift.errors import MemsiftError
@@ -48,6 +48,9 @@ class MemoryFile:
     mtime: float = 0.0
     size: int = 0
     source: str = 'memory'
+    read: Callable[[], tuple[str, tuple[int, ...]]] | None = field(default=None, compare=False)
+    """A document that is not a file (a session transcript): returns its text and, per text line, the source line
+    the chunk line numbers map to. ``mtime`` and ``size`` then describe the source (message count, bytes)."""
 
 
 class SkippedFile(MemsiftError):

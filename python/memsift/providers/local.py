@@ -89,7 +89,10 @@ class _GgufEncoder:
         except ImportError as exc:
             raise LocalModelUnavailable(f'GGUF model {model} needs llama-cpp-python: pip install llama-cpp-python') \
                 from exc
-        self.llama = Llama(model_path=str(model), embedding=True, n_threads=threads, n_ctx=context, verbose=False)
+        try:
+            self.llama = Llama(model_path=str(model), embedding=True, n_threads=threads, n_ctx=context, verbose=False)
+        except Exception as exc:  # llama-cpp-python raises ValueError for a file llama.cpp cannot load
+            raise LocalModelUnavailable(f'cannot load the local model {model}: {exc}') from exc
         self.dims = int(self.llama.n_embd())
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:

@@ -1,0 +1,843 @@
+"""Session transcripts: the per-agent store behind ``sessions_search`` and ``sessions_history`` (OpenClaw §11).
+
+Events are OpenClaw transcript lines, ``{"type": "message", "id", "parentId", "timestamp", "message": {"role",
+"content"}}``. They form a tree through ``parentId``; the *active branch* is the path from the current leaf back to
+the root, and only it is searchable. An append that extends the leaf writes the event and its full-text row in one
+SQLite transaction, so the index never lags; one that does not (a branch switch, a rewind) marks the session for a
+rebuild, and its text stays hidden until the rebuild recomputes the branch.
+
+The full-text rows hold memsift's own analyzer tokens (the analyzer of memory search: CJK unigrams and bigrams,
+stemmed English), so Chinese, Japanese and Korean queries work, which OpenClaw's ``unicode61`` table cannot do
+(OpenClaw issue #140736). Each whitespace-separated query term must match, as a phrase of its tokens: a CJK term
+matches where its characters appear in that order.
+
+>>> store = SessionStore(':memory:')
+>>> store.append('agent:main:main', {'type': 'message', 'id': 'm1', 'timestamp': 1767225600000,
+...                                  'message': {'role': 'user', 'content': '部署到东京区域 before Friday'}})
+True
+>>> [hit['snippet'] for hit in store.search('东京', caller='agent:main:main')['results']]
+['部署到东京区域 before Friday']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from memsift._core import Analyzer
+from memsift.errors import InvalidInputError, MemsiftError
+from memsift.redact import Redactor
+
+__all__ = ['Caller', 'SessionStore', 'SessionStoreError', 'Visibility', 'default_sessions_path']
+
+Visibility = Literal['self', 'tree', 'agent', 'all']
+VISIBILITIES = ('self', 'tree', 'agent', 'all')
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 25
+MAX_QUERY_CHARS = 4096
+STORE_SNIPPET_CHARS = 500
+TOOL_SNIPPET_CHARS = 300
+MAX_RESPONSE_BYTES = 32 * 1024
+SYNC_REBUILD_MAX_EVENTS = 4000
+SYNC_REBUILD_MAX_BYTES = 4 * 1024 * 1024
+HISTORY_DEFAULT_LIMIT = 50
+HISTORY_MAX_LIMIT = 200
+HISTORY_MESSAGE_CHARS = 4000
+INDEXING_WARNING = ('Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.')
+_INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
+_SCHEMA_VERSION = 1
+_INSERT_FTS = 'INSERT INTO message_fts (rowid, tokens, session_key, timestamp, event_id) VALUES (?, ?, ?, ?, ?)'
+# Characters the analyzer keeps inside tokens; FTS5 must not split them again.
+_FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '-_./:@+#'"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    key TEXT PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    spawned_by TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    archived INTEGER NOT NULL DEFAULT 0,
+    incognito INTEGER NOT NULL DEFAULT 0,
+    leaf TEXT,
+    needs_rebuild INTEGER NOT NULL DEFAULT 0,
+    event_count INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_spawned_by ON sessions(spawned_by);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_key TEXT NOT NULL REFERENCES sessions(key) ON DELETE CASCADE,
+    event_id TEXT NOT NULL,
+    parent_id TEXT,
+    line INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    role TEXT,
+    timestamp INTEGER NOT NULL,
+    text TEXT,
+    active INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL,
+    UNIQUE (session_key, event_id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
+    tokens, session_key UNINDEXED, timestamp UNINDEXED, event_id UNINDEXED, tokenize="{_FTS_TOKENIZE}"
+);
+INSERT OR IGNORE INTO meta VALUES ('sessions_version', '0');
+"""
+
+
+class SessionStoreError(MemsiftError):
+    """The session store could not be opened, read or written (the message names the file)."""
+
+
+def default_sessions_path(agent_id: str) -> Path:
+    """``~/.memsift/agents/{agentId}/sessions.sqlite``."""
+    return Path('~/.memsift/agents').expanduser() / agent_id / 'sessions.sqlite'
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is asking: the calling session and the visibility rules that apply to it (OpenClaw §11.4).
+
+    Attributes:
+        session_key: The caller's session; ``tree`` visibility starts there.
+        agent_id: The caller's agent (default: the store's agent).
+        visibility: ``self``, ``tree``, ``agent`` or ``all`` (default: the store's ``visibility``).
+        sandboxed: A sandboxed caller with ``sandbox_visibility="spawned"`` sees only itself and the sessions it
+            spawned, whatever ``visibility`` says.
+        sandbox_visibility: ``spawned`` (default) or ``all``.
+        agent_to_agent: With ``all``, whether other agents' sessions are visible (default: the store's setting).
+    """
+
+    session_key: str
+    agent_id: str | None = None
+    visibility: Visibility | None = None
+    sandboxed: bool = False
+    sandbox_visibility: Literal['spawned', 'all'] = 'spawned'
+    agent_to_agent: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    key: str
+    id: str
+    agent: str
+    spawned_by: str | None
+    incognito: bool
+    stale: bool
+    """Marked for rebuild: its text is hidden from searches until its active branch is re-indexed."""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _timestamp_ms(value: Any) -> int | None:
+    """Milliseconds from a number (seconds below 1e11, else milliseconds) or an ISO-8601 string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return int(value * 1000) if abs(value) < 1e11 else int(value)
+    if isinstance(value, str) and value.strip():
+        try:
+            return int(datetime.fromisoformat(value.strip().replace('Z', '+00:00')).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
+
+
+def message_text(event: Mapping[str, Any]) -> str | None:
+    """The searchable text of an event: user and assistant messages only, string content or ``text`` /
+    ``input_text`` / ``output_text`` blocks joined by newlines (tool results, thinking and images never)."""
+    if event.get('type') != 'message' or not isinstance(event.get('message'), Mapping):
+        return None
+    message = event['message']
+    if message.get('role') not in ('user', 'assistant'):
+        return None
+    content = message.get('content')
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
+                         and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
+    else:
+        return None
+    return text if text.strip() else None
+
+
+_HANGUL = re.compile(r'^[\uac00-\ud7af]+$')
+_KOREAN_PARTICLES = ('에서', '으로', '에게', '한테', '까지', '부터', '처럼', '보다', '을', '를', '이', '가', '은', '는',
+                     '에', '의', '로', '와', '과', '도', '만')
+
+
+def _term_alternatives(term: str) -> list[str]:
+    """A Korean word also matches without its trailing particle (회의를 → 회의), as OpenClaw's query expansion."""
+    if _HANGUL.match(term):
+        for particle in _KOREAN_PARTICLES:
+            if term.endswith(particle) and len(term) - len(particle) >= 2:
+                return [term, term[: -len(particle)]]
+    return [term]
+
+
+class SessionStore:
+    """One agent's session transcripts and their full-text index, in SQLite.
+
+    Thread-safe (calls are serialized on one connection); a background thread reconciles imported sessions.
+
+    Args:
+        path: Database file (``~/.memsift/agents/{agentId}/sessions.sqlite`` by default) or ``':memory:'``.
+        agent_id: The agent whose sessions this store keeps (new sessions are recorded under it).
+        visibility: Default ``tools.sessions.visibility`` for callers that do not say.
+        agent_to_agent: Default for cross-agent access under ``all`` (``tools.agentToAgent.enabled``).
+        redact_patterns: ``logging.redactPatterns``, applied before the default secret patterns.
+        peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, agent_id: str = 'main', *,
+                 visibility: Visibility = 'tree', agent_to_agent: bool = False, redact_patterns: Sequence[str] = (),
+                 peers: Sequence[SessionStore] = (), sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
+                 sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES) -> None:
+        if visibility not in VISIBILITIES:
+            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {visibility!r}')
+        self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
+        self.agent_id = agent_id
+        self.visibility: Visibility = visibility
+        self.agent_to_agent = agent_to_agent
+        self.peers = list(peers)
+        self.redactor = Redactor(redact_patterns)
+        self._analyzer = Analyzer()
+        self._sync_max_events = sync_rebuild_max_events
+        self._sync_max_bytes = sync_rebuild_max_bytes
+        self._lock = threading.RLock()
+        self._reconciler: threading.Thread | None = None
+        self._cache: _Snapshot | None = None
+        self._closed = False
+        try:
+            if self.path != ':memory:':
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(Path(self.path).expanduser() if self.path != ':memory:' else self.path,
+                                       check_same_thread=False, isolation_level=None, timeout=10.0)
+            self._db.execute('PRAGMA foreign_keys = ON')
+            self._db.execute('PRAGMA journal_mode = WAL')
+            self._db.execute('PRAGMA synchronous = NORMAL')
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(_SCHEMA_VERSION),))
+            elif int(row[0]) != _SCHEMA_VERSION:
+                raise SessionStoreError(f'{self.path} has session schema {row[0]}, this memsift expects '
+                                        f'{_SCHEMA_VERSION}; move the file aside and re-import the transcripts')
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionStoreError(f'cannot open the session store {self.path}: {exc}') from exc
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Stop the background reconciler and close the database."""
+        with self._lock:
+            self._closed = True
+        if self._reconciler is not None:
+            self._reconciler.join(timeout=30)
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f'SessionStore({self.path!r}, agent_id={self.agent_id!r})'
+
+    # ------------------------------------------------------------------ writing
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db, self.path)
+
+    def _bump(self) -> None:
+        """Sessions were added, removed, re-parented, flagged or marked for rebuild: cached listings are stale."""
+        self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'")
+
+    def _session_state(self, key: str) -> tuple[str | None, int, int, str | None] | None:
+        """``(leaf, needs_rebuild, event_count, spawned_by)`` of a stored session."""
+        return self._db.execute('SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = ?',
+                                (key,)).fetchone()
+
+    def append(self, session_key: str, event: Mapping[str, Any], spawned_by: str | None = None) -> bool:
+        """Append one transcript event to ``session_key`` (created on first use, ``spawned_by`` its parent session).
+
+        The event and its full-text row are written in one transaction. Returns ``False`` when an event with the
+        same ``id`` is already stored (appends are idempotent).
+
+        Raises:
+            InvalidInputError: ``event`` is not a transcript event object (the message says which field).
+            SessionStoreError: the database could not be written (nothing was stored).
+        """
+        return self.append_many(session_key, [event], spawned_by) == 1
+
+    def append_many(self, session_key: str, events: Iterable[Mapping[str, Any]],
+                    spawned_by: str | None = None) -> int:
+        """Append events in order, all in one transaction (all or none are stored); returns how many were new."""
+        if not isinstance(session_key, str) or not session_key.strip():
+            raise InvalidInputError(f'session_key must be a non-empty string, not {session_key!r}')
+        checked = []
+        for event in events:
+            if not isinstance(event, Mapping) or not isinstance(event.get('type'), str):
+                raise InvalidInputError(f'event must be an object with a string "type" field, not {_preview(event)}')
+            checked.append((event, json.dumps(event, ensure_ascii=False)))
+        with self._lock, self._transaction():
+            return sum(self._append(session_key, event, body, spawned_by, index=True) for event, body in checked)
+
+    def _append(self, session_key: str, event: Mapping[str, Any], body: str, spawned_by: str | None, *,
+                index: bool, line: int | None = None) -> bool:
+        event_id = event.get('id')
+        if event_id is not None and not isinstance(event_id, str):
+            event_id = str(event_id)
+        timestamp = _timestamp_ms(event.get('timestamp'))
+        if timestamp is None and isinstance(event.get('message'), Mapping):
+            timestamp = _timestamp_ms(event['message'].get('timestamp'))
+        timestamp = _now_ms() if timestamp is None else timestamp
+        state = self._session_state(session_key)
+        if state is None:
+            # A transcript header ("type": "session") names the session; it is not part of the event tree.
+            session_id = event_id if event['type'] == 'session' and event_id else uuid.uuid4().hex
+            self._db.execute('INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) '
+                             'VALUES (?, ?, ?, ?, ?, ?)',
+                             (session_key, session_id, self.agent_id, spawned_by, timestamp, timestamp))
+            self._bump()
+            state = (None, 0, 0, spawned_by)
+        elif spawned_by is not None and state[3] is None:
+            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ?', (spawned_by, session_key))
+            self._bump()
+        if event['type'] == 'session':
+            return False
+        leaf, needs_rebuild, count, _ = state
+        event_id = event_id or uuid.uuid4().hex
+        # An event without a parentId key continues the transcript (legacy linear transcripts).
+        parent = event['parentId'] if 'parentId' in event else leaf
+        extends = parent == leaf and not needs_rebuild and index
+        text = message_text(event)
+        role = event['message'].get('role') if isinstance(event.get('message'), Mapping) else None
+        cursor = self._db.execute(
+            'INSERT OR IGNORE INTO events (session_key, event_id, parent_id, line, type, role, timestamp, text, '
+            'active, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            (session_key, event_id, parent if isinstance(parent, str) else None, line or count + 1, event['type'],
+             role if isinstance(role, str) else None, timestamp, text, int(extends), body))
+        if cursor.rowcount == 0:
+            return False  # already stored: appends are idempotent
+        if extends and text is not None:
+            self._db.execute(_INSERT_FTS, (cursor.lastrowid, ' '.join(self._analyzer.tokenize(text)), session_key,
+                                           timestamp, event_id))
+        self._db.execute(
+            'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
+            'updated_at = MAX(updated_at, ?) WHERE key = ?',
+            (event_id, int(not extends), len(body.encode('utf-8')), timestamp, session_key))
+        if not extends and not needs_rebuild:
+            self._bump()
+        return True
+
+    def import_jsonl(self, path: str | os.PathLike[str], session_key: str, *,
+                     spawned_by: str | None = None) -> dict[str, Any]:
+        """Import an OpenClaw JSONL transcript as ``session_key``.
+
+        Lines that are not JSON objects with a ``type`` are skipped and counted. The next search that can see the
+        session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
+        ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now.
+
+        Returns:
+            ``{"sessionKey", "sessionId", "events", "skipped"}``.
+
+        Raises:
+            SessionStoreError: the file cannot be read or is not UTF-8 (the message names it).
+        """
+        file = Path(path)
+        try:
+            raw = file.read_bytes()
+            text = raw.decode('utf-8-sig')
+        except OSError as exc:
+            raise SessionStoreError(f'{file}: cannot read the transcript: {exc.strerror or exc}') from exc
+        except UnicodeDecodeError as exc:
+            raise SessionStoreError(f'{file}: not UTF-8 (bad byte at offset {exc.start}); transcripts are JSONL '
+                                    'text in UTF-8') from None
+        added = skipped = 0
+        with self._lock, self._transaction():
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    event = None
+                if not isinstance(event, dict) or not isinstance(event.get('type'), str):
+                    skipped += 1
+                    continue
+                added += self._append(session_key, event, line, spawned_by, index=False, line=number)
+            if self._session_state(session_key) is None:
+                raise SessionStoreError(f'{file}: no transcript events found ({skipped} unreadable lines)')
+            self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
+            self._bump()
+            session_id = self._db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
+        return {'sessionKey': session_key, 'sessionId': session_id, 'events': added, 'skipped': skipped}
+
+    def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
+        """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
+        with self._lock, self._transaction():
+            for column, value in (('archived', archived), ('incognito', incognito)):
+                if value is not None:
+                    self._db.execute(f'UPDATE sessions SET {column} = ? WHERE key = ?', (int(value), session_key))
+            self._bump()
+
+    def delete(self, session_key: str) -> bool:
+        """Delete a session, its events and its index rows in one transaction; ``False`` if it did not exist."""
+        with self._lock, self._transaction():
+            self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+            self._db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
+            self._bump()
+            return self._db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0
+
+    # ------------------------------------------------------------------ rebuilding the active branch
+
+    def _rebuild(self, session_key: str) -> None:
+        """Recompute the active branch from the leaf and re-index it, in one transaction."""
+        with self._lock, self._transaction():
+            row = self._session_state(session_key)
+            if row is None or not row[1]:
+                return
+            leaf = row[0]
+            parents = dict(self._db.execute('SELECT event_id, parent_id FROM events WHERE session_key = ?',
+                                            (session_key,)).fetchall())
+            active: set[str] = set()
+            node = leaf
+            while node is not None and node in parents and node not in active:  # a parent loop stops the walk
+                active.add(node)
+                node = parents[node]
+            self._db.execute('UPDATE events SET active = 0 WHERE session_key = ?', (session_key,))
+            self._db.executemany('UPDATE events SET active = 1 WHERE session_key = ? AND event_id = ?',
+                                 [(session_key, event_id) for event_id in active])
+            self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+            rows = self._db.execute('SELECT seq, text, timestamp, event_id FROM events WHERE session_key = ? AND '
+                                    'active = 1 AND text IS NOT NULL', (session_key,)).fetchall()
+            tokens = self._analyzer.tokenize_batch([row[1] for row in rows])
+            self._db.executemany(_INSERT_FTS, [(seq, ' '.join(t), session_key, timestamp, event_id)
+                                               for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)])
+            self._db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
+            self._bump()
+
+    def _stale(self, keys: Iterable[str] | None = None) -> list[tuple[str, int, int]]:
+        """``(key, events, bytes)`` of the sessions (among ``keys``) waiting for a rebuild."""
+        stale = {key for key, session in self._snapshot().sessions.items() if session.stale}
+        if keys is not None:
+            stale &= set(keys)
+        if not stale:
+            return []
+        rows = self._db.execute('SELECT key, event_count, bytes FROM sessions WHERE needs_rebuild = 1').fetchall()
+        return [row for row in rows if row[0] in stale]
+
+    def reconcile(self) -> int:
+        """Rebuild every session marked for rebuild now; returns how many were rebuilt."""
+        with self._lock:
+            stale = self._stale()
+        for key, _, _ in stale:
+            self._rebuild(key)
+        return len(stale)
+
+    def _start_reconciler(self) -> None:
+        with self._lock:
+            if self._closed or (self._reconciler is not None and self._reconciler.is_alive()):
+                return
+            self._reconciler = threading.Thread(target=self._reconcile_loop, name='memsift-sessions-reconcile',
+                                                daemon=True)
+            self._reconciler.start()
+
+    def _reconcile_loop(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed:
+                    return
+                stale = self._stale()
+            if not stale:
+                return
+            self._rebuild(stale[0][0])  # one session per lock hold: searches and appends interleave
+
+    @property
+    def indexing(self) -> bool:
+        """Whether some session waits for its index (imported, or branched and not yet rebuilt)."""
+        with self._lock:
+            return bool(self._stale())
+
+    # ------------------------------------------------------------------ visibility
+
+    def _snapshot(self) -> _Snapshot:
+        """Every session (cached until the ``sessions_version`` counter moves, in this process or another)."""
+        version = self._db.execute("SELECT value FROM meta WHERE key = 'sessions_version'").fetchone()[0]
+        if self._cache is None or self._cache.version != version:
+            rows = self._db.execute('SELECT key, id, agent, spawned_by, incognito, needs_rebuild FROM sessions')
+            self._cache = _Snapshot(version, {row[0]: _Session(row[0], row[1], row[2], row[3], bool(row[4]),
+                                                               bool(row[5])) for row in rows})
+        return self._cache
+
+    def _caller(self, caller: str | Caller) -> Caller:
+        if isinstance(caller, str):
+            caller = Caller(caller)
+        if not isinstance(caller, Caller) or not isinstance(caller.session_key, str):
+            raise InvalidInputError(f'caller must be a session key or a memsift.Caller, not {caller!r}')
+        visibility = caller.visibility or self.visibility
+        if visibility not in VISIBILITIES:
+            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {visibility!r}')
+        return Caller(caller.session_key, caller.agent_id or self.agent_id, visibility, caller.sandboxed,
+                      caller.sandbox_visibility,
+                      self.agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent)
+
+    def _visible(self, caller: Caller) -> dict[str, _Session]:
+        """The sessions of this store ``caller`` may see (incognito ones never)."""
+        snapshot = self._snapshot()
+        keys = snapshot.visible.get(caller)
+        if keys is None:
+            keys = snapshot.visible[caller] = frozenset(_visible_keys(snapshot, caller, self.agent_id))
+        return {key: snapshot.sessions[key] for key in keys}
+
+    def visible_keys(self, caller: str | Caller) -> set[str]:
+        """The keys of this store's sessions that ``caller`` may see."""
+        who = self._caller(caller)
+        with self._lock:
+            return set(self._visible(who))
+
+    def _resolve_key(self, requested: str, caller: Caller) -> str:
+        if requested == 'current':
+            return caller.session_key
+        if requested in ('main', 'global'):
+            main = f'agent:{caller.agent_id or self.agent_id}:main'
+            with self._lock:
+                exists = self._db.execute('SELECT 1 FROM sessions WHERE key = ?', (main,)).fetchone()
+            return main if exists else 'main'
+        return requested
+
+    # ------------------------------------------------------------------ sessions_search
+
+    def search(self, query: str, caller: str | Caller, session_key: str | None = None,
+               limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+        """``sessions_search``: messages of the caller's visible sessions that contain every query term.
+
+        Args:
+            query: Whitespace-separated terms; each must match (a CJK term where its characters appear in order).
+            caller: The calling session key, or a :class:`Caller` with its visibility rules.
+            session_key: Restrict to one visible session (``current`` and ``main`` accepted).
+            limit: Results wanted, 1 to 25 (larger values are clamped to 25).
+
+        Returns:
+            ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], "indexing"?,
+            "warning"?, "truncated"?}`` best first; or ``{"status": "error" | "forbidden", "error"}``.
+
+        >>> store = SessionStore(':memory:')
+        >>> store.search('  ', caller='main')
+        {'status': 'error', 'error': 'query must contain a non-space character'}
+        """
+        problem = _check_query(query, limit)
+        if problem:
+            return {'status': 'error', 'error': problem}
+        limit = min(int(limit), MAX_LIMIT)
+        try:
+            who = self._caller(caller)
+        except InvalidInputError as exc:
+            return {'status': 'error', 'error': str(exc)}
+        hits: list[dict[str, Any]] = []
+        indexing = False
+        refusals = []
+        for store in self._stores(who):
+            found = store._search_visible(query, who, session_key, limit)
+            if 'status' in found:
+                refusals.append(found)
+                continue
+            hits.extend(found['results'])
+            indexing |= found['indexing']
+        if refusals and not hits and len(refusals) == len(self._stores(who)):
+            return refusals[0]
+        hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
+        response: dict[str, Any] = {'results': []}
+        if indexing:
+            response.update(indexing=True, warning=INDEXING_WARNING)
+        used = 2 + len(json.dumps({k: v for k, v in response.items() if k != 'results'}, ensure_ascii=False))
+        for hit in hits[:limit]:
+            size = len(json.dumps(hit, ensure_ascii=False, separators=(',', ':')).encode('utf-8')) + 1
+            if used + size > MAX_RESPONSE_BYTES:
+                response['truncated'] = True
+                break
+            response['results'].append(hit)
+            used += size
+        return response
+
+    def _stores(self, caller: Caller) -> list[SessionStore]:
+        """This store, plus the peers when the caller may see other agents."""
+        return [self, *self.peers] if caller.visibility == 'all' and caller.agent_to_agent else [self]
+
+    def _search_visible(self, query: str, caller: Caller, session_key: str | None, limit: int) -> dict[str, Any]:
+        with self._lock:
+            visible = self._visible(caller)
+        if session_key is not None:
+            key = self._resolve_key(session_key, caller)
+            if key not in visible:
+                return {'status': 'forbidden',
+                        'error': f'session {session_key!r} is not visible to {caller.session_key!r} under '
+                                 f'{caller.visibility!r} visibility (or does not exist)'}
+            visible = {key: visible[key]}
+        indexing = self._catch_up(visible)
+        expression, terms = self._match_expression(query)
+        if expression is None:
+            return {'results': [], 'indexing': indexing}
+        with self._lock:
+            self._db.execute('BEGIN')  # one read snapshot: the session list and the rows agree
+            try:
+                sessions = self._snapshot().sessions
+                searchable = {key for key in visible if key in sessions and not sessions[key].stale}
+                hidden = set(sessions) - searchable
+                # Filter on whichever list is shorter (usually the few hidden sessions, for the main session).
+                if not searchable:
+                    rows = []
+                else:
+                    where, keys = (('', []) if not hidden else
+                                   ('AND session_key NOT IN (SELECT value FROM json_each(?))', [hidden])
+                                   if len(hidden) <= len(searchable) else
+                                   ('AND session_key IN (SELECT value FROM json_each(?))', [searchable]))
+                    rows = self._db.execute(
+                        'SELECT rowid, session_key, timestamp, event_id, bm25(message_fts) AS rank FROM message_fts '
+                        f'WHERE message_fts MATCH ? {where} ORDER BY rank, timestamp DESC, event_id LIMIT ?',
+                        (expression, *(json.dumps(sorted(k)) for k in keys), limit)).fetchall()
+                details = dict((seq, (role, text)) for seq, role, text in self._db.execute(
+                    'SELECT seq, role, text FROM events WHERE seq IN (SELECT value FROM json_each(?))',
+                    (json.dumps([row[0] for row in rows]),)))
+            finally:
+                self._db.execute('COMMIT')
+        results = [{'sessionKey': key, 'timestamp': timestamp, 'role': details[seq][0],
+                    'snippet': self._snippet(details[seq][1], terms), 'score': -rank, 'sessionId': sessions[key].id,
+                    'messageId': message_id}
+                   for seq, key, timestamp, message_id, rank in rows]
+        return {'results': results, 'indexing': indexing}
+
+    def _catch_up(self, visible: Mapping[str, _Session]) -> bool:
+        """Rebuild stale visible sessions: small ones now, large ones in the background. True if any remain."""
+        with self._lock:
+            stale = self._stale(visible)
+        pending = False
+        for key, events, size in stale:
+            if events <= self._sync_max_events and size <= self._sync_max_bytes:
+                self._rebuild(key)
+            else:
+                pending = True
+        if pending:
+            self._start_reconciler()
+        return pending
+
+    def _match_expression(self, query: str) -> tuple[str | None, list[str]]:
+        """FTS5 MATCH text: each term a quoted phrase of its analyzer tokens, all terms joined with AND."""
+        terms = query.split()
+        clauses = []
+        for term in terms:
+            phrases = ['"' + ' '.join(tokens).replace('"', '""') + '"'
+                       for tokens in self._analyzer.tokenize_batch(_term_alternatives(term)) if tokens]
+            if phrases:
+                clauses.append(phrases[0] if len(phrases) == 1 else '(' + ' OR '.join(phrases) + ')')
+        return (' AND '.join(clauses) if clauses else None), terms
+
+    def _snippet(self, text: str, terms: Sequence[str]) -> str:
+        """A match-centred excerpt of at most 500 characters, redacted, then capped at 300 (``…`` marks cuts).
+
+        The whole message is redacted before it is cut, so a secret split by the excerpt's edge is still masked.
+        """
+        text = ' '.join(self.redactor.redact(text).split())
+        folded = text.casefold()
+        found = [folded.find(t.casefold()) for t in terms]
+        found += [folded.find(token) for token in self._analyzer.tokenize(' '.join(terms)) if len(token) > 1]
+        position = min((p for p in found if p >= 0), default=0)
+        start = max(0, position - 80)
+        if start and (space := text.rfind(' ', max(0, start - 20), start)) > 0:
+            start = space + 1
+        excerpt = _cap(text[start:], STORE_SNIPPET_CHARS)
+        if start:
+            excerpt = '…' + excerpt
+        return _cap(self.redactor.redact(excerpt), TOOL_SNIPPET_CHARS)
+
+    # ------------------------------------------------------------------ sessions_history
+
+    def history(self, session_key: str, caller: str | Caller, *, limit: int = HISTORY_DEFAULT_LIMIT,
+                include_tools: bool = False) -> dict[str, Any]:
+        """``sessions_history``: the last ``limit`` messages on the active branch of a visible session.
+
+        Text is redacted, each message capped at 4000 characters, tool calls and thinking blocks are stripped
+        (tool results too unless ``include_tools``), and the response stays within 32 KiB of JSON (oldest messages
+        dropped first, with ``truncated: true``). ``session_key`` may also be a session id.
+
+        Returns:
+            ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``, or
+            ``{"status": "error" | "forbidden", "error"}``.
+        """
+        try:
+            who = self._caller(caller)
+        except InvalidInputError as exc:
+            return {'status': 'error', 'error': str(exc)}
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            return {'status': 'error', 'error': f'limit must be a positive integer, not {limit!r}'}
+        answers = [store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
+                   for store in self._stores(who)]
+        return next((answer for answer in answers if 'status' not in answer), answers[0])
+
+    def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
+        key = self._resolve_key(session_key, who) if isinstance(session_key, str) else ''
+        with self._lock:
+            if not self._db.execute('SELECT 1 FROM sessions WHERE key = ?', (key,)).fetchone():
+                by_id = self._db.execute('SELECT key FROM sessions WHERE id = ?', (key,)).fetchone()
+                key = by_id[0] if by_id else key  # a session id names its session too
+            visible = self._visible(who)
+        if key not in visible:
+            return {'status': 'forbidden', 'error': f'session {session_key!r} is not visible to {who.session_key!r} '
+                                                    f'under {who.visibility!r} visibility (or does not exist)'}
+        self._catch_up({key: visible[key]})
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT event_id, timestamp, body FROM events WHERE session_key = ? AND active = 1 AND type = 'message' "
+                'ORDER BY seq', (key,)).fetchall()
+        messages = []
+        for event_id, timestamp, body in rows:
+            message = json.loads(body).get('message') or {}
+            role = message.get('role')
+            if role == 'toolResult' and not include_tools or role not in ('user', 'assistant', 'toolResult'):
+                continue
+            content = _visible_text(message.get('content'))
+            if content:
+                messages.append({'id': event_id, 'role': role, 'timestamp': timestamp,
+                                 'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS)})
+        messages = messages[-limit:]
+        response: dict[str, Any] = {'sessionKey': key, 'sessionId': visible[key].id, 'messages': messages}
+        while messages and len(json.dumps(response, ensure_ascii=False).encode('utf-8')) > MAX_RESPONSE_BYTES:
+            messages.pop(0)
+            response['truncated'] = True
+        return response
+
+    # ------------------------------------------------------------------ listing
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every stored session with its counts and flags (for ``status`` and tools)."""
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT key, id, agent, spawned_by, created_at, updated_at, archived, incognito, needs_rebuild, '
+                'event_count, bytes FROM sessions ORDER BY updated_at DESC').fetchall()
+        return [{'key': r[0], 'sessionId': r[1], 'agentId': r[2], 'spawnedBy': r[3], 'createdAt': r[4],
+                 'updatedAt': r[5], 'archived': bool(r[6]), 'incognito': bool(r[7]), 'indexed': not r[8],
+                 'events': r[9], 'bytes': r[10]} for r in rows]
+
+    def active_messages(self, session_key: str) -> Iterator[tuple[int, str, str]]:
+        """``(line, role, text)`` of the searchable messages on a session's active branch, in order (session memory
+        chunks these)."""
+        with self._lock:
+            rows = self._db.execute('SELECT line, role, text FROM events WHERE session_key = ? AND active = 1 AND '
+                                    'text IS NOT NULL ORDER BY seq', (session_key,)).fetchall()
+        yield from rows
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    version: str
+    sessions: dict[str, _Session]
+    visible: dict[Caller, frozenset[str]] = field(default_factory=dict)
+    """Visible keys per caller, computed once per snapshot."""
+
+
+def _visible_keys(snapshot: _Snapshot, caller: Caller, store_agent: str) -> set[str]:
+    """OpenClaw's visibility rules (§11.4) over one store's sessions."""
+    sessions = {key: s for key, s in snapshot.sessions.items() if not s.incognito}
+    agent = caller.agent_id or store_agent
+    key = caller.session_key
+    children: dict[str, list[str]] = {}
+    for s in sessions.values():
+        if s.spawned_by is not None:
+            children.setdefault(s.spawned_by, []).append(s.key)
+
+    def spawned_tree(root: str) -> set[str]:
+        seen, todo = {root}, [root]
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+        return seen
+
+    own = {k for k, s in sessions.items() if s.agent == agent}
+    if caller.visibility == 'self':
+        keys = {key}
+    elif caller.visibility == 'tree':
+        keys = own if key in ('main', f'agent:{agent}:main') else spawned_tree(key)
+    elif caller.visibility == 'agent':
+        keys = own
+    else:
+        keys = set(sessions) if caller.agent_to_agent else own
+    if caller.sandboxed and caller.sandbox_visibility == 'spawned':
+        keys &= spawned_tree(key)
+    return keys & set(sessions)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error (so a failed append leaves nothing behind)."""
+
+    def __init__(self, db: sqlite3.Connection, path: str) -> None:
+        self._db, self._path = db, path
+
+    def __enter__(self) -> None:
+        try:
+            self._db.execute('BEGIN IMMEDIATE')
+        except sqlite3.Error as exc:
+            raise SessionStoreError(f'cannot write the session store {self._path}: {exc}') from exc
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if kind is None:
+            try:
+                self._db.execute('COMMIT')
+                return
+            except sqlite3.Error as error:
+                self._db.execute('ROLLBACK')
+                raise SessionStoreError(f'cannot write the session store {self._path}: {error}') from error
+        self._db.execute('ROLLBACK')
+        if isinstance(exc, sqlite3.Error):
+            raise SessionStoreError(f'cannot write the session store {self._path}: {exc}') from exc
+
+
+def _check_query(query: object, limit: object) -> str | None:
+    if not isinstance(query, str):
+        return f'query must be a string, not {type(query).__name__}'
+    if not query.strip():
+        return 'query must contain a non-space character'
+    if len(query) > MAX_QUERY_CHARS:
+        return f'query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}'
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        return f'limit must be a positive integer (at most {MAX_LIMIT}), not {limit!r}'
+    return None
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + '…'
+
+
+def _visible_text(content: Any) -> str:
+    """Message text without tool calls, thinking or images: the string, or the text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
+                         and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
+    return ''
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + '…'

@@ -1,0 +1,422 @@
+"""SessionStore: transcripts, sessions_search, sessions_history, visibility, redaction and import (real SQLite)."""
+
+import json
+import sqlite3
+import time
+
+import pytest
+
+import memsift
+from memsift import Caller, SessionStore, SessionStoreError
+from memsift.sessions import INDEXING_WARNING, MAX_RESPONSE_BYTES
+
+MAIN = 'agent:main:main'
+
+
+def msg(event_id, role, content, parent=..., ts=1_767_225_600_000):
+    event = {'type': 'message', 'id': event_id, 'timestamp': ts, 'message': {'role': role, 'content': content}}
+    if parent is not ...:
+        event['parentId'] = parent
+    return event
+
+
+@pytest.fixture
+def store(tmp_path):
+    with SessionStore(tmp_path / 'sessions.sqlite') as s:
+        yield s
+
+
+def keys(response):
+    return {hit['sessionKey'] for hit in response['results']}
+
+
+def counts(path):
+    with sqlite3.connect(path) as db:
+        return tuple(db.execute(f'SELECT count(*) FROM {table}').fetchone()[0]
+                     for table in ('sessions', 'events', 'message_fts'))
+
+
+def test_append_and_search_hit_shape(store):
+    store.append(MAIN, msg('m1', 'user', 'Where did we deploy the billing service?', ts=1000))
+    store.append(MAIN, msg('m2', 'assistant', [{'type': 'text', 'text': 'The billing service runs in eu-west-1.'}],
+                           ts=2000))
+    response = store.search('billing', caller=MAIN)
+    assert [h['messageId'] for h in response['results']] == ['m2', 'm1'] or \
+        [h['messageId'] for h in response['results']] == ['m1', 'm2']
+    hit = response['results'][0]
+    assert set(hit) == {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId'}
+    assert hit['sessionKey'] == MAIN and hit['score'] > 0 and hit['role'] in ('user', 'assistant')
+    assert set(response) == {'results'}
+
+
+def test_every_term_must_match(store):
+    store.append(MAIN, msg('m1', 'user', 'postgres migration failed'))
+    store.append(MAIN, msg('m2', 'user', 'postgres backup succeeded'))
+    assert [h['messageId'] for h in store.search('postgres migration', caller=MAIN)['results']] == ['m1']
+    assert store.search('migration backup', caller=MAIN)['results'] == []
+    assert [h['messageId'] for h in store.search('Migrations', caller=MAIN)['results']] == ['m1']  # same analyzer
+
+
+def test_ranking_ties_prefer_newer_then_message_id(store):
+    for event_id, ts in (('b', 5), ('a', 5), ('c', 9)):
+        store.append(MAIN, msg(event_id, 'user', 'identical words here', ts=ts))
+    assert [h['messageId'] for h in store.search('identical', caller=MAIN)['results']] == ['c', 'a', 'b']
+
+
+def test_only_user_and_assistant_text_is_indexed(store):
+    store.append(MAIN, msg('m1', 'toolResult', 'zebra in a tool result'))
+    store.append(MAIN, msg('m2', 'assistant', [
+        {'type': 'thinking', 'thinking': 'zebra thinking'}, {'type': 'toolCall', 'name': 'zebra'},
+        {'type': 'image', 'data': 'zebra'}, {'type': 'output_text', 'text': 'giraffe answer'}]))
+    store.append(MAIN, msg('m3', 'user', [{'type': 'input_text', 'text': 'first line'},
+                                          {'type': 'text', 'text': 'okapi second'}]))
+    assert store.search('zebra', caller=MAIN)['results'] == []
+    assert [h['messageId'] for h in store.search('giraffe', caller=MAIN)['results']] == ['m2']
+    assert [h['snippet'] for h in store.search('okapi', caller=MAIN)['results']] == ['first line okapi second']
+
+
+@pytest.mark.parametrize(('query', 'limit', 'error'), [
+    ('   ', 10, 'non-space'), ('x' * 4097, 10, '4096'), ('ok', 0, 'positive'), ('ok', True, 'positive'),
+    (None, 10, 'string'),
+])
+def test_bad_parameters_are_clear_errors(store, query, limit, error):
+    response = store.search(query, caller=MAIN, limit=limit)
+    assert response['status'] == 'error' and error in response['error']
+
+
+def test_limit_defaults_to_10_and_clamps_to_25(store):
+    for i in range(40):
+        store.append(MAIN, msg(f'm{i:02}', 'user', f'common word number {i}'))
+    assert len(store.search('common', caller=MAIN)['results']) == 10
+    assert len(store.search('common', caller=MAIN, limit=100)['results']) == 25
+
+
+def test_hostile_query_syntax_is_literal(store):
+    store.append(MAIN, msg('m1', 'user', 'say "hello" NEAR the door'))
+    for query in ('"hello', 'NEAR(', 'hello*', 'door OR', 'AND', '"', '^door', 'col:door', '-', '()'):
+        response = store.search(query, caller=MAIN)
+        assert 'status' not in response, (query, response)
+    assert keys(store.search('"hello" NEAR', caller=MAIN)) == {MAIN}
+
+
+def test_failed_append_leaves_neither_event_nor_index_row(store):
+    store.append(MAIN, msg('m1', 'user', 'kept message'))
+    before = counts(store.path)
+    with sqlite3.connect(store.path) as db:  # the session row update is the last write of an append: make it fail
+        db.execute("CREATE TRIGGER fail BEFORE UPDATE ON sessions WHEN NEW.event_count > 1 "
+                   "BEGIN SELECT RAISE(ABORT, 'disk is full'); END")
+    with pytest.raises(SessionStoreError, match='disk is full'):
+        store.append(MAIN, msg('m2', 'user', 'doomed message'))
+    assert counts(store.path) == before
+    assert store.search('doomed', caller=MAIN)['results'] == []
+    with sqlite3.connect(store.path) as db:
+        db.execute('DROP TRIGGER fail')
+    assert store.append(MAIN, msg('m2', 'user', 'doomed message'))  # nothing half-written blocks a retry
+    assert keys(store.search('doomed', caller=MAIN)) == {MAIN}
+
+
+def test_appends_are_idempotent_and_bad_events_rejected(store):
+    assert store.append(MAIN, msg('m1', 'user', 'once'))
+    assert not store.append(MAIN, msg('m1', 'user', 'once'))
+    assert len(store.search('once', caller=MAIN)['results']) == 1
+    with pytest.raises(memsift.InvalidInputError, match='type'):
+        store.append(MAIN, {'message': 'no type'})
+    with pytest.raises(memsift.InvalidInputError, match='session_key'):
+        store.append('', msg('m2', 'user', 'x'))
+
+
+def test_rewind_hides_abandoned_branch(store):
+    store.append(MAIN, msg('m1', 'user', 'plan the trip', parent=None))
+    store.append(MAIN, msg('m2', 'assistant', 'book the ferry', parent='m1'))
+    store.append(MAIN, msg('m3', 'user', 'actually take the airship', parent='m2'))
+    assert keys(store.search('airship', caller=MAIN)) == {MAIN}
+    store.append(MAIN, msg('m4', 'user', 'take the train instead', parent='m2'))  # rewind: m3 abandoned
+    assert store.search('airship', caller=MAIN)['results'] == []
+    assert [h['messageId'] for h in store.search('train', caller=MAIN)['results']] == ['m4']
+    store.append(MAIN, msg('m5', 'assistant', 'train booked', parent='m4'))  # extends the new leaf
+    assert [m['id'] for m in store.history(MAIN, MAIN)['messages']] == ['m1', 'm2', 'm4', 'm5']
+    store.append(MAIN, msg('m6', 'user', 'back to the airship', parent='m3'))  # switch to the old branch
+    assert [h['messageId'] for h in store.search('airship', caller=MAIN)['results']] == ['m6', 'm3'] or \
+        {h['messageId'] for h in store.search('airship', caller=MAIN)['results']} == {'m3', 'm6'}
+    assert store.search('train', caller=MAIN)['results'] == []
+
+
+def test_delete_removes_events_and_index_rows_together(store):
+    store.append(MAIN, msg('m1', 'user', 'keep this'))
+    store.append('agent:main:other', msg('o1', 'user', 'remove this'))
+    assert store.delete('agent:main:other') and not store.delete('agent:main:other')
+    assert counts(store.path) == (1, 1, 1)
+    assert store.search('remove', caller=MAIN)['results'] == []
+
+
+# ---------------------------------------------------------------- visibility
+
+# main ─┬─ A ─┬─ A1
+#       │     └─ C (incognito)
+#       └─ B
+# plus S, a session nobody spawned, and ops (another agent) in the same store and in a peer store.
+TREE = {MAIN: None, 'agent:main:A': MAIN, 'agent:main:A1': 'agent:main:A', 'agent:main:C': 'agent:main:A',
+        'agent:main:B': MAIN, 'agent:main:S': None}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    ops = SessionStore(tmp_path / 'ops.sqlite', agent_id='ops')
+    ops.append('agent:ops:main', msg('x', 'user', 'shared word from peer ops'))
+    store = SessionStore(tmp_path / 'main.sqlite', peers=[ops])
+    for key, parent in TREE.items():
+        store.append(key, msg(key, 'user', f'shared word from {key}'), spawned_by=parent)
+    store.set_flags('agent:main:C', incognito=True)
+    # a session of another agent in this very store (a store path shared by two agents)
+    SessionStore(tmp_path / 'main.sqlite', agent_id='ops2').append('agent:ops2:main', msg('y', 'user', 'shared word'))
+    yield store
+    store.close()
+    ops.close()
+
+
+ALL_MAIN = {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B', 'agent:main:S'}
+
+
+@pytest.mark.parametrize(('caller', 'expected'), [
+    (Caller(MAIN, visibility='self'), {MAIN}),
+    (Caller('agent:main:A', visibility='self'), {'agent:main:A'}),
+    (Caller(MAIN, visibility='tree'), ALL_MAIN),  # the main session sees its whole agent
+    (Caller('agent:main:A', visibility='tree'), {'agent:main:A', 'agent:main:A1'}),
+    (Caller('agent:main:A1', visibility='tree'), {'agent:main:A1'}),
+    (Caller('agent:main:B', visibility='tree'), {'agent:main:B'}),
+    (Caller('agent:main:A', visibility='agent'), ALL_MAIN),
+    (Caller('agent:main:A', visibility='all'), ALL_MAIN),
+    (Caller('agent:main:A', visibility='all', agent_to_agent=True),
+     ALL_MAIN | {'agent:ops2:main', 'agent:ops:main'}),
+    (Caller(MAIN, visibility='all', agent_to_agent=True, sandboxed=True), {MAIN, 'agent:main:A', 'agent:main:A1',
+                                                                            'agent:main:B'}),
+    (Caller('agent:main:A', visibility='agent', sandboxed=True), {'agent:main:A', 'agent:main:A1'}),
+    (Caller('agent:main:A', visibility='agent', sandboxed=True, sandbox_visibility='all'), ALL_MAIN),
+    (Caller('agent:main:C', visibility='self'), set()),  # incognito: never returned, even to itself
+    (Caller('agent:main:nobody', visibility='tree'), set()),
+])
+def test_visibility_matrix_has_no_leaks(tree, caller, expected):
+    assert keys(tree.search('shared', caller=caller, limit=25)) == expected
+    hidden = (set(TREE) | {'agent:ops:main', 'agent:ops2:main'}) - expected
+    for key in hidden:  # a hidden session's own words find nothing, and restricting to it is forbidden
+        assert key not in keys(tree.search(key, caller=caller, limit=25))
+        assert tree.search('shared', caller=caller, session_key=key).get('status') == 'forbidden'
+        assert tree.history(key, caller)['status'] == 'forbidden'
+    for key in expected:  # including other agents' sessions, in this store or a peer's
+        assert keys(tree.search('shared', caller=caller, session_key=key)) == {key}
+        assert tree.history(key, caller)['sessionKey'] == key
+
+
+def test_hidden_sessions_do_not_change_visible_results_or_counts(tmp_path):
+    def run(with_hidden):
+        with SessionStore(tmp_path / f'{with_hidden}.sqlite') as s:
+            for i in range(12):
+                s.append('agent:main:A', msg(f'a{i}', 'user', f'release notes item {i}', ts=i))
+            if with_hidden:
+                for i in range(30):
+                    s.append('agent:main:B', msg(f'b{i}', 'user', f'release notes hidden {i}', ts=100 + i))
+            return [h['messageId'] for h in s.search('release notes', caller=Caller('agent:main:A', visibility='self'),
+                                                    limit=5)['results']]
+    assert run(True) == run(False)
+
+
+def test_default_visibility_comes_from_the_store(tmp_path):
+    with SessionStore(tmp_path / 's.sqlite', visibility='self') as s:
+        s.append(MAIN, msg('m1', 'user', 'alpha'))
+        s.append('agent:main:X', msg('x1', 'user', 'alpha'), spawned_by=MAIN)
+        assert keys(s.search('alpha', caller=MAIN)) == {MAIN}
+        assert keys(s.search('alpha', caller=Caller(MAIN, visibility='tree'))) == {MAIN, 'agent:main:X'}
+    with pytest.raises(memsift.InvalidInputError, match='visibility'):
+        SessionStore(tmp_path / 't.sqlite', visibility='everyone')
+
+
+def test_session_key_aliases(store):
+    store.append(MAIN, msg('m1', 'user', 'alias test'))
+    store.append('agent:main:sub', msg('s1', 'user', 'alias test'), spawned_by=MAIN)
+    assert keys(store.search('alias', caller='agent:main:sub', session_key='current')) == {'agent:main:sub'}
+    assert keys(store.search('alias', caller=MAIN, session_key='main')) == {MAIN}
+    assert store.search('alias', caller='agent:main:sub', session_key='main')['status'] == 'forbidden'
+
+
+# ---------------------------------------------------------------- snippets, redaction, byte cap
+
+def test_snippet_is_match_centred_redacted_and_capped(store):
+    filler = ' '.join(f'word{i}' for i in range(300))
+    key = 'sk-proj-' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4'
+    store.append(MAIN, msg('m1', 'user', f'{filler} the rollback used OPENAI_API_KEY={key} tonight {filler}'))
+    snippet = store.search('rollback', caller=MAIN)['results'][0]['snippet']
+    assert 'rollback' in snippet and snippet.startswith('…') and snippet.endswith('…')
+    assert len(snippet) <= 301 and key not in snippet and key[:6] not in snippet[:0] + 'x'
+    assert 'OPENAI_API_KEY=' in snippet
+
+
+def test_secret_cut_by_the_excerpt_edge_is_still_masked(store):
+    token = 'ghp_' + 'Zx9' * 12
+    store.append(MAIN, msg('m1', 'user', 'a ' * 40 + token + ' ' + 'b ' * 60 + 'needle'))
+    snippet = store.search('needle', caller=MAIN)['results'][0]['snippet']
+    assert 'needle' in snippet and token[10:20] not in snippet
+
+
+def test_user_redact_patterns_apply(tmp_path):
+    with SessionStore(tmp_path / 's.sqlite', redact_patterns=[r'project (\w+)']) as s:
+        s.append(MAIN, msg('m1', 'user', 'codename project nightingale launches'))
+        snippet = s.search('launches', caller=MAIN)['results'][0]['snippet']
+        assert 'nightingale' not in snippet and 'project' in snippet
+
+
+def test_response_stays_within_32_kib(store):
+    for i in range(25):
+        key = f'agent:main:{i:02}-' + 'k' * 2000  # long keys make each hit ~2 KiB
+        store.append(key, msg(f'm{i}', 'user', '長い会話 ' * 100 + f'needle {i}'), spawned_by=MAIN)
+    response = store.search('needle', caller=MAIN, limit=25)
+    size = len(json.dumps(response, ensure_ascii=False, separators=(',', ':')).encode())
+    assert response['truncated'] is True and 0 < len(response['results']) < 25
+    assert size <= MAX_RESPONSE_BYTES
+    one = len(json.dumps(response['results'][0], ensure_ascii=False, separators=(',', ':')).encode())
+    assert size + one + 1 > MAX_RESPONSE_BYTES  # one more hit would not have fitted
+
+
+# ---------------------------------------------------------------- CJK
+
+@pytest.mark.parametrize(('text', 'query'), [
+    ('我们决定把数据库迁移到新的集群', '数据库迁移'),
+    ('我们决定把数据库迁移到新的集群', '集群 数据库'),
+    ('明日の東京会議は午後三時からです', '東京会議'),
+    ('明日の東京会議は午後三時からです', '午後'),
+    ('회의는 내일 오전으로 옮겼습니다', '회의를'),  # particle-stripped stem
+    ('회의는 내일 오전으로 옮겼습니다', '내일 회의'),
+])
+def test_cjk_queries_find_messages(store, text, query):
+    store.append(MAIN, msg('m1', 'assistant', text))
+    store.append(MAIN, msg('m2', 'assistant', 'unrelated english text'))
+    assert [h['messageId'] for h in store.search(query, caller=MAIN)['results']] == ['m1']
+
+
+def test_cjk_terms_match_characters_in_order(store):
+    store.append(MAIN, msg('m1', 'user', '下载视频'))
+    assert store.search('视频下载', caller=MAIN)['results'] == []
+    assert len(store.search('下载视频', caller=MAIN)['results']) == 1
+
+
+# ---------------------------------------------------------------- import and reconciliation
+
+def write_transcript(path, count, *, bad_lines=0):
+    lines = [json.dumps({'type': 'session', 'version': 3, 'id': 'sess-123', 'timestamp': '2026-11-01T10:00:00Z'})]
+    parent = None
+    for i in range(count):
+        role = 'user' if i % 2 == 0 else 'assistant'
+        lines.append(json.dumps({'type': 'message', 'id': f'e{i}', 'parentId': parent,
+                                 'timestamp': f'2026-11-01T10:{i // 60:02}:{i % 60:02}.000Z',
+                                 'message': {'role': role, 'content': [{'type': 'text', 'text': f'turn {i} lantern'}]}}))
+        parent = f'e{i}'
+    lines += ['{not json'] * bad_lines
+    path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
+
+
+def test_import_small_transcript_is_indexed_by_the_next_search(store, tmp_path):
+    write_transcript(tmp_path / 't.jsonl', 6, bad_lines=2)
+    report = store.import_jsonl(tmp_path / 't.jsonl', MAIN)
+    assert report == {'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 6, 'skipped': 2}
+    response = store.search('lantern', caller=MAIN)
+    assert len(response['results']) == 6 and 'indexing' not in response
+    hit = response['results'][0]
+    assert hit['sessionId'] == 'sess-123' and hit['timestamp'] >= 1_761_991_200_000
+    assert store.import_jsonl(tmp_path / 't.jsonl', MAIN)['events'] == 0  # re-import adds nothing
+
+
+def test_large_import_reconciles_in_the_background(tmp_path):
+    write_transcript(tmp_path / 't.jsonl', 40)
+    with SessionStore(tmp_path / 's.sqlite', sync_rebuild_max_events=10) as store:
+        store.append('agent:main:live', msg('l1', 'user', 'lantern live'), spawned_by=MAIN)
+        store.import_jsonl(tmp_path / 't.jsonl', MAIN)
+        first = store.search('lantern', caller=MAIN, limit=25)
+        assert first['indexing'] is True and first['warning'] == INDEXING_WARNING
+        assert keys(first) <= {MAIN, 'agent:main:live'}
+        deadline = time.monotonic() + 20
+        while store.indexing and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done = store.search('lantern', caller=MAIN, limit=25)
+        assert 'indexing' not in done and len(done['results']) == 25
+
+
+def test_import_errors_name_the_file(store, tmp_path):
+    (tmp_path / 'bad.jsonl').write_bytes(b'\xff\xfe{"type": "message"}')
+    with pytest.raises(SessionStoreError, match='bad.jsonl.*UTF-8'):
+        store.import_jsonl(tmp_path / 'bad.jsonl', MAIN)
+    with pytest.raises(SessionStoreError, match='missing.jsonl'):
+        store.import_jsonl(tmp_path / 'missing.jsonl', MAIN)
+    (tmp_path / 'junk.jsonl').write_text('hello\n[1, 2]\n')
+    with pytest.raises(SessionStoreError, match='junk.jsonl: no transcript events'):
+        store.import_jsonl(tmp_path / 'junk.jsonl', 'agent:main:junk')
+    assert store.sessions() == []
+
+
+# ---------------------------------------------------------------- sessions_history
+
+def test_history_strips_tools_and_redacts(store):
+    store.append(MAIN, msg('m1', 'user', 'deploy with token ghp_' + 'a' * 36))
+    store.append(MAIN, msg('m2', 'assistant', [{'type': 'thinking', 'thinking': 'hmm'},
+                                               {'type': 'toolCall', 'name': 'bash', 'arguments': {}},
+                                               {'type': 'text', 'text': 'running it'}]))
+    store.append(MAIN, msg('m3', 'toolResult', [{'type': 'text', 'text': 'exit 0'}]))
+    history = store.history(MAIN, MAIN)
+    assert [(m['id'], m['role'], m['content']) for m in history['messages']][1:] == [('m2', 'assistant', 'running it')]
+    assert 'a' * 36 not in history['messages'][0]['content'] and 'ghp_' in history['messages'][0]['content']
+    assert [m['id'] for m in store.history(MAIN, MAIN, include_tools=True)['messages']] == ['m1', 'm2', 'm3']
+    assert history['sessionId'] == store.history(history['sessionId'], MAIN)['sessionId']  # a session id works too
+    assert [m['id'] for m in store.history(MAIN, MAIN, limit=1)['messages']] == ['m2']
+
+
+def test_history_stays_within_32_kib(store):
+    for i in range(60):
+        store.append(MAIN, msg(f'm{i}', 'user', f'{i} ' + 'x' * 3000))
+    history = store.history(MAIN, MAIN, limit=200)
+    assert history['truncated'] is True and history['messages'][-1]['id'] == 'm59'
+    assert len(json.dumps(history, ensure_ascii=False).encode()) <= MAX_RESPONSE_BYTES
+
+
+# ---------------------------------------------------------------- session memory (memory_search over transcripts)
+
+def session_memory_index(tmp_path, sessions, **sync):
+    (tmp_path / 'ws').mkdir(exist_ok=True)
+    (tmp_path / 'ws' / 'MEMORY.md').write_text('# Notes\nThe staging cluster lives in Oslo.\n')
+    config = memsift.load_config({'agents': {'defaults': {'memorySearch': {
+        'provider': 'none', 'sources': ['memory', 'sessions'], 'experimental': {'sessionMemory': True},
+        'store': {'path': str(tmp_path / 'memory.sqlite')}, 'sync': {'sessions': sync}}}}})
+    return memsift.MemoryIndex(tmp_path / 'ws', config, sessions=sessions)
+
+
+def test_memory_search_finds_transcripts_with_visibility(store, tmp_path):
+    store.append(MAIN, msg('m1', 'user', 'remember the walrus protocol for backups'))
+    store.append(MAIN, msg('m2', 'toolResult', 'walrus tool output'))
+    store.append(MAIN, msg('m3', 'assistant', 'noted: walrus protocol means nightly snapshots'))
+    store.append('agent:main:child', msg('c1', 'user', 'walrus protocol from the child session'), spawned_by=MAIN)
+    with session_memory_index(tmp_path, store) as index:
+        index.sync()
+        hits = index.search('walrus protocol', min_score=0).results
+        assert {(h.path, h.source) for h in hits} == {('sessions/agent:main:main.jsonl', 'sessions'),
+                                                      ('sessions/agent:main:child.jsonl', 'sessions')}
+        main_hit = next(h for h in hits if h.path == 'sessions/agent:main:main.jsonl')
+        assert 'User: remember the walrus' in main_hit.snippet and 'tool output' not in main_hit.snippet
+        assert (main_hit.start_line, main_hit.end_line) == (1, 3)  # transcript lines: the tool result is line 2
+        child_only = index.search('walrus protocol', min_score=0, session_key='agent:main:child').results
+        assert {h.path for h in child_only} == {'sessions/agent:main:child.jsonl'}
+        assert index.search('Oslo', min_score=0).results[0].source == 'memory'
+        with pytest.raises(memsift.InvalidInputError, match='sessions_history'):
+            index.get('sessions/agent:main:main.jsonl')
+
+
+def test_session_memory_resyncs_after_delta_messages(store, tmp_path):
+    store.append(MAIN, msg('m0', 'user', 'first message about kayaks'))
+    with session_memory_index(tmp_path, store, deltaMessages=3, deltaBytes=100000) as index:
+        index.sync()
+        store.append(MAIN, msg('m1', 'user', 'a note about canoes'))
+        index.sync()
+        assert index.search('canoes', min_score=0).results == []  # 1 new message < deltaMessages
+        for i in range(2, 4):
+            store.append(MAIN, msg(f'm{i}', 'user', f'more canoes {i}'))
+        index.sync()
+        assert [h.source for h in index.search('canoes', min_score=0).results] == ['sessions']
+        store.delete(MAIN)
+        index.sync()
+        assert index.search('canoes', min_score=0).results == []
