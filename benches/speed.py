@@ -16,8 +16,9 @@ Sections:
        OpenClaw-architecture baseline embedding through the same server (4 files at a time, requests per file):
        cold index chunks/s and requests/s (0 ms and 20 ms of server latency per request), re-index after editing
        one note (inputs re-embedded) and full re-index with the embedding cache warm (no input should be sent).
-    6. Session transcripts: memsift.SessionStore vs an OpenClaw-style sessions index in SQLite (an events table and
-       an FTS5 table with tokenize='unicode61 remove_diacritics 2'), both WAL + synchronous=NORMAL. Append
+    6. Session transcripts: memsift.SessionStore vs an OpenClaw-style sessions index in SQLite (an events table, an
+       FTS5 table with tokenize='unicode61 remove_diacritics 2', and OpenClaw's active-event and index-state rows
+       written in the same transaction), both WAL + synchronous=NORMAL. Append
        throughput (messages/s, each message and its index row in one transaction) of SciFact texts in sessions of
        200 messages, empty store -> ~100k messages (--quick: ~20k); search p50 with AND-of-terms semantics on 200
        SciFact queries at that size and, with --long, at 1M messages (the extra 900k are added in large
@@ -1440,7 +1441,19 @@ CREATE TABLE events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, event_id 
                      role TEXT, timestamp INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE INDEX events_session ON events(session_id, id);
 CREATE VIRTUAL TABLE fts USING fts5(text, session_id UNINDEXED, tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE active_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL,
+                            PRIMARY KEY (session_id, seq));
+CREATE TABLE index_state (session_id TEXT PRIMARY KEY, indexed_seq INTEGER NOT NULL, leaf_event_id TEXT,
+                          active_event_count INTEGER NOT NULL, active_message_count INTEGER NOT NULL,
+                          needs_rebuild INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
 """
+OPENCLAW_SESSIONS_INSERT_ACTIVE = 'INSERT INTO active_events (session_id, seq, event_id) VALUES (?, ?, ?)'
+OPENCLAW_SESSIONS_UPSERT_STATE = (
+    'INSERT INTO index_state (session_id, indexed_seq, leaf_event_id, active_event_count, active_message_count, '
+    'updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET indexed_seq = excluded.indexed_seq, '
+    'leaf_event_id = excluded.leaf_event_id, active_event_count = active_event_count + excluded.active_event_count, '
+    'active_message_count = active_message_count + excluded.active_message_count, updated_at = excluded.updated_at'
+)
 OPENCLAW_SESSIONS_INSERT_EVENT = ('INSERT INTO events (session_id, event_id, parent_id, role, timestamp, body) '
                                   'VALUES (?, ?, ?, ?, ?, ?)')
 OPENCLAW_SESSIONS_SEARCH = (
@@ -1470,9 +1483,11 @@ def session_events(texts: Sequence[str], start: int, stop: int, roles: Sequence[
 class OpenClawSessionBaseline:
     """OpenClaw's sessions index, rebuilt in Python on SQLite (the stdlib module, as memsift's store uses).
 
-    An ``events`` table (the raw JSON line, with an index on the session for history reads) and an FTS5 table
-    ``fts(text, session_id UNINDEXED, tokenize='unicode61 remove_diacritics 2')`` whose rowid is the event's.
-    An append inserts both rows in one ``BEGIN IMMEDIATE`` ... ``COMMIT``; WAL and ``synchronous = NORMAL``, the
+    An ``events`` table (the raw JSON line, with an index on the session for history reads), an FTS5 table
+    ``fts(text, session_id UNINDEXED, tokenize='unicode61 remove_diacritics 2')`` whose rowid is the event's, and
+    the forward-indexing bookkeeping OpenClaw writes in the same transaction (reference §11.6): the event's row in
+    ``active_events`` and the session's ``index_state`` (indexed seq, leaf, active counts). An append writes all of
+    them in one ``BEGIN IMMEDIATE`` ... ``COMMIT``; WAL and ``synchronous = NORMAL``, the
     durability settings of memsift's store. A search quotes every whitespace-separated term (``"`` doubled) and
     joins them with ``AND``, ranked by ``bm25(fts)`` then newest first.
     """
@@ -1496,8 +1511,10 @@ class OpenClawSessionBaseline:
         conn.execute('BEGIN IMMEDIATE')
         try:
             rowid = conn.execute(OPENCLAW_SESSIONS_INSERT_EVENT, self.event_row(session_key, event)).lastrowid
+            conn.execute(OPENCLAW_SESSIONS_INSERT_ACTIVE, (session_key, rowid, event['id']))
             conn.execute('INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
                          (rowid, event['message']['content'], session_key))
+            conn.execute(OPENCLAW_SESSIONS_UPSERT_STATE, (session_key, rowid, event['id'], 1, 1, event['timestamp']))
             conn.execute('COMMIT')
         except BaseException:
             conn.execute('ROLLBACK')
@@ -1513,8 +1530,11 @@ class OpenClawSessionBaseline:
             conn.execute('BEGIN IMMEDIATE')
             conn.executemany('INSERT INTO events (id, session_id, event_id, parent_id, role, timestamp, body) '
                              'VALUES (?, ?, ?, ?, ?, ?, ?)', [(i, *self.event_row(k, e)) for i, k, e in batch])
+            conn.executemany(OPENCLAW_SESSIONS_INSERT_ACTIVE, [(k, i, e['id']) for i, k, e in batch])
             conn.executemany('INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
                              [(i, e['message']['content'], k) for i, k, e in batch])
+            conn.executemany(OPENCLAW_SESSIONS_UPSERT_STATE,
+                             [(k, i, e['id'], 1, 1, e['timestamp']) for i, k, e in batch])
             conn.execute('COMMIT')
             batch.clear()
 

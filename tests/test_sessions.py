@@ -420,3 +420,11 @@ def test_session_memory_resyncs_after_delta_messages(store, tmp_path):
         store.delete(MAIN)
         index.sync()
         assert index.search('canoes', min_score=0).results == []
+
+
+def test_same_transcript_under_two_keys_gets_two_session_ids(store, tmp_path):
+    write_transcript(tmp_path / 't.jsonl', 2)
+    first = store.import_jsonl(tmp_path / 't.jsonl', 'agent:main:one')
+    second = store.import_jsonl(tmp_path / 't.jsonl', 'agent:main:two')
+    assert first['sessionId'] == 'sess-123' and second['sessionId'] != 'sess-123' and second['events'] == 2
+    assert keys(store.search('lantern', caller=MAIN)) == {'agent:main:one', 'agent:main:two'}

@@ -57,6 +57,16 @@ HISTORY_MESSAGE_CHARS = 4000
 INDEXING_WARNING = ('Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.')
 _INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
 _SCHEMA_VERSION = 1
+# The event goes in only if new; its line, parent (a legacy event without parentId continues from the leaf) and
+# whether it extends the active branch come from the session row, all in one statement.
+_INSERT_EVENT = """
+INSERT OR IGNORE INTO events (session_key, event_id, parent_id, line, type, role, timestamp, searchable, active,
+                              body)
+SELECT s.key, :id, CASE WHEN :has_parent THEN :parent ELSE s.leaf END, s.event_count + 1, :type, :role, :timestamp,
+       :searchable, :index AND NOT s.needs_rebuild AND (NOT :has_parent OR s.leaf IS :parent), :body
+FROM sessions s WHERE s.key = :key
+RETURNING seq, active
+"""
 _INSERT_FTS = 'INSERT INTO message_fts (rowid, tokens, session_key, timestamp, event_id) VALUES (?, ?, ?, ?, ?)'
 # Characters the analyzer keeps inside tokens; FTS5 must not split them again.
 _FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '-_./:@+#'"
@@ -86,7 +96,7 @@ CREATE TABLE IF NOT EXISTS events (
     type TEXT NOT NULL,
     role TEXT,
     timestamp INTEGER NOT NULL,
-    text TEXT,
+    searchable INTEGER NOT NULL DEFAULT 0,
     active INTEGER NOT NULL DEFAULT 0,
     body TEXT NOT NULL,
     UNIQUE (session_key, event_id)
@@ -95,6 +105,15 @@ CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
     tokens, session_key UNINDEXED, timestamp UNINDEXED, event_id UNINDEXED, tokenize="{_FTS_TOKENIZE}"
 );
 INSERT OR IGNORE INTO meta VALUES ('sessions_version', '0');
+-- Cached session listings (visibility, staleness) stay valid until this counter moves, whoever writes.
+CREATE TRIGGER IF NOT EXISTS sessions_added AFTER INSERT ON sessions
+BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;
+CREATE TRIGGER IF NOT EXISTS sessions_removed AFTER DELETE ON sessions
+BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;
+CREATE TRIGGER IF NOT EXISTS sessions_changed AFTER UPDATE OF spawned_by, incognito, archived, needs_rebuild ON sessions
+WHEN OLD.spawned_by IS NOT NEW.spawned_by OR OLD.incognito != NEW.incognito OR OLD.archived != NEW.archived
+    OR OLD.needs_rebuild != NEW.needs_rebuild
+BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;
 """
 
 
@@ -166,20 +185,22 @@ def message_text(event: Mapping[str, Any]) -> str | None:
     message = event['message']
     if message.get('role') not in ('user', 'assistant'):
         return None
-    content = message.get('content')
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
-                         and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
-    else:
-        return None
+    text = _visible_text(message.get('content'))
     return text if text.strip() else None
 
 
 _HANGUL = re.compile(r'^[\uac00-\ud7af]+$')
 _KOREAN_PARTICLES = ('에서', '으로', '에게', '한테', '까지', '부터', '처럼', '보다', '을', '를', '이', '가', '은', '는',
                      '에', '의', '로', '와', '과', '도', '만')
+
+
+def _compound_only(tokens: list[str]) -> list[str]:
+    """``err_conn_reset err conn reset`` -> ``err_conn_reset``: the analyzer always follows a compound token with
+    its parts, so the compound alone matches the same messages, and a one-token phrase is cheaper to match."""
+    end = 1
+    while end < len(tokens) and tokens[end] in tokens[0]:
+        end += 1
+    return tokens[:1] + tokens[end:]
 
 
 def _term_alternatives(term: str) -> list[str]:
@@ -267,10 +288,6 @@ class SessionStore:
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db, self.path)
 
-    def _bump(self) -> None:
-        """Sessions were added, removed, re-parented, flagged or marked for rebuild: cached listings are stale."""
-        self._db.execute("UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'")
-
     def _session_state(self, key: str) -> tuple[str | None, int, int, str | None] | None:
         """``(leaf, needs_rebuild, event_count, spawned_by)`` of a stored session."""
         return self._db.execute('SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = ?',
@@ -310,44 +327,45 @@ class SessionStore:
         if timestamp is None and isinstance(event.get('message'), Mapping):
             timestamp = _timestamp_ms(event['message'].get('timestamp'))
         timestamp = _now_ms() if timestamp is None else timestamp
-        state = self._session_state(session_key)
-        if state is None:
-            # A transcript header ("type": "session") names the session; it is not part of the event tree.
-            session_id = event_id if event['type'] == 'session' and event_id else uuid.uuid4().hex
-            self._db.execute('INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) '
-                             'VALUES (?, ?, ?, ?, ?, ?)',
-                             (session_key, session_id, self.agent_id, spawned_by, timestamp, timestamp))
-            self._bump()
-            state = (None, 0, 0, spawned_by)
-        elif spawned_by is not None and state[3] is None:
-            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ?', (spawned_by, session_key))
-            self._bump()
-        if event['type'] == 'session':
+        if spawned_by is not None:
+            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL',
+                             (spawned_by, session_key))
+        if event['type'] == 'session':  # a transcript header names the session; it is not part of the event tree
+            self._create_session(session_key, event_id, spawned_by, timestamp)
             return False
-        leaf, needs_rebuild, count, _ = state
-        event_id = event_id or uuid.uuid4().hex
-        # An event without a parentId key continues the transcript (legacy linear transcripts).
-        parent = event['parentId'] if 'parentId' in event else leaf
-        extends = parent == leaf and not needs_rebuild and index
         text = message_text(event)
         role = event['message'].get('role') if isinstance(event.get('message'), Mapping) else None
-        cursor = self._db.execute(
-            'INSERT OR IGNORE INTO events (session_key, event_id, parent_id, line, type, role, timestamp, text, '
-            'active, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            (session_key, event_id, parent if isinstance(parent, str) else None, line or count + 1, event['type'],
-             role if isinstance(role, str) else None, timestamp, text, int(extends), body))
-        if cursor.rowcount == 0:
-            return False  # already stored: appends are idempotent
-        if extends and text is not None:
-            self._db.execute(_INSERT_FTS, (cursor.lastrowid, ' '.join(self._analyzer.tokenize(text)), session_key,
-                                           timestamp, event_id))
+        parent = event.get('parentId')
+        values = {'key': session_key, 'id': event_id or uuid.uuid4().hex, 'has_parent': 'parentId' in event,
+                  'parent': parent if isinstance(parent, str) else None, 'type': event['type'],
+                  'role': role if isinstance(role, str) else None, 'timestamp': timestamp, 'searchable': text is not None,
+                  'index': index, 'body': body}
+        inserted = self._db.execute(_INSERT_EVENT, values).fetchone()
+        if inserted is None:
+            if self._session_state(session_key) is not None:
+                return False  # already stored: appends are idempotent
+            self._create_session(session_key, None, spawned_by, timestamp)
+            inserted = self._db.execute(_INSERT_EVENT, values).fetchone()
+        seq, active = inserted
+        if line is not None:  # an imported event keeps its line in the JSONL file
+            self._db.execute('UPDATE events SET line = ? WHERE seq = ?', (line, seq))
+        if active and text is not None:
+            self._db.execute(_INSERT_FTS, (seq, ' '.join(self._analyzer.tokenize(text)), session_key, timestamp,
+                                           values['id']))
         self._db.execute(
             'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
             'updated_at = MAX(updated_at, ?) WHERE key = ?',
-            (event_id, int(not extends), len(body.encode('utf-8')), timestamp, session_key))
-        if not extends and not needs_rebuild:
-            self._bump()
+            (values['id'], int(not active), len(body.encode('utf-8')), timestamp, session_key))
         return True
+
+    def _create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> None:
+        if self._session_state(key) is not None:
+            return
+        if session_id and self._db.execute('SELECT 1 FROM sessions WHERE id = ?', (session_id,)).fetchone():
+            session_id = None  # the same transcript imported under a second key: that session gets its own id
+        self._db.execute('INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) '
+                         'VALUES (?, ?, ?, ?, ?, ?)',
+                         (key, session_id or uuid.uuid4().hex, self.agent_id, spawned_by, timestamp, timestamp))
 
     def import_jsonl(self, path: str | os.PathLike[str], session_key: str, *,
                      spawned_by: str | None = None) -> dict[str, Any]:
@@ -388,7 +406,6 @@ class SessionStore:
             if self._session_state(session_key) is None:
                 raise SessionStoreError(f'{file}: no transcript events found ({skipped} unreadable lines)')
             self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
-            self._bump()
             session_id = self._db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
         return {'sessionKey': session_key, 'sessionId': session_id, 'events': added, 'skipped': skipped}
 
@@ -398,14 +415,12 @@ class SessionStore:
             for column, value in (('archived', archived), ('incognito', incognito)):
                 if value is not None:
                     self._db.execute(f'UPDATE sessions SET {column} = ? WHERE key = ?', (int(value), session_key))
-            self._bump()
 
     def delete(self, session_key: str) -> bool:
         """Delete a session, its events and its index rows in one transaction; ``False`` if it did not exist."""
         with self._lock, self._transaction():
             self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
             self._db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
-            self._bump()
             return self._db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0
 
     # ------------------------------------------------------------------ rebuilding the active branch
@@ -428,19 +443,18 @@ class SessionStore:
             self._db.executemany('UPDATE events SET active = 1 WHERE session_key = ? AND event_id = ?',
                                  [(session_key, event_id) for event_id in active])
             self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
-            rows = self._db.execute('SELECT seq, text, timestamp, event_id FROM events WHERE session_key = ? AND '
-                                    'active = 1 AND text IS NOT NULL', (session_key,)).fetchall()
-            tokens = self._analyzer.tokenize_batch([row[1] for row in rows])
+            rows = self._db.execute('SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND '
+                                    'active = 1 AND searchable = 1', (session_key,)).fetchall()
+            tokens = self._analyzer.tokenize_batch([_body_text(row[1]) for row in rows])
             self._db.executemany(_INSERT_FTS, [(seq, ' '.join(t), session_key, timestamp, event_id)
                                                for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)])
             self._db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
-            self._bump()
 
     def _stale(self, keys: Iterable[str] | None = None) -> list[tuple[str, int, int]]:
         """``(key, events, bytes)`` of the sessions (among ``keys``) waiting for a rebuild."""
-        stale = {key for key, session in self._snapshot().sessions.items() if session.stale}
+        stale = self._snapshot().stale
         if keys is not None:
-            stale &= set(keys)
+            stale &= frozenset(keys)
         if not stale:
             return []
         rows = self._db.execute('SELECT key, event_count, bytes FROM sessions WHERE needs_rebuild = 1').fetchall()
@@ -501,13 +515,13 @@ class SessionStore:
                       caller.sandbox_visibility,
                       self.agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent)
 
-    def _visible(self, caller: Caller) -> dict[str, _Session]:
-        """The sessions of this store ``caller`` may see (incognito ones never)."""
-        snapshot = self._snapshot()
+    def _visible(self, caller: Caller, snapshot: _Snapshot | None = None) -> frozenset[str]:
+        """The keys of the sessions of this store ``caller`` may see (incognito ones never)."""
+        snapshot = snapshot or self._snapshot()
         keys = snapshot.visible.get(caller)
         if keys is None:
             keys = snapshot.visible[caller] = frozenset(_visible_keys(snapshot, caller, self.agent_id))
-        return {key: snapshot.sessions[key] for key in keys}
+        return keys
 
     def visible_keys(self, caller: str | Caller) -> set[str]:
         """The keys of this store's sessions that ``caller`` may see."""
@@ -592,7 +606,7 @@ class SessionStore:
                 return {'status': 'forbidden',
                         'error': f'session {session_key!r} is not visible to {caller.session_key!r} under '
                                  f'{caller.visibility!r} visibility (or does not exist)'}
-            visible = {key: visible[key]}
+            visible = frozenset((key,))
         indexing = self._catch_up(visible)
         expression, terms = self._match_expression(query)
         if expression is None:
@@ -600,9 +614,10 @@ class SessionStore:
         with self._lock:
             self._db.execute('BEGIN')  # one read snapshot: the session list and the rows agree
             try:
-                sessions = self._snapshot().sessions
-                searchable = {key for key in visible if key in sessions and not sessions[key].stale}
-                hidden = set(sessions) - searchable
+                snapshot = self._snapshot()
+                sessions = snapshot.sessions
+                searchable = (visible & snapshot.keys) - snapshot.stale
+                hidden = snapshot.keys - searchable
                 # Filter on whichever list is shorter (usually the few hidden sessions, for the main session).
                 if not searchable:
                     rows = []
@@ -612,22 +627,25 @@ class SessionStore:
                                    if len(hidden) <= len(searchable) else
                                    ('AND session_key IN (SELECT value FROM json_each(?))', [searchable]))
                     rows = self._db.execute(
-                        'SELECT rowid, session_key, timestamp, event_id, bm25(message_fts) AS rank FROM message_fts '
-                        f'WHERE message_fts MATCH ? {where} ORDER BY rank, timestamp DESC, event_id LIMIT ?',
+                        'SELECT f.seq, f.session_key, f.timestamp, f.event_id, f.rank, e.role, e.body FROM ('
+                        'SELECT rowid AS seq, session_key, timestamp, event_id, bm25(message_fts) AS rank '
+                        f'FROM message_fts WHERE message_fts MATCH ? {where} '
+                        'ORDER BY rank, timestamp DESC, event_id LIMIT ?) f JOIN events e ON e.seq = f.seq '
+                        'ORDER BY f.rank, f.timestamp DESC, f.event_id',
                         (expression, *(json.dumps(sorted(k)) for k in keys), limit)).fetchall()
-                details = dict((seq, (role, text)) for seq, role, text in self._db.execute(
-                    'SELECT seq, role, text FROM events WHERE seq IN (SELECT value FROM json_each(?))',
-                    (json.dumps([row[0] for row in rows]),)))
             finally:
                 self._db.execute('COMMIT')
-        results = [{'sessionKey': key, 'timestamp': timestamp, 'role': details[seq][0],
-                    'snippet': self._snippet(details[seq][1], terms), 'score': -rank, 'sessionId': sessions[key].id,
+        results = [{'sessionKey': key, 'timestamp': timestamp, 'role': role,
+                    'snippet': self._snippet(_body_text(body), terms), 'score': -rank, 'sessionId': sessions[key].id,
                     'messageId': message_id}
-                   for seq, key, timestamp, message_id, rank in rows]
+                   for _, key, timestamp, message_id, rank, role, body in rows]
         return {'results': results, 'indexing': indexing}
 
-    def _catch_up(self, visible: Mapping[str, _Session]) -> bool:
+    def _catch_up(self, visible: frozenset[str]) -> bool:
         """Rebuild stale visible sessions: small ones now, large ones in the background. True if any remain."""
+        with self._lock:
+            if not visible & self._snapshot().stale:
+                return False
         with self._lock:
             stale = self._stale(visible)
         pending = False
@@ -643,9 +661,9 @@ class SessionStore:
     def _match_expression(self, query: str) -> tuple[str | None, list[str]]:
         """FTS5 MATCH text: each term a quoted phrase of its analyzer tokens, all terms joined with AND."""
         terms = query.split()
-        clauses = []
-        for term in terms:
-            phrases = ['"' + ' '.join(tokens).replace('"', '""') + '"'
+        clauses: list[str] = []
+        for term in dict.fromkeys(terms):  # a repeated term adds nothing but work
+            phrases = ['"' + ' '.join(_compound_only(tokens)).replace('"', '""') + '"'
                        for tokens in self._analyzer.tokenize_batch(_term_alternatives(term)) if tokens]
             if phrases:
                 clauses.append(phrases[0] if len(phrases) == 1 else '(' + ' OR '.join(phrases) + ')')
@@ -703,7 +721,7 @@ class SessionStore:
         if key not in visible:
             return {'status': 'forbidden', 'error': f'session {session_key!r} is not visible to {who.session_key!r} '
                                                     f'under {who.visibility!r} visibility (or does not exist)'}
-        self._catch_up({key: visible[key]})
+        self._catch_up(frozenset((key,)))
         with self._lock:
             rows = self._db.execute(
                 "SELECT event_id, timestamp, body FROM events WHERE session_key = ? AND active = 1 AND type = 'message' "
@@ -719,7 +737,9 @@ class SessionStore:
                 messages.append({'id': event_id, 'role': role, 'timestamp': timestamp,
                                  'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS)})
         messages = messages[-limit:]
-        response: dict[str, Any] = {'sessionKey': key, 'sessionId': visible[key].id, 'messages': messages}
+        with self._lock:
+            session_id = self._snapshot().sessions[key].id
+        response: dict[str, Any] = {'sessionKey': key, 'sessionId': session_id, 'messages': messages}
         while messages and len(json.dumps(response, ensure_ascii=False).encode('utf-8')) > MAX_RESPONSE_BYTES:
             messages.pop(0)
             response['truncated'] = True
@@ -741,9 +761,10 @@ class SessionStore:
         """``(line, role, text)`` of the searchable messages on a session's active branch, in order (session memory
         chunks these)."""
         with self._lock:
-            rows = self._db.execute('SELECT line, role, text FROM events WHERE session_key = ? AND active = 1 AND '
-                                    'text IS NOT NULL ORDER BY seq', (session_key,)).fetchall()
-        yield from rows
+            rows = self._db.execute('SELECT line, role, body FROM events WHERE session_key = ? AND active = 1 AND '
+                                    'searchable = 1 ORDER BY seq', (session_key,)).fetchall()
+        for line, role, body in rows:
+            yield line, role, _body_text(body)
 
 
 @dataclass(slots=True)
@@ -752,6 +773,12 @@ class _Snapshot:
     sessions: dict[str, _Session]
     visible: dict[Caller, frozenset[str]] = field(default_factory=dict)
     """Visible keys per caller, computed once per snapshot."""
+    keys: frozenset[str] = frozenset()
+    stale: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.keys = frozenset(self.sessions)
+        self.stale = frozenset(key for key, session in self.sessions.items() if session.stale)
 
 
 def _visible_keys(snapshot: _Snapshot, caller: Caller, store_agent: str) -> set[str]:
@@ -836,6 +863,11 @@ def _visible_text(content: Any) -> str:
         return '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
                          and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
     return ''
+
+
+def _body_text(body: str) -> str:
+    """The searchable text of a stored event (the events table keeps only the JSON line)."""
+    return message_text(json.loads(body)) or ''
 
 
 def _preview(value: object) -> str:
