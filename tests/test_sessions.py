@@ -428,3 +428,24 @@ def test_same_transcript_under_two_keys_gets_two_session_ids(store, tmp_path):
     second = store.import_jsonl(tmp_path / 't.jsonl', 'agent:main:two')
     assert first['sessionId'] == 'sess-123' and second['sessionId'] != 'sess-123' and second['events'] == 2
     assert keys(store.search('lantern', caller=MAIN)) == {'agent:main:one', 'agent:main:two'}
+
+
+def test_reimport_reads_only_what_was_appended(store, tmp_path):
+    path = tmp_path / 't.jsonl'
+    write_transcript(path, 4)
+    assert store.import_jsonl(path, MAIN)['events'] == 4
+    with path.open('a', encoding='utf-8') as f:  # the transcript grows, the last line still being written
+        f.write(json.dumps({'type': 'message', 'id': 'e4', 'parentId': 'e3', 'timestamp': 5,
+                            'message': {'role': 'user', 'content': 'separator\u2028inside lantern'}}) + '\n')
+        f.write('{"type": "message", "id": "e5", "parentId": "e4", "message": {"role": "us')
+    grown = store.import_jsonl(path, MAIN, forward=True)
+    assert grown == {'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 1, 'skipped': 0}
+    assert 'indexing' not in store.search('separator', caller=MAIN)  # forward: indexed by the import itself
+    with path.open('a', encoding='utf-8') as f:
+        f.write('er", "content": "finished lantern"}}\n')
+    assert store.import_jsonl(path, MAIN, forward=True)['events'] == 1
+    assert [m['id'] for m in store.history(MAIN, MAIN)['messages']][-2:] == ['e4', 'e5']
+    with sqlite3.connect(store.path) as db:  # line numbers are the file's lines (line 1 is the header)
+        assert db.execute("SELECT line FROM events WHERE event_id = 'e5'").fetchone()[0] == 7
+    path.write_text(path.read_text(encoding='utf-8').splitlines()[0] + '\n', encoding='utf-8')  # rewritten: shorter
+    assert store.import_jsonl(path, MAIN)['events'] == 0

@@ -35,6 +35,8 @@ from memsift.errors import InternalError, InvalidInputError, MemsiftError, Searc
 from memsift.indexer import SyncReport
 from memsift.memory import MemoryHit, MemoryIndex, SearchResult
 from memsift.sessions import Caller, SessionStore, SessionStoreError
+from memsift.tools import MemoryTools
+from memsift.openclaw import from_openclaw
 
 __all__ = [
     'Analyzer',
@@ -49,6 +51,7 @@ __all__ = [
     'MemoryConfig',
     'MemoryHit',
     'MemoryIndex',
+    'MemoryTools',
     'MemsiftError',
     'ProviderError',
     'SearchIndexError',
@@ -63,6 +66,7 @@ __all__ = [
     'chunk_markdown',
     'decay_multiplier',
     'estimate_chars',
+    'from_openclaw',
     'fuse_rrf',
     'fuse_weighted',
     'is_evergreen_path',

@@ -155,7 +155,7 @@ class MemoryHit:
             'score': round(self.score, 6),
             'snippet': self.snippet,
             'source': self.source,
-            'corpus': 'memory',
+            'corpus': 'sessions' if self.source == 'sessions' else 'memory',
         }
         if self.citation is not None:
             out['citation'] = self.citation
@@ -573,6 +573,12 @@ class MemoryIndex:
             self._sync_thread.start()
             return self._sync_thread
 
+    def sync_in_background(self) -> threading.Thread:
+        """Start a sync in a background thread (unless one runs) and return it; searches meanwhile answer from the
+        index as it is."""
+        self._check_open()
+        return self._background_sync()
+
     def mark_dirty(self) -> None:
         """Note that memory files changed; the next search (or watcher tick) syncs."""
         self._dirty = True
@@ -589,14 +595,26 @@ class MemoryIndex:
             catalogue = self._catalogue = _Catalogue(generation, self.store.files())
         return catalogue
 
-    def _prepare(self, debug: dict[str, Any]) -> None:
-        """Before a search: bootstrap an empty index, pick up other writers, start a sync when dirty."""
+    def _prepare(self, debug: dict[str, Any], wait_for_sync: bool = True) -> None:
+        """Before a search: bootstrap an empty index, pick up other writers, start a sync when dirty.
+
+        ``wait_for_sync=False`` never syncs on the query path: the bootstrap and rebuild syncs run in the background
+        thread too (the bootstrap is still awaited), and otherwise the search answers from the index as it is after
+        the usual short wait.
+        """
         has_files = bool(self._current_catalogue().files)
-        if self._dirty and not has_files:
-            self.sync()  # first search on an empty index: one synchronous sync (OpenClaw's bootstrap)
+        thread = self._sync_thread
+        syncing = thread is not None and thread.is_alive()
+        if not has_files and (self._dirty or syncing):
+            # First search on an empty index: one sync before answering (OpenClaw's bootstrap); without
+            # wait_for_sync it runs in the background thread, and the caller bounds the wait (a tool deadline).
+            if wait_for_sync and not syncing:
+                self.sync()
+            else:
+                self._background_sync().join()
             debug['bootstrapSync'] = True
             return
-        if self.index.generation is None and has_files and not self._sync_lock.locked():
+        if wait_for_sync and self.index.generation is None and has_files and not self._sync_lock.locked():
             self.sync()  # the BM25 folder was missing or damaged: rebuild it before answering from it
             debug['indexRebuilt'] = True
             return
@@ -622,6 +640,9 @@ class MemoryIndex:
         min_score: float | None = None,
         *,
         session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+        keyword_only: bool = False,
+        wait_for_sync: bool = True,
     ) -> SearchResult:
         """Search memory as OpenClaw's ``memory_search`` does.
 
@@ -631,6 +652,10 @@ class MemoryIndex:
             min_score: Drop results below this score in [0, 1] (default ``query.minScore``, 0.35).
             session_key: The calling session, for the ``auto`` citation rule and, with session memory, for which
                 transcripts it may see (``tools.sessions.visibility``; default: the agent's main session).
+            sources: Only results from these sources (``memory``, ``sessions``); default all.
+            keyword_only: Skip the vector leg and any sync: an immediate answer from the keyword index (used when
+                a full search runs past a deadline).
+            wait_for_sync: ``False``: never sync on the query path (see :meth:`_prepare`).
         """
         self._check_open()
         started = time.perf_counter()
@@ -650,8 +675,9 @@ class MemoryIndex:
             text = text[:MAX_QUERY_CHARS]
             debug['queryTruncated'] = True
         try:
-            self._ready()
-            self._prepare(debug)
+            if not keyword_only:
+                self._ready()
+                self._prepare(debug, wait_for_sync)
         except ProviderError as exc:
             return self._unavailable(str(exc), debug, started)
         provider = self.provider  # read after _prepare: a sync there may have switched to the fallback
@@ -671,6 +697,9 @@ class MemoryIndex:
             citations=self.config.citations, mode=mode, debug=debug, fallback=self._fallback(),
         )
         handles = getattr(self.provider, 'handles', None)
+        if keyword_only and mode != 'fts-only':
+            debug['vectorSkipped'] = 'keyword-only answer'
+            mode = result.mode = debug['effectiveMode'] = 'fts-only'
         if mode != 'fts-only' and handles is not None and not handles(text):
             # The model cannot read this query (an English-only local model and a CJK query): keyword search only.
             debug['vectorSkipped'] = f'{provider.id if provider else ""} model does not cover the query language'
@@ -681,16 +710,17 @@ class MemoryIndex:
             result.action = 'set agents.defaults.memorySearch.enabled (or memory.search.enabled) to true'
         elif text:
             try:
-                hits = self._ranked(text, limit, floor, mode, debug, session_key)
+                hits = self._ranked(text, limit, floor, mode, debug, session_key, sources)
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
                     if self._switch_to_fallback(exc):
-                        return self.search(query, max_results, min_score, session_key=session_key)
+                        return self.search(query, max_results, min_score, session_key=session_key, sources=sources,
+                                           wait_for_sync=wait_for_sync)
                     return self._unavailable(str(exc), debug, started)
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
                 result.mode = debug['effectiveMode'] = 'fts-only'
-                hits = self._ranked(text, limit, floor, 'fts-only', debug, session_key)
+                hits = self._ranked(text, limit, floor, 'fts-only', debug, session_key, sources)
             cite = _wants_citations(self.config.citations, session_key)
             result.results = [
                 MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
@@ -733,7 +763,7 @@ class MemoryIndex:
         return now
 
     def _ranked(self, text: str, limit: int, floor: float, mode: str, debug: dict[str, Any],
-                session_key: str | None = None) -> list[_Candidate]:
+                session_key: str | None = None, sources: Sequence[str] | None = None) -> list[_Candidate]:
         hybrid = self.config.query.hybrid
         vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
         t = time.perf_counter()
@@ -769,7 +799,7 @@ class MemoryIndex:
         t = self._timed(debug, 'pathMs', t)
 
         rows = {row.id: row for row in self.store.chunks(list(candidates))}
-        pool = [c for c in candidates.values() if c.id in rows]
+        pool = [c for c in candidates.values() if c.id in rows and (sources is None or rows[c.id].source in sources)]
         if any(rows[c.id].source == 'sessions' for c in pool):
             visible = self._visible_session_paths(session_key)
             pool = [c for c in pool if rows[c.id].source != 'sessions' or rows[c.id].path in visible]

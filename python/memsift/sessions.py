@@ -101,6 +101,12 @@ CREATE TABLE IF NOT EXISTS events (
     body TEXT NOT NULL,
     UNIQUE (session_key, event_id)
 );
+CREATE TABLE IF NOT EXISTS imports (
+    path TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    lines INTEGER NOT NULL
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
     tokens, session_key UNINDEXED, timestamp UNINDEXED, event_id UNINDEXED, tokenize="{_FTS_TOKENIZE}"
 );
@@ -367,13 +373,16 @@ class SessionStore:
                          'VALUES (?, ?, ?, ?, ?, ?)',
                          (key, session_id or uuid.uuid4().hex, self.agent_id, spawned_by, timestamp, timestamp))
 
-    def import_jsonl(self, path: str | os.PathLike[str], session_key: str, *,
-                     spawned_by: str | None = None) -> dict[str, Any]:
+    def import_jsonl(self, path: str | os.PathLike[str], session_key: str, *, spawned_by: str | None = None,
+                     forward: bool = False) -> dict[str, Any]:
         """Import an OpenClaw JSONL transcript as ``session_key``.
 
         Lines that are not JSON objects with a ``type`` are skipped and counted. The next search that can see the
         session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
-        ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now.
+        ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now. Importing the
+        same file again reads only what was appended to it since (a file that shrank is read again from the start;
+        events already stored are skipped). ``forward=True`` indexes events that extend the transcript at once, as
+        :meth:`append` does (for a transcript that keeps growing).
 
         Returns:
             ``{"sessionKey", "sessionId", "events", "skipped"}``.
@@ -382,17 +391,39 @@ class SessionStore:
             SessionStoreError: the file cannot be read or is not UTF-8 (the message names it).
         """
         file = Path(path)
+        source = str(file.expanduser().resolve())
         try:
             raw = file.read_bytes()
-            text = raw.decode('utf-8-sig')
         except OSError as exc:
             raise SessionStoreError(f'{file}: cannot read the transcript: {exc.strerror or exc}') from exc
+        with self._lock:
+            seen = self._db.execute('SELECT session_key, offset, lines FROM imports WHERE path = ?',
+                                    (source,)).fetchone()
+        offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
+        end = raw.rfind(b'\n') + 1
+        if end <= offset:
+            end = offset
+        if len(raw) > end and _is_json_object(raw[end:]):  # a complete last line without its newline
+            end = len(raw)
+        try:
+            text = raw[offset:end].decode('utf-8-sig' if offset == 0 else 'utf-8')
+            bad = None
         except UnicodeDecodeError as exc:
-            raise SessionStoreError(f'{file}: not UTF-8 (bad byte at offset {exc.start}); transcripts are JSONL '
-                                    'text in UTF-8') from None
+            text, bad = '', offset + exc.start
+        if bad is None:
+            try:
+                raw[end:].decode('utf-8')
+            except UnicodeDecodeError as exc:  # a line still being written may only end mid-character
+                bad = None if exc.reason == 'unexpected end of data' else end + exc.start
+        if bad is not None:
+            raise SessionStoreError(f'{file}: not UTF-8 (bad byte at offset {bad}); transcripts are JSONL text in '
+                                    'UTF-8')
         added = skipped = 0
+        lines = text.split('\n')  # not splitlines(): JSON strings may hold U+2028 and other line separators
+        if lines[-1] == '':
+            lines.pop()
         with self._lock, self._transaction():
-            for number, line in enumerate(text.splitlines(), start=1):
+            for number, line in enumerate(lines, start=lines_before + 1):
                 if not line.strip():
                     continue
                 try:
@@ -402,10 +433,13 @@ class SessionStore:
                 if not isinstance(event, dict) or not isinstance(event.get('type'), str):
                     skipped += 1
                     continue
-                added += self._append(session_key, event, line, spawned_by, index=False, line=number)
+                added += self._append(session_key, event, line, spawned_by, index=forward, line=number)
             if self._session_state(session_key) is None:
                 raise SessionStoreError(f'{file}: no transcript events found ({skipped} unreadable lines)')
-            self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
+            if added and not forward:
+                self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
+            self._db.execute('INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (?, ?, ?, ?)',
+                             (source, session_key, end, lines_before + len(lines)))
             session_id = self._db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
         return {'sessionKey': session_key, 'sessionId': session_id, 'events': added, 'skipped': skipped}
 
@@ -421,6 +455,7 @@ class SessionStore:
         with self._lock, self._transaction():
             self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
             self._db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
+            self._db.execute('DELETE FROM imports WHERE session_key = ?', (session_key,))
             return self._db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0
 
     # ------------------------------------------------------------------ rebuilding the active branch
@@ -863,6 +898,13 @@ def _visible_text(content: Any) -> str:
         return '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
                          and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
     return ''
+
+
+def _is_json_object(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
 
 
 def _body_text(body: str) -> str:

@@ -1,0 +1,172 @@
+"""The OpenClaw drop-in: find a user's OpenClaw setup and serve its agents' memory and sessions with memsift.
+
+OpenClaw keeps its config in ``~/.openclaw/openclaw.json`` (``OPENCLAW_CONFIG_PATH`` overrides; JSON5), its state
+in ``~/.openclaw`` (``OPENCLAW_STATE_DIR``), each agent's workspace where ``agents.list[].workspace`` /
+``agents.defaults.workspace`` say (else ``~/.openclaw/workspace`` for the default agent and
+``~/.openclaw/workspace-<agentId>`` for the others), and each agent's transcripts in
+``~/.openclaw/agents/<agentId>/sessions/``: ``sessions.json`` maps session keys to ``{sessionId, spawnedBy?,
+sessionFile?}`` and ``<sessionId>.jsonl`` holds each transcript. memsift reads all of it and writes only its own
+stores (``~/.memsift/…``): OpenClaw's files are never modified.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from memsift.config import ConfigError, load_config
+from memsift.sessions import SessionStore, SessionStoreError
+from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
+
+__all__ = ['OpenClawAgent', 'from_openclaw', 'import_openclaw_sessions', 'openclaw_agents', 'openclaw_config_path',
+           'openclaw_state_dir']
+
+SESSION_RESCAN_S = 2.0
+"""Transcripts are checked for new lines at most this often (a stat per file when nothing changed)."""
+
+
+def openclaw_state_dir() -> Path:
+    """``OPENCLAW_STATE_DIR``, else ``~/.openclaw``."""
+    return Path(os.environ.get('OPENCLAW_STATE_DIR') or '~/.openclaw').expanduser()
+
+
+def openclaw_config_path() -> Path:
+    """``OPENCLAW_CONFIG_PATH``, else ``openclaw.json`` in the state folder."""
+    configured = os.environ.get('OPENCLAW_CONFIG_PATH')
+    return Path(configured).expanduser() if configured else openclaw_state_dir() / 'openclaw.json'
+
+
+@dataclass(frozen=True, slots=True)
+class OpenClawAgent:
+    """One agent of an OpenClaw setup: its id, workspace and transcript folder."""
+
+    id: str
+    workspace: Path
+    sessions_dir: Path
+    default: bool
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f'{path}: no OpenClaw config here; set OPENCLAW_CONFIG_PATH to your openclaw.json (or '
+                          'OPENCLAW_STATE_DIR to the folder holding it)', file=str(path))
+    load_config(path)  # the same validation and messages as everywhere else
+    return json5.loads(path.read_text(encoding='utf-8-sig'))  # type: ignore[no-any-return]
+
+
+def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[OpenClawAgent]:
+    """The agents an OpenClaw config declares (``agents.list[]``; just ``main`` when there is no list)."""
+    path = Path(config_path).expanduser() if config_path is not None else openclaw_config_path()
+    root = _read_config(path)
+    state = openclaw_state_dir() if config_path is None else path.parent
+    agents = root.get('agents')
+    listed = agents.get('list') if isinstance(agents, Mapping) else None
+    entries = [e for e in listed or [] if isinstance(e, Mapping) and isinstance(e.get('id'), str)]
+    if not entries:
+        entries = [{'id': 'main', 'default': True}]
+    default_id = next((e['id'] for e in entries if e.get('default')), entries[0]['id'])
+    found = []
+    for entry in entries:
+        agent_id = entry['id']
+        configured = load_config(path, agent_id).workspace
+        fallback = state / ('workspace' if agent_id == default_id else f'workspace-{agent_id}')
+        workspace = Path(configured).expanduser() if configured else fallback
+        found.append(OpenClawAgent(agent_id, workspace, state / 'agents' / agent_id / 'sessions',
+                                   agent_id == default_id))
+    return found
+
+
+def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[str, int]:
+    """Import (or catch up on) every transcript in an OpenClaw sessions folder; returns events added per key.
+
+    Sessions listed in ``sessions.json`` keep their keys and ``spawnedBy``; a transcript it does not list is
+    imported as ``agent:<agentId>:<file stem>``. Each file is read from where the last import stopped.
+    """
+    listed: dict[str, Mapping[str, Any]] = {}
+    index = sessions_dir / 'sessions.json'
+    if index.is_file():
+        try:
+            data = json.loads(index.read_text(encoding='utf-8'))
+        except (OSError, ValueError) as exc:
+            raise SessionStoreError(f'{index}: unreadable OpenClaw session index ({exc}); fix or remove it') from exc
+        if isinstance(data, Mapping):
+            listed = {key: entry for key, entry in data.items() if isinstance(entry, Mapping)}
+    files: dict[Path, tuple[str, str | None]] = {}
+    for key, entry in listed.items():
+        name = entry.get('sessionFile') or (f'{entry["sessionId"]}.jsonl' if entry.get('sessionId') else None)
+        if isinstance(name, str):
+            spawned_by = entry.get('spawnedBy')
+            files[sessions_dir / name] = (key, spawned_by if isinstance(spawned_by, str) else None)
+    if sessions_dir.is_dir():
+        for file in sorted(sessions_dir.glob('*.jsonl')):
+            files.setdefault(file, (f'agent:{store.agent_id}:{file.stem}', None))
+    added = {}
+    for file, (key, spawned_by) in files.items():
+        if file.is_file():
+            added[key] = store.import_jsonl(file, key, spawned_by=spawned_by, forward=True)['events']
+    return added
+
+
+class _TranscriptWatcher:
+    """Catches the store up with OpenClaw's transcripts, at most every :data:`SESSION_RESCAN_S` seconds."""
+
+    def __init__(self, store: SessionStore, sessions_dir: Path) -> None:
+        self.store, self.sessions_dir = store, sessions_dir
+        self._lock = threading.Lock()
+        self._last = 0.0
+
+    def __call__(self) -> None:
+        with self._lock:
+            if time.monotonic() - self._last < SESSION_RESCAN_S:
+                return
+            import_openclaw_sessions(self.store, self.sessions_dir)
+            self._last = time.monotonic()
+
+
+def from_openclaw(agent_id: str | None = None, *, config_path: str | os.PathLike[str] | None = None,
+                  deadline_s: float = DEFAULT_DEADLINE_S, sync: bool = True, watch: bool = False) -> MemoryTools:
+    """Memory tools for one agent of the user's OpenClaw setup, with no other configuration.
+
+    Args:
+        agent_id: The agent (default: OpenClaw's default agent, usually ``main``).
+        config_path: The OpenClaw config (default: :func:`openclaw_config_path`).
+        sync: Index the workspace in the background now.
+        watch: Re-index memory files as they change.
+
+    The agent's memory-search settings come from the OpenClaw config (provider, model, chunking, query, …) but
+    memsift keeps its own stores (``~/.memsift/memory/{agentId}.sqlite`` and
+    ``~/.memsift/agents/{agentId}/sessions.sqlite``) unless ``store.path`` is set; the agent's transcripts are
+    imported into the session store and kept up to date as OpenClaw appends to them.
+
+    Raises:
+        ConfigError: no OpenClaw config, an unusable one, or an agent it does not declare (the message says which).
+    """
+    path = Path(config_path).expanduser() if config_path is not None else openclaw_config_path()
+    agents = openclaw_agents(path)
+    agent = next((a for a in agents if a.id == agent_id), None) if agent_id else next(a for a in agents if a.default)
+    if agent is None:
+        names = ', '.join(a.id for a in agents)
+        raise ConfigError(f'{path}: no agent {agent_id!r} in agents.list (agents: {names})', file=str(path))
+    config = load_config(path, agent.id)
+    if Path(config.store.path).expanduser().is_relative_to(openclaw_state_dir()):
+        # OpenClaw's own index file: memsift keeps a separate one rather than writing into OpenClaw's.
+        own = str(Path('~/.memsift/memory').expanduser() / f'{agent.id}.sqlite')
+        config = dataclasses.replace(config, store=dataclasses.replace(config.store, path=own))
+    agent.workspace.mkdir(parents=True, exist_ok=True)
+    tools = MemoryTools.open(agent.workspace, config, agent.id, deadline_s=deadline_s, sync=False, watch=watch)
+    assert tools.sessions is not None
+    watcher = _TranscriptWatcher(tools.sessions, agent.sessions_dir)
+    watcher()
+    tools._refresh = watcher
+    if sync:
+        tools.index.sync_in_background()
+    return tools

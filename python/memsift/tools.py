@@ -1,0 +1,274 @@
+"""The agent-facing tools: ``memory_search``, ``memory_get``, ``sessions_search`` and ``sessions_history``.
+
+Each returns exactly the JSON-ready dict OpenClaw's tool of the same name returns (reference §11.1, §12), so an agent
+framework can hand it to the model as is. :class:`MemoryTools` binds the four to one agent (its memory index and
+session store); the module-level functions use a default instance (:func:`configure`, or the user's OpenClaw setup,
+else the current folder). A call never hangs: past its deadline (15 s by default) ``memory_search`` answers with
+the keyword results it can give at once, marked ``partial``, and never re-indexes on the query path.
+
+>>> import tempfile, pathlib
+>>> ws = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
+>>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> with MemoryTools.open(ws, config, sessions_path=ws / 'sessions.sqlite') as tools:
+...     [hit['path'] for hit in tools.memory_search('deploy key', minScore=0)['results']]
+['MEMORY.md']
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memsift.config import MemoryConfig, load_config
+from memsift.errors import InvalidInputError, MemsiftError
+from memsift.memory import MemoryIndex
+from memsift.sessions import Caller, SessionStore, default_sessions_path
+
+__all__ = ['DEFAULT_DEADLINE_S', 'MemoryTools', 'configure', 'default_tools', 'memory_get', 'memory_search',
+           'sessions_history', 'sessions_search']
+
+DEFAULT_DEADLINE_S = 15.0
+CORPORA = ('memory', 'sessions', 'all')
+T = TypeVar('T')
+
+
+class MemoryTools:
+    """The four memory tools over one agent's :class:`~memsift.MemoryIndex` and :class:`~memsift.SessionStore`.
+
+    Args:
+        index: The agent's memory index.
+        sessions: The agent's session store (default: the index's, when session memory is on; else none, and
+            the session tools answer with an error saying how to enable them).
+        session_key: The calling session: session visibility starts there (default: the agent's main session).
+        deadline_s: Seconds a call may take before it answers with what it has.
+        refresh: Called before each session tool call (the OpenClaw drop-in imports new transcript lines there).
+
+    Thread-safe: calls may come from many threads (an MCP server serves them concurrently).
+    """
+
+    def __init__(self, index: MemoryIndex, sessions: SessionStore | None = None, *, session_key: str | None = None,
+                 deadline_s: float = DEFAULT_DEADLINE_S, refresh: Callable[[], None] | None = None) -> None:
+        if not deadline_s > 0:
+            raise InvalidInputError(f'deadline_s must be a positive number of seconds, got {deadline_s!r}')
+        self.index = index
+        self.sessions = sessions if sessions is not None else index.sessions
+        self.agent_id = index.config.agent_id
+        self.session_key = session_key or f'agent:{self.agent_id}:main'
+        self.deadline_s = float(deadline_s)
+        self._refresh = refresh
+        self._owned: list[Any] = []
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix='memsift-tool')
+
+    @classmethod
+    def open(cls, workspace: str | os.PathLike[str] | None = None,
+             config: MemoryConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None, agent_id: str = 'main',
+             *, sessions_path: str | os.PathLike[str] | None = None, session_key: str | None = None,
+             deadline_s: float = DEFAULT_DEADLINE_S, sync: bool = True, watch: bool = False) -> MemoryTools:
+        """Open an agent's memory index and session store and bind the tools to them.
+
+        Args:
+            workspace: The agent workspace (default: from the config).
+            config: An OpenClaw config (file, dict or :class:`~memsift.MemoryConfig`).
+            sessions_path: The session database (default ``~/.memsift/agents/{agentId}/sessions.sqlite``).
+            sync: Start indexing the workspace in the background now, so the first search finds it ready.
+            watch: Re-index memory files as they change.
+        """
+        resolved = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
+        options = resolved.session_tools
+        sessions = SessionStore(sessions_path or default_sessions_path(agent_id), agent_id,
+                                visibility=options.visibility,  # type: ignore[arg-type]
+                                agent_to_agent=options.agent_to_agent, redact_patterns=options.redact_patterns)
+        try:
+            index = MemoryIndex(workspace, resolved, agent_id, sessions=sessions)
+        except BaseException:
+            sessions.close()
+            raise
+        tools = cls(index, sessions, session_key=session_key, deadline_s=deadline_s)
+        tools._owned = [index, sessions]
+        if sync:
+            index.sync_in_background()
+        if watch:
+            index.start_watching()
+        return tools
+
+    # ------------------------------------------------------------------ the tools
+
+    def memory_search(self, query: str, maxResults: int | None = None, minScore: float | None = None,  # noqa: N803
+                      corpus: str = 'memory', *, sessionKey: str | None = None) -> dict[str, Any]:  # noqa: N803
+        """Search the agent's memory notes (and, with session memory, its past conversations) by meaning and words.
+
+        Args:
+            query: What to look for, in any language; a file name works too.
+            maxResults: Results wanted (default ``query.maxResults``, 6).
+            minScore: Drop results scoring below this, 0 to 1 (default 0.35).
+            corpus: ``memory`` (the memory index), ``sessions`` (only conversation transcripts) or ``all``.
+            sessionKey: The calling session, for citations and transcript visibility (default: the tools').
+
+        Returns:
+            OpenClaw's ``memory_search`` result: ``{results: [{path, startLine, endLine, score, snippet, source,
+            corpus, citation?}], provider, model, citations, mode, fallback?, debug}``; past the deadline, the
+            keyword results with ``partial: true`` and a ``warning``; the unavailable shape when an explicitly
+            configured embedding provider fails; ``{status: "error", error}`` for a bad argument.
+        """
+        if corpus not in CORPORA:
+            return _error(f'unknown corpus {corpus!r}: use "memory", "sessions" or "all"')
+        sources = ['sessions'] if corpus == 'sessions' else None
+        caller = sessionKey or self.session_key
+        if not isinstance(query, str):
+            return _error(f'query must be a string, not {type(query).__name__}')
+
+        def search(keyword_only: bool) -> dict[str, Any]:
+            result = self.index.search(query, maxResults, minScore, session_key=caller, sources=sources,
+                                       keyword_only=keyword_only, wait_for_sync=False)
+            return result.to_dict()
+
+        started = time.monotonic()
+        try:
+            data = self._call(lambda: search(False))
+        except FutureTimeout:
+            try:
+                data = search(True)
+            except MemsiftError as exc:
+                return _error(str(exc))
+            data['partial'] = True
+            data['warning'] = (f'memory search did not finish within {self.deadline_s:g} s; these are keyword '
+                               'results only. Retry shortly for the full search.')
+            data.setdefault('debug', {})['deadlineMs'] = round((time.monotonic() - started) * 1000, 3)
+        except MemsiftError as exc:
+            return _error(str(exc))
+        if corpus == 'sessions' and self.index.sessions is None:
+            data['warning'] = ('conversation transcripts are not in the memory index: set experimental.sessionMemory '
+                               'to true and add "sessions" to sources, or use sessions_search')
+        return data
+
+    def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        """Read lines of a memory file that ``memory_search`` returned (at most 20,000 characters).
+
+        Returns:
+            ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.
+        """
+        try:
+            return self._call(lambda: self.index.get(path, from_, lines))
+        except FutureTimeout:
+            return {'path': path, 'text': '', 'error': f'memory_get did not finish within {self.deadline_s:g} s'}
+        except MemsiftError as exc:
+            return {'path': path, 'text': '', 'error': str(exc)}
+
+    def sessions_search(self, query: str, sessionKey: str | None = None,  # noqa: N803
+                        limit: int | None = None) -> dict[str, Any]:
+        """Find messages of earlier conversations that contain every query term (any language).
+
+        Returns:
+            OpenClaw's ``sessions_search`` result: ``{results: [{sessionKey, timestamp, role, snippet, score,
+            sessionId, messageId}], indexing?, warning?, truncated?}``, or ``{status: "error" | "forbidden", error}``.
+        """
+        store = self.sessions
+        if store is None:
+            return _error('no session store is configured for this agent')
+        return self._session_call(lambda: store.search(query, Caller(self.session_key), sessionKey,
+                                                      10 if limit is None else limit))
+
+    def sessions_history(self, sessionKey: str, limit: int | None = None,  # noqa: N803
+                         includeTools: bool = False) -> dict[str, Any]:  # noqa: N803
+        """The recent messages of one visible session (a key from ``sessions_search``, or a session id).
+
+        Returns:
+            ``{sessionKey, sessionId, messages: [{id, role, timestamp, content}], truncated?}``, or
+            ``{status: "error" | "forbidden", error}``.
+        """
+        store = self.sessions
+        if store is None:
+            return _error('no session store is configured for this agent')
+        return self._session_call(lambda: store.history(sessionKey, Caller(self.session_key),
+                                                       limit=50 if limit is None else limit,
+                                                       include_tools=includeTools))
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """``fn()`` in the pool, waiting at most the deadline (``FutureTimeout`` past it; the work finishes later)."""
+        future: Future[T] = self._pool.submit(fn)
+        return future.result(timeout=self.deadline_s)
+
+    def _session_call(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            if self._refresh is not None:
+                self._refresh()
+            return self._call(fn)
+        except FutureTimeout:
+            return _error(f'the session store did not answer within {self.deadline_s:g} s; retry shortly')
+        except MemsiftError as exc:
+            return _error(str(exc))
+
+    def close(self) -> None:
+        """Wait for running calls, then close what :meth:`open` opened."""
+        self._pool.shutdown(wait=True)
+        for resource in self._owned:
+            resource.close()
+        self._owned = []
+
+    def __enter__(self) -> MemoryTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f'MemoryTools(agent_id={self.agent_id!r}, workspace={str(self.index.workspace)!r})'
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {'status': 'error', 'error': message}
+
+
+# ---------------------------------------------------------------- module-level tools on a default instance
+
+_default: MemoryTools | None = None
+_default_lock = threading.Lock()
+
+
+def configure(tools: MemoryTools | None) -> None:
+    """Make ``tools`` the instance the module-level functions use (``None``: forget it)."""
+    global _default
+    with _default_lock:
+        _default = tools
+
+
+def default_tools() -> MemoryTools:
+    """The configured instance; else the user's OpenClaw setup (main agent) when there is one, else the current
+    folder as the workspace with default settings."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            from memsift.openclaw import from_openclaw, openclaw_config_path
+
+            _default = from_openclaw() if openclaw_config_path().is_file() else MemoryTools.open(Path.cwd())
+        return _default
+
+
+def memory_search(query: str, maxResults: int | None = None, minScore: float | None = None,  # noqa: N803
+                  corpus: str = 'memory') -> dict[str, Any]:
+    """:meth:`MemoryTools.memory_search` on :func:`default_tools`."""
+    return default_tools().memory_search(query, maxResults, minScore, corpus)
+
+
+def memory_get(path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
+    """:meth:`MemoryTools.memory_get` on :func:`default_tools`."""
+    return default_tools().memory_get(path, from_, lines)
+
+
+def sessions_search(query: str, sessionKey: str | None = None, limit: int | None = None) -> dict[str, Any]:  # noqa: N803
+    """:meth:`MemoryTools.sessions_search` on :func:`default_tools`."""
+    return default_tools().sessions_search(query, sessionKey, limit)
+
+
+def sessions_history(sessionKey: str, limit: int | None = None, includeTools: bool = False) -> dict[str, Any]:  # noqa: N803
+    """:meth:`MemoryTools.sessions_history` on :func:`default_tools`."""
+    return default_tools().sessions_history(sessionKey, limit, includeTools)
