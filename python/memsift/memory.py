@@ -605,7 +605,9 @@ class MemoryIndex:
         has_files = bool(self._current_catalogue().files)
         thread = self._sync_thread
         syncing = thread is not None and thread.is_alive()
-        if not has_files and (self._dirty or syncing):
+        # Empty as far as searches can tell: no files yet, or a first sync that has written files to the store
+        # but not yet committed them to the keyword index.
+        if (not has_files and self._dirty) or (syncing and (not has_files or self.index.num_docs == 0)):
             # First search on an empty index: one sync before answering (OpenClaw's bootstrap); without
             # wait_for_sync it runs in the background thread, and the caller bounds the wait (a tool deadline).
             if wait_for_sync and not syncing:

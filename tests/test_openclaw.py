@@ -1,0 +1,98 @@
+"""The OpenClaw drop-in: a fake OpenClaw home (JSON5 config, two agents, workspaces, JSONL transcripts)."""
+
+import json
+
+import pytest
+from conftest import write
+
+import memsift
+import memsift.openclaw
+from memsift.openclaw import from_openclaw, openclaw_agents
+
+
+def transcript(path, session_id, lines):
+    events = [{'type': 'session', 'version': 3, 'id': session_id, 'timestamp': '2026-11-20T09:00:00Z'}]
+    parent = None
+    for i, (role, text) in enumerate(lines):
+        events.append({'type': 'message', 'id': f'{session_id}-{i}', 'parentId': parent,
+                       'timestamp': f'2026-11-20T09:0{i}:00Z',
+                       'message': {'role': role, 'content': [{'type': 'text', 'text': text}]}})
+        parent = f'{session_id}-{i}'
+    write(path, ''.join(json.dumps(e, ensure_ascii=False) + '\n' for e in events))
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """~/.openclaw with agents ``main`` (default workspace) and ``ops`` (its own workspace path)."""
+    state = tmp_path / '.openclaw'
+    monkeypatch.setenv('HOME', str(tmp_path))  # memsift's own stores go to ~/.memsift, here in tmp
+    monkeypatch.setenv('OPENCLAW_STATE_DIR', str(state))
+    monkeypatch.delenv('OPENCLAW_CONFIG_PATH', raising=False)
+    write(state / 'openclaw.json', f'''// OpenClaw config (JSON5)
+{{
+  agents: {{
+    defaults: {{ memorySearch: {{ provider: "none", store: {{ path: "{state}/memory/{{agentId}}.sqlite" }} }} }},
+    list: [
+      {{ id: "main", default: true }},
+      {{ id: "ops", workspace: "{tmp_path}/ops-workspace" }},
+    ],
+  }},
+  tools: {{ sessions: {{ visibility: "tree" }} }},
+}}
+''')
+    write(state / 'workspace' / 'MEMORY.md', '# Main\nThe staging cluster lives in Oslo.\n')
+    write(tmp_path / 'ops-workspace' / 'MEMORY.md', '# Ops\nThe pager rotation starts on Mondays.\n')
+    sessions = state / 'agents' / 'main' / 'sessions'
+    transcript(sessions / 'aaa.jsonl', 'aaa', [('user', 'remember the kiwi launch date'),
+                                               ('assistant', 'kiwi launches on 3 December')])
+    transcript(sessions / 'bbb.jsonl', 'bbb', [('user', 'kiwi subtask notes')])
+    write(sessions / 'sessions.json', json.dumps({
+        'agent:main:main': {'sessionId': 'aaa', 'updatedAt': 1},
+        'agent:main:subagent:x1': {'sessionId': 'bbb', 'spawnedBy': 'agent:main:main', 'updatedAt': 2}}))
+    transcript(state / 'agents' / 'ops' / 'sessions' / 'ccc.jsonl', 'ccc', [('user', 'kiwi pager escalation')])
+    return tmp_path
+
+
+def test_agents_and_workspaces_are_found(home):
+    agents = {a.id: a for a in openclaw_agents()}
+    assert set(agents) == {'main', 'ops'} and agents['main'].default and not agents['ops'].default
+    assert agents['main'].workspace == home / '.openclaw' / 'workspace'
+    assert agents['ops'].workspace == home / 'ops-workspace'
+    assert agents['ops'].sessions_dir == home / '.openclaw' / 'agents' / 'ops' / 'sessions'
+
+
+def test_both_agents_are_served_with_their_own_memory_and_sessions(home):
+    with from_openclaw() as main, from_openclaw('ops') as ops:
+        assert main.agent_id == 'main' and ops.agent_id == 'ops'
+        assert [h['path'] for h in main.memory_search('staging cluster', minScore=0)['results']] == ['MEMORY.md']
+        assert main.memory_search('pager rotation', minScore=0)['results'] == []
+        assert [h['path'] for h in ops.memory_search('pager rotation', minScore=0)['results']] == ['MEMORY.md']
+        hits = main.sessions_search('kiwi')['results']
+        assert {h['sessionKey'] for h in hits} == {'agent:main:main', 'agent:main:subagent:x1'}
+        assert {h['sessionId'] for h in hits} == {'aaa', 'bbb'}
+        assert [h['sessionKey'] for h in ops.sessions_search('kiwi')['results']] == ['agent:ops:ccc']
+        # sessions.json's spawnedBy builds the tree: the subagent sees only itself
+        sub = memsift.MemoryTools(main.index, main.sessions, session_key='agent:main:subagent:x1')
+        assert {h['sessionKey'] for h in sub.sessions_search('kiwi')['results']} == {'agent:main:subagent:x1'}
+    # memsift wrote its own stores, never OpenClaw's
+    assert (home / '.memsift' / 'memory' / 'main.sqlite').is_file()
+    assert not (home / '.openclaw' / 'memory').exists()
+
+
+def test_new_transcript_lines_are_picked_up(home, monkeypatch):
+    monkeypatch.setattr(memsift.openclaw, 'SESSION_RESCAN_S', 0.0)
+    path = home / '.openclaw' / 'agents' / 'main' / 'sessions' / 'aaa.jsonl'
+    with from_openclaw() as main:
+        assert main.sessions_search('mango')['results'] == []
+        with path.open('a', encoding='utf-8') as f:
+            f.write(json.dumps({'type': 'message', 'id': 'aaa-9', 'parentId': 'aaa-1', 'timestamp': 9,
+                                'message': {'role': 'user', 'content': 'mango is the next codename'}}) + '\n')
+        assert [h['messageId'] for h in main.sessions_search('mango')['results']] == ['aaa-9']
+
+
+def test_setup_errors_say_what_to_do(home, monkeypatch, tmp_path):
+    with pytest.raises(memsift.ConfigError, match=r"no agent 'nope'.*main, ops"):
+        from_openclaw('nope')
+    monkeypatch.setenv('OPENCLAW_CONFIG_PATH', str(tmp_path / 'missing.json'))
+    with pytest.raises(memsift.ConfigError, match='OPENCLAW_CONFIG_PATH'):
+        from_openclaw()

@@ -1,0 +1,165 @@
+"""memsift.tools / memsift.aio: the four agent tools with OpenClaw's result shapes, corpora and deadlines."""
+
+import asyncio
+import time
+
+import pytest
+from conftest import HashEmbedder, memory_config, write
+
+import memsift
+import memsift.tools
+from memsift import MemoryIndex, SessionStore
+from memsift.aio import AsyncMemoryTools
+from memsift.tools import MemoryTools
+
+MAIN = 'agent:main:main'
+
+
+def msg(event_id, role, content, ts=1_767_225_600_000):
+    return {'type': 'message', 'id': event_id, 'timestamp': ts, 'message': {'role': role, 'content': content}}
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / 'ws'
+    write(root / 'MEMORY.md', '# Facts\nThe deploy key lives in the team vault.\n')
+    write(root / 'memory' / '2026-11-28.md', 'Kayak trip planned for March.\n数据库迁移在周五完成。\n')
+    return root
+
+
+def open_tools(tmp_path, ws, **search):
+    config = memory_config(tmp_path, provider='none', **search)
+    tools = MemoryTools.open(ws, config, sessions_path=tmp_path / 'sessions.sqlite')
+    tools.sessions.append(MAIN, msg('m1', 'user', 'we chose the walrus protocol for backups'))
+    tools.sessions.append('agent:main:child', msg('c1', 'user', 'walrus details from the child'), spawned_by=MAIN)
+    return tools
+
+
+def test_memory_search_and_get_shapes(tmp_path, ws):
+    with open_tools(tmp_path, ws) as tools:
+        found = tools.memory_search('deploy key', minScore=0)
+        assert {'results', 'provider', 'model', 'citations', 'mode', 'debug'} <= set(found)
+        hit = found['results'][0]
+        assert set(hit) >= {'path', 'startLine', 'endLine', 'score', 'snippet', 'source', 'corpus'}
+        assert (hit['path'], hit['source'], hit['corpus'], hit['citation']) == ('MEMORY.md', 'memory', 'memory',
+                                                                                 'MEMORY.md#L1-L3')
+        assert tools.memory_search('数据库迁移', maxResults=1, minScore=0)['results'][0]['path'] == 'memory/2026-11-28.md'
+        got = tools.memory_get('MEMORY.md', from_=2, lines=1)
+        assert (got['path'], got['text']) == ('MEMORY.md', 'The deploy key lives in the team vault.')
+        missing = tools.memory_get('../etc/passwd')
+        assert missing['text'] == '' and 'not an indexed memory file' in missing['error']
+
+
+def test_citations_follow_the_calling_session(tmp_path, ws):
+    with open_tools(tmp_path, ws) as tools:
+        direct = tools.memory_search('deploy key', minScore=0, sessionKey='agent:main:telegram:dm:42')
+        group = tools.memory_search('deploy key', minScore=0, sessionKey='agent:main:telegram:group:7')
+        assert 'citation' in direct['results'][0] and 'citation' not in group['results'][0]
+
+
+def test_bad_arguments_come_back_as_errors(tmp_path, ws):
+    with open_tools(tmp_path, ws) as tools:
+        assert tools.memory_search('x', corpus='wiki') == {
+            'status': 'error', 'error': 'unknown corpus \'wiki\': use "memory", "sessions" or "all"'}
+        assert tools.memory_search(42)['status'] == 'error'
+        assert 'max_results' in tools.memory_search('x', maxResults=0)['error']
+        assert tools.sessions_search('   ')['status'] == 'error'
+        assert tools.memory_search('deploy', minScore=0)['results']  # still serving
+
+
+def test_sessions_tools_use_the_callers_visibility(tmp_path, ws):
+    with open_tools(tmp_path, ws) as tools:
+        assert {h['sessionKey'] for h in tools.sessions_search('walrus')['results']} == {MAIN, 'agent:main:child'}
+        assert tools.sessions_history('agent:main:child')['messages'][0]['content'] == 'walrus details from the child'
+        child = MemoryTools(tools.index, tools.sessions, session_key='agent:main:child')
+        assert {h['sessionKey'] for h in child.sessions_search('walrus')['results']} == {'agent:main:child'}
+        assert child.sessions_history(MAIN)['status'] == 'forbidden'
+
+
+def test_corpus_sessions_needs_session_memory(tmp_path, ws):
+    with open_tools(tmp_path, ws) as tools:
+        off = tools.memory_search('walrus', minScore=0, corpus='sessions')
+        assert off['results'] == [] and 'experimental.sessionMemory' in off['warning']
+    with open_tools(tmp_path, ws, sources=['memory', 'sessions'], experimental={'sessionMemory': True}) as tools:
+        tools.index.sync()
+        only = tools.memory_search('walrus protocol', minScore=0, corpus='sessions')
+        assert only['results'] and {h['source'] for h in only['results']} == {'sessions'}
+        assert {h['corpus'] for h in only['results']} == {'sessions'}
+        both = tools.memory_search('walrus protocol deploy key', minScore=0, corpus='all', maxResults=10)
+        assert {h['source'] for h in both['results']} == {'sessions', 'memory'}
+
+
+class SlowQueries(HashEmbedder):
+    """Embeds documents at once but takes ``delay`` seconds per query (a provider stuck in traffic)."""
+
+    delay = 2.0
+
+    def embed_query(self, text):
+        time.sleep(self.delay)
+        return super().embed_query(text)
+
+
+class SlowDocuments(HashEmbedder):
+    """Embeds queries at once but takes ``delay`` seconds per document batch (a slow re-index)."""
+
+    delay = 0.0
+
+    def embed_documents(self, texts):
+        time.sleep(self.delay)
+        return super().embed_documents(texts)
+
+
+def test_deadline_answers_with_keyword_results_marked_partial(tmp_path, ws):
+    index = MemoryIndex(ws, memory_config(tmp_path), provider=SlowQueries())
+    index.sync()
+    with SessionStore(tmp_path / 's.sqlite') as sessions:
+        tools = MemoryTools(index, sessions, deadline_s=0.3)
+        started = time.monotonic()
+        result = tools.memory_search('deploy key', minScore=0)
+        assert time.monotonic() - started < 1.5
+        assert result['partial'] is True and '0.3 s' in result['warning'] and result['mode'] == 'fts-only'
+        assert [h['path'] for h in result['results']] == ['MEMORY.md']
+        tools.close()
+    index.close()
+
+
+def test_search_never_waits_for_a_reindex(tmp_path, ws):
+    embedder = SlowDocuments()
+    index = MemoryIndex(ws, memory_config(tmp_path), provider=embedder)
+    index.sync()
+    embedder.delay = 3.0
+    write(ws / 'memory' / 'new.md', 'A new note about the deploy key rotation.\n')
+    index.mark_dirty()
+    tools = MemoryTools(index, deadline_s=10)
+    started = time.monotonic()
+    result = tools.memory_search('deploy key', minScore=0)
+    assert time.monotonic() - started < 2.0 and 'partial' not in result  # answered from the index as it is
+    assert 'MEMORY.md' in [h['path'] for h in result['results']]
+    tools.close()
+    index.close()  # waits for the background sync
+
+
+def test_module_functions_and_asyncio(tmp_path, ws):
+    tools = open_tools(tmp_path, ws)
+    memsift.tools.configure(tools)
+    try:
+        assert memsift.tools.memory_search('deploy key', minScore=0)['results'][0]['path'] == 'MEMORY.md'
+        assert memsift.tools.sessions_search('walrus', limit=1)['results'][0]['messageId'] in ('m1', 'c1')
+        assert memsift.tools.memory_get('MEMORY.md')['totalLines'] == 3
+
+        async def run():
+            async_tools = AsyncMemoryTools(tools)
+            return await asyncio.gather(*(async_tools.memory_search('deploy key', minScore=0) for _ in range(4)),
+                                        async_tools.sessions_history(MAIN))
+        *searches, history = asyncio.run(run())
+        assert all(s['results'][0]['path'] == 'MEMORY.md' for s in searches)
+        assert history['messages'][0]['id'] == 'm1'
+    finally:
+        memsift.tools.configure(None)
+        tools.close()
+
+
+def test_deadline_must_be_positive(tmp_path, ws):
+    with MemoryIndex(ws, memory_config(tmp_path, provider='none')) as index:
+        with pytest.raises(memsift.InvalidInputError, match='deadline_s'):
+            MemoryTools(index, deadline_s=0)
