@@ -25,6 +25,11 @@ Sections:
        transactions: memsift's through SessionStore.append_many, one per session); Recall@10 on
        CMRC2018 (Chinese passages as assistant messages; all questions, --quick: 500), each question posed raw and
        as jieba keywords (words of 2+ characters joined by spaces) to both engines.
+    7. MCP round trip: `memsift mcp` over stdio, driven by the official MCP SDK client, on a ~10k-chunk workspace of
+       SciFact notes (FTS-only; --quick: ~5k chunks, 100 queries): memory_search p50/p95 over 200 SciFact queries
+       (per-query best of 3 passes, after a warm-up pass) vs the same MemoryTools.memory_search called in-process,
+       so the ratio is the share of the latency left after the protocol (JSON-RPC, pipes, the server's thread hop);
+       plus the time from starting the server process to its first answer.
 
 Every ratio is memsift / peer of a higher-is-better rate, so > 1 means memsift is faster.
 Run from the repository root (unset the OpenBLAS overrides of this machine so numpy is not handicapped):
@@ -37,6 +42,7 @@ import functools
 import hashlib
 import http.server
 import importlib
+import importlib.metadata
 import json
 import os
 import re
@@ -1711,6 +1717,91 @@ def bench_sessions(data_root: Path, quick: bool, long: bool) -> tuple[list[Row],
     return rows, lines
 
 
+# ---------------------------------------------------------------- 7. MCP round trip
+
+MCP_SECTION = ('7. MCP round trip (memory_search over stdio through the official MCP SDK client; peer: the same '
+               'call in-process)')
+MCP_QUERIES = 200
+
+
+async def mcp_latencies(client: Any, queries: list[str], passes: int) -> tuple[np.ndarray, list[list]]:
+    """:func:`latencies` for ``memory_search`` tool calls over an MCP client session (result: the hit paths)."""
+
+    async def call(query: str) -> list[str]:
+        result = await client.call_tool('memory_search', {'query': query})
+        if result.is_error:
+            raise RuntimeError(f'memory_search over MCP failed: {result.content[0].text[:500]}')
+        return [hit['path'] for hit in result.structured_content['results']]
+
+    for q in queries:
+        await call(q)
+    best = np.full(len(queries), np.inf)
+    results: list[list] = []
+    for _ in range(passes):
+        results = []
+        for i, q in enumerate(queries):
+            start = time.perf_counter()
+            results.append(await call(q))
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best, results
+
+
+def bench_mcp(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
+    """Section 7 rows: ``memory_search`` through ``memsift mcp`` (stdio) vs in-process, on one FTS-only index."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from memsift.tools import MemoryTools
+
+    data = _beir.load_dataset(data_root / 'scifact')
+    queries = [text for _, text in data.queries[:MCP_QUERIES // 2 if quick else MCP_QUERIES]]
+    size = MEMORY_SIZES[0] // 2 if quick else MEMORY_SIZES[0]
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix='memsift-bench-') as tmp_name:
+        tmp = Path(tmp_name)
+        log(f'mcp: writing a workspace of ~{size:,} chunks')
+        ws = write_workspace(tmp / 'ws', scifact_notes(data), size)
+        db, sessions, config = tmp / 'index.sqlite', tmp / 'sessions.sqlite', tmp / 'config.json'
+        config.write_text(json.dumps(memsift_config(db)))
+        with MemoryTools.open(ws.root, memsift_config(db), sessions_path=sessions, sync=False) as tools:
+            tools.index.sync()
+            label = f'{tools.index.status()["chunks"]:,} chunks'
+            log(f'mcp: in-process memory_search, {label}, {len(queries)} queries')
+            inproc = latencies(lambda q: [hit['path'] for hit in tools.memory_search(q)['results']], queries, REPS)
+
+        # The server is started after the in-process runs: both never compete for the cores.
+        params = StdioServerParameters(command=sys.executable, args=[
+            '-m', 'memsift', 'mcp', '--workspace', str(ws.root), '--config', str(config), '--sessions-db',
+            str(sessions)])
+
+        async def over_mcp() -> tuple[float, tuple[np.ndarray, list[list]]]:
+            with open(tmp / 'server.log', 'w') as errlog:
+                start = time.perf_counter()
+                async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
+                    await client.call_tool('memory_search', {'query': queries[0]})
+                    first = time.perf_counter() - start
+                    return first, await mcp_latencies(client, queries, REPS)
+
+        log(f'mcp: memory_search over stdio, {label}, {len(queries)} queries')
+        try:
+            first, remote = anyio.run(over_mcp)
+        except Exception:
+            log((tmp / 'server.log').read_text()[-2000:])
+            raise
+    same = sum(a == b for a, b in zip(remote[1], inproc[1]))
+    for pct in (50, 95):
+        theirs, ours = float(np.percentile(remote[0], pct)), float(np.percentile(inproc[0], pct))
+        check = f'p{pct} {theirs * 1000:.2f} ms vs {ours * 1000:.2f} ms (+{(theirs - ours) * 1000:.2f} ms)'
+        if pct == 50:
+            check += f'; same results for {same}/{len(queries)} queries'
+        rows.append(Row(MCP_SECTION, f'memory_search p{pct} over MCP stdio, {label}', f'queries/s (1/p{pct})',
+                        1 / theirs, 'MemoryTools.memory_search in-process', 1 / ours, check))
+    rows.append(Row(MCP_SECTION, f'`memsift mcp` start to first memory_search answer, {label}', 's', first,
+                    check='process start, imports, index open, MCP handshake, one query'))
+    return rows, [f'section 7 workspace: {ws.describe()}, {label}']
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -1761,7 +1852,7 @@ def print_tables(env: dict, rows: list[Row], goals: list[str]) -> None:
         print(line)
 
 
-ALL_SECTIONS = (1, 2, 3, 4, 5, 6)
+ALL_SECTIONS = (1, 2, 3, 4, 5, 6, 7)
 
 
 def parse_sections(text: str) -> tuple[int, ...]:
@@ -1783,7 +1874,7 @@ def parse_args() -> argparse.Namespace:
                         help='directory holding scifact/ and cmrc2018/ (default: ../shared/data from the repo root)')
     parser.add_argument('--quick', action='store_true',
                         help='halve the input sizes (section 4: only the ~10k-chunk workspace; section 5: ~2k chunks; '
-                             'section 6: ~20k messages, 500 CMRC2018 questions)')
+                             'section 6: ~20k messages, 500 CMRC2018 questions; section 7: ~5k chunks, 100 queries)')
     parser.add_argument('--json', action='store_true', help='print one JSON object instead of tables')
     parser.add_argument('--long', action='store_true',
                         help='section 4: hybrid search on the ~100k-chunk workspace too (adds about 5 minutes); '
@@ -1798,7 +1889,7 @@ def main() -> None:
     """Run the chosen sections and print the results."""
     args = parse_args()
     sections = set(args.sections)
-    needed = {'scifact'} if sections & {1, 2, 4, 5, 6} else set()
+    needed = {'scifact'} if sections & {1, 2, 4, 5, 6, 7} else set()
     if sections & {1, 6}:
         needed.add('cmrc2018')
     for name in sorted(needed):
@@ -1829,6 +1920,11 @@ def main() -> None:
         session_rows, session_lines = bench_sessions(args.data_root, args.quick, args.long)
         rows += session_rows
         goals += session_lines
+    if 7 in sections:
+        env.update(mcp=importlib.metadata.version('mcp'))
+        mcp_rows, mcp_lines = bench_mcp(args.data_root, args.quick)
+        rows += mcp_rows
+        goals += mcp_lines
 
     if args.json:
         records = [{**asdict(row), 'ratio': row.ratio} for row in rows]

@@ -11,17 +11,20 @@ import memsift._core
 import memsift.config
 import memsift.embedding
 import memsift.indexer
+import memsift.mcp_server
 import memsift.memory
 import memsift.providers
 import memsift.providers._http
+import memsift.aio
 import memsift.redact
 import memsift.sessions
+import memsift.tools
 import memsift.store
 import memsift.workspace
 
 MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory,
            memsift.providers, memsift.providers._http, memsift.redact, memsift.sessions, memsift.store,
-           memsift.workspace]
+           memsift.workspace, memsift.tools, memsift.aio, memsift.mcp_server]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

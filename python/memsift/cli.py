@@ -12,9 +12,15 @@ folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store
     memsift sessions import ~/.openclaw/agents/main/sessions/abc.jsonl --key agent:main:main
     memsift sessions search "数据库迁移" --session agent:main:main --limit 5
     memsift sessions history agent:main:main --json
+    memsift mcp [--http PORT] [--openclaw]
 
 ``sessions`` commands read ``--sessions-db`` (default ``~/.memsift/agents/{agent}/sessions.sqlite``) and act as the
 agent's main session (``--as KEY`` to act as another), with the config's ``tools.sessions.visibility``.
+
+``mcp`` serves the four memory tools to MCP clients (see :mod:`memsift.mcp_server`): over stdin/stdout by default,
+or over streamable HTTP on ``127.0.0.1:PORT/mcp`` with ``--http PORT``. ``--openclaw`` serves an agent of the
+user's OpenClaw setup; a bearer token for HTTP is read from the environment variable ``--token-env`` names
+(default ``MEMSIFT_MCP_TOKEN``), never from the command line.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -29,22 +36,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memsift.config import MemoryConfig, load_config
+from memsift.config import ConfigError, MemoryConfig, load_config
 from memsift.errors import MemsiftError
 from memsift.indexer import Progress, SyncReport
 from memsift.memory import MemoryIndex
 from memsift.sessions import Caller, SessionStore
+from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
 __all__ = ['main']
 
+MCP_TOKEN_ENV = 'MEMSIFT_MCP_TOKEN'
+"""The environment variable ``memsift mcp --http`` reads its bearer token from by default."""
 
-def _parser() -> argparse.ArgumentParser:
+
+def _common(agent_default: str | None = 'main',
+            agent_help: str = 'agent id (default: main)') -> argparse.ArgumentParser:
+    """The options every command takes."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
     common.add_argument('--config', metavar='FILE', help='OpenClaw config file (JSON5)')
-    common.add_argument('--agent', metavar='ID', default='main', help='agent id (default: main)')
+    common.add_argument('--agent', metavar='ID', default=agent_default, help=agent_help)
     common.add_argument('--store', metavar='PATH', help='index database file (overrides store.path)')
     common.add_argument('--json', action='store_true', help='print JSON on stdout')
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common()
 
     parser = argparse.ArgumentParser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
@@ -82,6 +100,23 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument('key', help='session key or session id')
     history.add_argument('--limit', type=int, default=50, metavar='N', help='last N messages (default 50)')
     history.add_argument('--include-tools', action='store_true', help='include tool results')
+
+    # Its own --agent default (None): with --openclaw, no --agent means OpenClaw's default agent.
+    mcp_common = _common(None, "agent id (default: main; with --openclaw, OpenClaw's default agent)")
+    mcp = commands.add_parser('mcp', parents=[mcp_common], help='serve the memory tools over MCP (stdio or HTTP)',
+                              description='Serve memory_search, memory_get, sessions_search and sessions_history '
+                                          'to MCP clients; stdio by default.')
+    mcp.add_argument('--http', type=int, metavar='PORT', help='serve streamable HTTP on this port instead of stdio')
+    mcp.add_argument('--host', default='127.0.0.1', help='HTTP address to bind (default 127.0.0.1)')
+    mcp.add_argument('--token-env', metavar='NAME',
+                     help='environment variable holding the bearer token HTTP clients must send (default: '
+                          f'{MCP_TOKEN_ENV} when set)')
+    mcp.add_argument('--openclaw', action='store_true',
+                     help="serve an agent of the user's OpenClaw setup (--agent, default: OpenClaw's default agent)")
+    mcp.add_argument('--deadline', type=float, default=DEFAULT_DEADLINE_S, metavar='SECONDS',
+                     help='longest a tool call may take before answering with what it has (default 15)')
+    mcp.add_argument('--sessions-db', metavar='PATH',
+                     help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)')
     return parser
 
 
@@ -257,8 +292,46 @@ def _sessions(args: argparse.Namespace) -> int:
     return 1 if 'status' in data else 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from memsift.mcp_server import serve_http, serve_stdio  # here: the MCP SDK is slow to import
+    from memsift.openclaw import from_openclaw
+
+    token = None
+    if args.http is not None:
+        name = args.token_env or MCP_TOKEN_ENV
+        token = os.environ.get(name) or None
+        if args.token_env and token is None:  # asked for a token: never serve without one by mistake
+            raise ConfigError(f'--token-env {name}: the environment variable {name} is not set')
+    if args.openclaw:
+        if args.workspace or args.store or args.sessions_db:
+            raise ConfigError('--openclaw serves the workspace and stores of the OpenClaw setup: drop --workspace, '
+                              '--store and --sessions-db (--config names the OpenClaw config)')
+        tools = from_openclaw(args.agent, config_path=args.config, deadline_s=args.deadline, watch=True)
+    else:
+        args.agent = args.agent or 'main'
+        config = _config(args)
+        tools = MemoryTools.open(args.workspace or config.workspace or '.', config, args.agent,
+                                 sessions_path=args.sessions_db, deadline_s=args.deadline, watch=True)
+    with tools:
+        where = f'http://{args.host}:{args.http}/mcp' if args.http is not None else 'stdio'
+        # In stdio mode stdout carries the protocol and nothing else: the line goes to stderr there.
+        print(json.dumps({'event': 'serving', 'agent': tools.agent_id, 'workspace': str(tools.index.workspace),
+                          'transport': where, 'token': token is not None}) if args.json else
+              f'memsift mcp: serving agent {tools.agent_id} ({tools.index.workspace}) on {where}'
+              f'{" (bearer token required)" if token else ""}',
+              file=sys.stdout if args.json and args.http is not None else sys.stderr, flush=True)
+        try:
+            if args.http is not None:
+                serve_http(tools, args.host, args.http, token=token)
+            else:
+                serve_stdio(tools)
+        except KeyboardInterrupt:
+            pass  # Ctrl-C is how a server is stopped: a clean exit
+    return 0
+
+
 _COMMANDS = {'index': _index, 'search': _search, 'status': _status, 'get': _get, 'watch': _watch,
-             'sessions': _sessions}
+             'sessions': _sessions, 'mcp': _mcp}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
