@@ -96,3 +96,30 @@ def test_setup_errors_say_what_to_do(home, monkeypatch, tmp_path):
     monkeypatch.setenv('OPENCLAW_CONFIG_PATH', str(tmp_path / 'missing.json'))
     with pytest.raises(memsift.ConfigError, match='OPENCLAW_CONFIG_PATH'):
         from_openclaw()
+
+
+@pytest.mark.timeout(90)
+def test_mcp_openclaw_serves_each_agent(home):
+    """``memsift mcp --openclaw --agent ID`` over stdio, driven by the MCP SDK's client, for both agents."""
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**os.environ, 'HOME': str(home), 'OPENCLAW_STATE_DIR': str(home / '.openclaw')}
+
+    async def ask(agent):
+        params = StdioServerParameters(command=sys.executable, args=['-m', 'memsift', 'mcp', '--openclaw',
+                                                                     '--agent', agent], env=env, cwd=str(home))
+        with (home / f'{agent}.log').open('a') as log, anyio.fail_after(60):
+            async with Client(stdio_client(params, errlog=log)) as client:
+                notes = await client.call_tool('memory_search', {'query': 'cluster rotation', 'minScore': 0})
+                said = await client.call_tool('sessions_search', {'query': 'kiwi'})
+                return ([h['path'] + ':' + h['snippet'].split('\n')[0] for h in notes.structured_content['results']],
+                        sorted(h['sessionKey'] for h in said.structured_content['results']))
+
+    assert anyio.run(ask, 'main') == (['MEMORY.md:# Main'], ['agent:main:main', 'agent:main:main',
+                                                             'agent:main:subagent:x1'])
+    assert anyio.run(ask, 'ops') == (['MEMORY.md:# Ops'], ['agent:ops:ccc'])
