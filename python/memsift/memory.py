@@ -300,6 +300,8 @@ class MemoryIndex:
         """The transcripts indexed as ``source: "sessions"`` (``experimental.sessionMemory`` with ``sessions`` in
         ``sources``): the given store, else the agent's default one."""
         self._owns_sessions = False
+        self._sessions_checked: tuple[Any, ...] | None = None
+        """The session store's fingerprint when its transcripts were last found indexed as far as the deltas ask."""
         if 'sessions' not in self.config.sources:
             return None
         if sessions is not None:
@@ -482,10 +484,16 @@ class MemoryIndex:
         """Whether a transcript grew past the delta thresholds, appeared or went away since it was indexed."""
         if self.sessions is None:
             return False
+        fingerprint = self.sessions.fingerprint()
+        if fingerprint == self._sessions_checked:
+            return False  # nothing changed since transcripts were last found up to date: no per-file comparison
         known = {path: record for path, record in self.store.files().items() if record.source == 'sessions'}
         documents = self._session_documents(None)
-        return {d.path for d in documents} != set(known) or any(
+        due = {d.path for d in documents} != set(known) or any(
             (d.mtime, d.size) != (known[d.path].mtime, known[d.path].size) for d in documents)
+        if not due:
+            self._sessions_checked = fingerprint
+        return due
 
     def _render_session(self, key: str) -> tuple[str, tuple[int, ...]]:
         assert self.sessions is not None

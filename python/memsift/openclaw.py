@@ -23,7 +23,7 @@ from typing import Any
 
 import json5
 
-from memsift.config import ConfigError, load_config
+from memsift.config import ConfigError, MemoryConfig, load_config
 from memsift.sessions import SessionStore, SessionStoreError
 from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
@@ -47,12 +47,13 @@ def openclaw_config_path() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class OpenClawAgent:
-    """One agent of an OpenClaw setup: its id, workspace and transcript folder."""
+    """One agent of an OpenClaw setup: its id, workspace, transcript folder and memory-search settings."""
 
     id: str
     workspace: Path
     sessions_dir: Path
     default: bool
+    config: MemoryConfig
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -77,11 +78,11 @@ def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[O
     found = []
     for entry in entries:
         agent_id = entry['id']
-        configured = load_config(path, agent_id).workspace
+        config = load_config(path, agent_id)
         fallback = state / ('workspace' if agent_id == default_id else f'workspace-{agent_id}')
-        workspace = Path(configured).expanduser() if configured else fallback
+        workspace = Path(config.workspace).expanduser() if config.workspace else fallback
         found.append(OpenClawAgent(agent_id, workspace, state / 'agents' / agent_id / 'sessions',
-                                   agent_id == default_id))
+                                   agent_id == default_id, config))
     return found
 
 
@@ -156,7 +157,7 @@ def from_openclaw(agent_id: str | None = None, *, config_path: str | os.PathLike
     if agent is None:
         names = ', '.join(a.id for a in agents)
         raise ConfigError(f'{path}: no agent {agent_id!r} in agents.list (agents: {names})', file=str(path))
-    config = load_config(path, agent.id)
+    config = agent.config
     if Path(config.store.path).expanduser().is_relative_to(openclaw_state_dir()):
         # OpenClaw's own index file: memsift keeps a separate one rather than writing into OpenClaw's.
         own = str(Path('~/.memsift/memory').expanduser() / f'{agent.id}.sqlite')

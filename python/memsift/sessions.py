@@ -322,6 +322,7 @@ class SessionStore:
                 raise InvalidInputError(f'event must be an object with a string "type" field, not {_preview(event)}')
             checked.append((event, json.dumps(event, ensure_ascii=False)))
         with self._lock, self._transaction():
+            self._adopt(session_key, spawned_by)
             return sum(self._append(session_key, event, body, spawned_by, index=True) for event, body in checked)
 
     def _append(self, session_key: str, event: Mapping[str, Any], body: str, spawned_by: str | None, *,
@@ -333,9 +334,6 @@ class SessionStore:
         if timestamp is None and isinstance(event.get('message'), Mapping):
             timestamp = _timestamp_ms(event['message'].get('timestamp'))
         timestamp = _now_ms() if timestamp is None else timestamp
-        if spawned_by is not None:
-            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL',
-                             (spawned_by, session_key))
         if event['type'] == 'session':  # a transcript header names the session; it is not part of the event tree
             self._create_session(session_key, event_id, spawned_by, timestamp)
             return False
@@ -363,6 +361,12 @@ class SessionStore:
             'updated_at = MAX(updated_at, ?) WHERE key = ?',
             (values['id'], int(not active), len(body.encode('utf-8')), timestamp, session_key))
         return True
+
+    def _adopt(self, session_key: str, spawned_by: str | None) -> None:
+        """Record the parent of an existing session that has none yet (a new session gets it when created)."""
+        if spawned_by is not None:
+            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL',
+                             (spawned_by, session_key))
 
     def _create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> None:
         if self._session_state(key) is not None:
@@ -423,6 +427,7 @@ class SessionStore:
         if lines[-1] == '':
             lines.pop()
         with self._lock, self._transaction():
+            self._adopt(session_key, spawned_by)
             for number, line in enumerate(lines, start=lines_before + 1):
                 if not line.strip():
                     continue
@@ -605,14 +610,15 @@ class SessionStore:
         hits: list[dict[str, Any]] = []
         indexing = False
         refusals = []
-        for store in self._stores(who):
+        stores = self._stores(who)
+        for store in stores:
             found = store._search_visible(query, who, session_key, limit)
             if 'status' in found:
                 refusals.append(found)
                 continue
             hits.extend(found['results'])
             indexing |= found['indexing']
-        if refusals and not hits and len(refusals) == len(self._stores(who)):
+        if refusals and not hits and len(refusals) == len(stores):
             return refusals[0]
         hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
         response: dict[str, Any] = {'results': []}
@@ -749,10 +755,10 @@ class SessionStore:
     def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
         key = self._resolve_key(session_key, who) if isinstance(session_key, str) else ''
         with self._lock:
-            if not self._db.execute('SELECT 1 FROM sessions WHERE key = ?', (key,)).fetchone():
-                by_id = self._db.execute('SELECT key FROM sessions WHERE id = ?', (key,)).fetchone()
-                key = by_id[0] if by_id else key  # a session id names its session too
-            visible = self._visible(who)
+            snapshot = self._snapshot()
+            if key not in snapshot.sessions:  # a session id names its session too
+                key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
+            visible = self._visible(who, snapshot)
         if key not in visible:
             return {'status': 'forbidden', 'error': f'session {session_key!r} is not visible to {who.session_key!r} '
                                                     f'under {who.visibility!r} visibility (or does not exist)'}
@@ -761,7 +767,7 @@ class SessionStore:
             rows = self._db.execute(
                 "SELECT event_id, timestamp, body FROM events WHERE session_key = ? AND active = 1 AND type = 'message' "
                 'ORDER BY seq', (key,)).fetchall()
-        messages = []
+        kept = []
         for event_id, timestamp, body in rows:
             message = json.loads(body).get('message') or {}
             role = message.get('role')
@@ -769,11 +775,11 @@ class SessionStore:
                 continue
             content = _visible_text(message.get('content'))
             if content:
-                messages.append({'id': event_id, 'role': role, 'timestamp': timestamp,
-                                 'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS)})
-        messages = messages[-limit:]
-        with self._lock:
-            session_id = self._snapshot().sessions[key].id
+                kept.append((event_id, role, timestamp, content))
+        messages = [{'id': event_id, 'role': role, 'timestamp': timestamp,
+                     'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS)}
+                    for event_id, role, timestamp, content in kept[-limit:]]  # only what is returned is redacted
+        session_id = snapshot.sessions[key].id
         response: dict[str, Any] = {'sessionKey': key, 'sessionId': session_id, 'messages': messages}
         while messages and len(json.dumps(response, ensure_ascii=False).encode('utf-8')) > MAX_RESPONSE_BYTES:
             messages.pop(0)
@@ -791,6 +797,13 @@ class SessionStore:
         return [{'key': r[0], 'sessionId': r[1], 'agentId': r[2], 'spawnedBy': r[3], 'createdAt': r[4],
                  'updatedAt': r[5], 'archived': bool(r[6]), 'incognito': bool(r[7]), 'indexed': not r[8],
                  'events': r[9], 'bytes': r[10]} for r in rows]
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """Changes whenever a session is added, removed, flagged, branched or grows: a cheap "anything new?" check."""
+        with self._lock:
+            return tuple(self._db.execute(
+                "SELECT count(*), total(event_count), total(bytes), (SELECT value FROM meta WHERE key = "
+                "'sessions_version') FROM sessions").fetchone())
 
     def active_messages(self, session_key: str) -> Iterator[tuple[int, str, str]]:
         """``(line, role, text)`` of the searchable messages on a session's active branch, in order (session memory

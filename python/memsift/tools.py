@@ -121,8 +121,6 @@ class MemoryTools:
             return _error(f'unknown corpus {corpus!r}: use "memory", "sessions" or "all"')
         sources = ['sessions'] if corpus == 'sessions' else None
         caller = sessionKey or self.session_key
-        if not isinstance(query, str):
-            return _error(f'query must be a string, not {type(query).__name__}')
 
         def search(keyword_only: bool) -> dict[str, Any]:
             result = self.index.search(query, maxResults, minScore, session_key=caller, sources=sources,
