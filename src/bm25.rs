@@ -345,6 +345,9 @@ impl Bm25Index {
                 (Occur::Should, q)
             })
             .collect();
+        let searcher = self.reader.searcher();
+        // TopDocs reserves room for `k` hits up front: a huge `k` must not become a huge allocation.
+        let k = k.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
@@ -364,7 +367,6 @@ impl Bm25Index {
             let filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0));
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, filter)]));
         }
-        let searcher = self.reader.searcher();
         let hits: Vec<(f32, DocAddress)> =
             searcher.search(&*query, &TopDocs::with_limit(k).order_by_score()).map_err(|e| self.error(e))?;
         let mut columns = FxHashMap::default();

@@ -6,7 +6,7 @@
 //! exception tree in one place (`From<Error> for PyErr`), and every call runs
 //! under `catch_unwind` so a Rust panic surfaces as `InternalError`.
 
-// PyO3 extracts arguments into owned values (`Vec`, `String`), so they are passed by value.
+// PyO3 extracts arguments into owned values (`Vec`, `Text`), so they are passed by value.
 #![allow(clippy::needless_pass_by_value)]
 // Doc comments are Python docstrings with doctests, not rustdoc.
 #![allow(clippy::doc_link_with_quotes)]
@@ -17,10 +17,10 @@ use std::sync::{Mutex, RwLock};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDate, PyList, PyString};
+use pyo3::types::{PyBytes, PyDate, PyList, PyString};
 use rustc_hash::FxHashMap;
 
 use crate::analyzer::{Analyzer, TokenBuf};
@@ -56,6 +56,123 @@ impl From<Error> for PyErr {
             e @ Error::Index { .. } => SearchIndexError::new_err(e.to_string()),
         }
     }
+}
+
+// ------------------------------------------------------------------ argument types
+
+/// A Python `str` argument as UTF-8. Lone surrogates (a string cut mid-emoji, e.g. by `JSON.stringify`)
+/// cannot be encoded: they become U+FFFD instead of failing the call with `UnicodeEncodeError`.
+pub struct Text(String);
+
+impl FromPyObject<'_, '_> for Text {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        let s = obj.cast::<PyString>()?;
+        if let Ok(text) = s.to_str() {
+            return Ok(Text(text.to_owned()));
+        }
+        // One U+FFFD per lone surrogate, as Python's own "replace" gives (a UTF-8 round trip would give three).
+        let utf16 = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+        let units: Vec<u16> =
+            utf16.cast::<PyBytes>()?.as_bytes().chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+        Ok(Text(String::from_utf16_lossy(&units)))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        Text(text.to_owned())
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+fn texts(items: Vec<Text>) -> Vec<String> {
+    items.into_iter().map(|t| t.0).collect()
+}
+
+/// The start of an argument's repr, for error messages (`10**400` has 401 digits).
+fn short_repr(obj: Borrowed<'_, '_, PyAny>) -> String {
+    let text = obj.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string_lossy().into_owned());
+    if text.chars().count() <= 40 {
+        text
+    } else {
+        text.chars().take(40).collect::<String>() + "…"
+    }
+}
+
+/// An integer argument: one outside 64 bits is an `InvalidInputError` naming it, not an `OverflowError`.
+#[derive(Clone, Copy)]
+pub struct Int(i64);
+
+impl FromPyObject<'_, '_> for Int {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        obj.extract::<i64>().map(Int).map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(obj.py()) {
+                InvalidInputError::new_err(format!("integer {} is out of range (at most 64 bits)", short_repr(obj)))
+            } else {
+                e
+            }
+        })
+    }
+}
+
+/// A non-negative count named `name` for error messages.
+fn count(value: Int, name: &str) -> PyResult<usize> {
+    usize::try_from(value.0).map_err(|_| InvalidInputError::new_err(format!("{name} must be >= 0, got {}", value.0)))
+}
+
+/// A float argument: an int too large for a double is an `InvalidInputError`, not an `OverflowError`.
+#[derive(Clone, Copy)]
+pub struct Num(f64);
+
+impl FromPyObject<'_, '_> for Num {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        obj.extract::<f64>().map(Num).map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(obj.py()) {
+                InvalidInputError::new_err(format!("number {} is too large for a float", short_repr(obj)))
+            } else {
+                e
+            }
+        })
+    }
+}
+
+/// An id argument: an integer in [0, 2**64).
+#[derive(Clone, Copy)]
+pub struct Id(u64);
+
+impl FromPyObject<'_, '_> for Id {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        obj.extract::<u64>().map(Id).map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(obj.py()) {
+                InvalidInputError::new_err(format!("id {} is not in [0, 2**64)", short_repr(obj)))
+            } else {
+                e
+            }
+        })
+    }
+}
+
+fn nums(items: Vec<Num>) -> Vec<f64> {
+    items.into_iter().map(|n| n.0).collect()
+}
+
+fn scored(items: Vec<(Id, Num)>) -> Vec<(u64, f64)> {
+    items.into_iter().map(|(id, score)| (id.0, score.0)).collect()
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -131,8 +248,9 @@ impl PyAnalyzer {
     }
 
     /// Tokenize one text.
-    fn tokenize<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    fn tokenize<'py>(&self, py: Python<'py>, text: Text) -> PyResult<Bound<'py, PyList>> {
         let analyzer = self.inner;
+        let text: &str = &text;
         let analyze = move || {
             let mut buf = TokenBuf::default();
             analyzer.analyze_into(text, &mut buf);
@@ -144,9 +262,10 @@ impl PyAnalyzer {
     }
 
     /// Tokenize many texts in parallel with the GIL released.
-    fn tokenize_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Vec<Bound<'py, PyList>>> {
+    fn tokenize_batch<'py>(&self, py: Python<'py>, texts: Vec<Text>) -> PyResult<Vec<Bound<'py, PyList>>> {
         use rayon::prelude::*;
         let analyzer = self.inner;
+        let texts = self::texts(texts);
         let bufs = detached(py, move || {
             Ok(texts
                 .par_iter()
@@ -161,11 +280,11 @@ impl PyAnalyzer {
     }
 
     /// Number of tokens ``tokenize`` would return, without building Python strings.
-    fn count_tokens(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
+    fn count_tokens(&self, py: Python<'_>, text: Text) -> PyResult<usize> {
         let analyzer = self.inner;
         detached(py, move || {
             let mut buf = TokenBuf::default();
-            analyzer.analyze_into(text, &mut buf);
+            analyzer.analyze_into(&text, &mut buf);
             Ok(buf.len())
         })
     }
@@ -180,7 +299,7 @@ impl PyAnalyzer {
 /// >>> tokenize("ERR_CONN_RESET in v2.3.1")
 /// ['err_conn_reset', 'err', 'conn', 'reset', 'in', 'v2.3.1', 'v2', '3', '1']
 #[pyfunction(name = "tokenize")]
-fn tokenize_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+fn tokenize_py(py: Python<'_>, text: Text) -> PyResult<Bound<'_, PyList>> {
     static DEFAULT: PyOnceLock<Py<PyAnalyzer>> = PyOnceLock::new();
     DEFAULT.get_or_try_init(py, || Py::new(py, PyAnalyzer::new(true)))?.get().tokenize(py, text)
 }
@@ -200,8 +319,13 @@ pub struct PyChunk {
 #[pymethods]
 impl PyChunk {
     #[new]
-    fn new(start_line: usize, end_line: usize, text: String, hash: String) -> Self {
-        Self { start_line, end_line, text, hash }
+    fn new(start_line: Int, end_line: Int, text: Text, hash: Text) -> PyResult<Self> {
+        Ok(Self {
+            start_line: count(start_line, "start_line")?,
+            end_line: count(end_line, "end_line")?,
+            text: text.0,
+            hash: hash.0,
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -229,12 +353,10 @@ impl PyChunk {
 /// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\nc")]
 /// [(1, 4)]
 #[pyfunction(name = "chunk_markdown")]
-#[pyo3(signature = (text, tokens = 400, overlap = 80))]
-fn chunk_markdown_py(py: Python<'_>, text: String, tokens: i64, overlap: i64) -> PyResult<Vec<PyChunk>> {
-    let tokens = usize::try_from(tokens)
-        .map_err(|_| InvalidInputError::new_err(format!("tokens must be >= 1, got {tokens}")))?;
-    let overlap = usize::try_from(overlap)
-        .map_err(|_| InvalidInputError::new_err(format!("overlap must be >= 0, got {overlap}")))?;
+#[pyo3(signature = (text, tokens = Int(400), overlap = Int(80)), text_signature = "(text, tokens=400, overlap=80)")]
+fn chunk_markdown_py(py: Python<'_>, text: Text, tokens: Int, overlap: Int) -> PyResult<Vec<PyChunk>> {
+    let tokens = count(tokens, "tokens")?;
+    let overlap = count(overlap, "overlap")?;
     let chunks = detached(py, move || chunk::chunk_markdown(&text, tokens, overlap))?;
     Ok(chunks
         .into_iter()
@@ -247,8 +369,8 @@ fn chunk_markdown_py(py: Python<'_>, text: String, tokens: i64, overlap: i64) ->
 /// >>> estimate_chars("ab视频")
 /// 10
 #[pyfunction(name = "estimate_chars")]
-fn estimate_chars_py(text: &str) -> usize {
-    chunk::estimate_chars(text)
+fn estimate_chars_py(text: Text) -> usize {
+    chunk::estimate_chars(&text)
 }
 
 // ------------------------------------------------------------------ BM25
@@ -265,15 +387,16 @@ pub struct PyBm25Index {
     inner: Bm25Index,
 }
 
-fn check_k(k: i64) -> PyResult<usize> {
-    usize::try_from(k).map_err(|_| InvalidInputError::new_err(format!("k must be >= 0, got {k}")))
+fn check_k(k: Int) -> PyResult<usize> {
+    count(k, "k")
 }
 
 #[pymethods]
 impl PyBm25Index {
     #[new]
-    #[pyo3(signature = (path = None, *, stem = true, writer_memory_mb = 64))]
-    fn new(py: Python<'_>, path: Option<PathBuf>, stem: bool, writer_memory_mb: usize) -> PyResult<Self> {
+    #[pyo3(signature = (path = None, *, stem = true, writer_memory_mb = Int(64)), text_signature = "(path=None, *, stem=True, writer_memory_mb=64)")]
+    fn new(py: Python<'_>, path: Option<PathBuf>, stem: bool, writer_memory_mb: Int) -> PyResult<Self> {
+        let writer_memory_mb = count(writer_memory_mb, "writer_memory_mb")?;
         let inner = detached(py, move || Bm25Index::open(path.as_deref(), stem, writer_memory_mb))?;
         Ok(Self { inner })
     }
@@ -303,11 +426,12 @@ impl PyBm25Index {
         &self,
         py: Python<'_>,
         ids: &Bound<'_, PyAny>,
-        paths: Vec<String>,
-        sources: Vec<String>,
-        texts: Vec<String>,
+        paths: Vec<Text>,
+        sources: Vec<Text>,
+        texts: Vec<Text>,
     ) -> PyResult<()> {
         let ids = as_ids(py, ids)?;
+        let (paths, sources, texts) = (self::texts(paths), self::texts(sources), self::texts(texts));
         let n = ids.len();
         if paths.len() != n || sources.len() != n || texts.len() != n {
             return Err(InvalidInputError::new_err(format!(
@@ -332,7 +456,7 @@ impl PyBm25Index {
         detached(py, || self.inner.delete_ids(&ids))
     }
 
-    fn delete_path(&self, py: Python<'_>, path: String) -> PyResult<()> {
+    fn delete_path(&self, py: Python<'_>, path: Text) -> PyResult<()> {
         detached(py, || self.inner.delete_path(&path))
     }
 
@@ -371,15 +495,16 @@ impl PyBm25Index {
     }
 
     /// Ranked OR query over ``text``; returns ``(id, bm25_score)`` best first. Never raises on query syntax.
-    #[pyo3(signature = (query, k = 10, *, sources = None))]
-    fn search(&self, py: Python<'_>, query: String, k: i64, sources: Option<Vec<String>>) -> PyResult<Vec<(u64, f32)>> {
+    #[pyo3(signature = (query, k = Int(10), *, sources = None), text_signature = "($self, query, k=10, *, sources=None)")]
+    fn search(&self, py: Python<'_>, query: Text, k: Int, sources: Option<Vec<Text>>) -> PyResult<Vec<(u64, f32)>> {
         let k = check_k(k)?;
+        let sources = sources.map(texts);
         detached(py, || self.inner.search(&query, k, sources.as_deref()))
     }
 
     /// Ranked OR query over the analyzed path field.
-    #[pyo3(signature = (query, k = 10))]
-    fn search_paths(&self, py: Python<'_>, query: String, k: i64) -> PyResult<Vec<(u64, f32)>> {
+    #[pyo3(signature = (query, k = Int(10)), text_signature = "($self, query, k=10)")]
+    fn search_paths(&self, py: Python<'_>, query: Text, k: Int) -> PyResult<Vec<(u64, f32)>> {
         let k = check_k(k)?;
         detached(py, || self.inner.search_paths(&query, k))
     }
@@ -484,18 +609,24 @@ impl PyVectorStore {
 #[pymethods]
 impl PyVectorStore {
     #[new]
-    #[pyo3(signature = (dims, *, metric = "cosine", dtype = "f32", ann_threshold = 20000, connectivity = 16, expansion_add = 128, expansion_search = 96))]
+    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(128), expansion_search = Int(96)), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=128, expansion_search=96)")]
     fn new(
-        dims: usize,
-        metric: &str,
-        dtype: &str,
-        ann_threshold: usize,
-        connectivity: usize,
-        expansion_add: usize,
-        expansion_search: usize,
+        dims: Int,
+        metric: Text,
+        dtype: Text,
+        ann_threshold: Int,
+        connectivity: Int,
+        expansion_add: Int,
+        expansion_search: Int,
     ) -> PyResult<Self> {
-        let params = AnnParams { threshold: ann_threshold, connectivity, expansion_add, expansion_search };
-        let store = VectorStore::new(dims, Metric::parse(metric)?, Quantization::parse(dtype)?, params)?;
+        let params = AnnParams {
+            threshold: count(ann_threshold, "ann_threshold")?,
+            connectivity: count(connectivity, "connectivity")?,
+            expansion_add: count(expansion_add, "expansion_add")?,
+            expansion_search: count(expansion_search, "expansion_search")?,
+        };
+        let store =
+            VectorStore::new(count(dims, "dims")?, Metric::parse(&metric)?, Quantization::parse(&dtype)?, params)?;
         Ok(Self { inner: RwLock::new(store) })
     }
 
@@ -549,12 +680,12 @@ impl PyVectorStore {
     }
 
     /// Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active.
-    #[pyo3(signature = (query, k = 10, *, exact = None))]
+    #[pyo3(signature = (query, k = Int(10), *, exact = None), text_signature = "($self, query, k=10, *, exact=None)")]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: &Bound<'py, PyAny>,
-        k: i64,
+        k: Int,
         exact: Option<bool>,
     ) -> PyResult<Hits<'py>> {
         let k = check_k(k)?;
@@ -564,12 +695,12 @@ impl PyVectorStore {
         Ok(hits_to_arrays(py, hits))
     }
 
-    #[pyo3(signature = (queries, k = 10, *, exact = None))]
+    #[pyo3(signature = (queries, k = Int(10), *, exact = None), text_signature = "($self, queries, k=10, *, exact=None)")]
     fn search_batch<'py>(
         &self,
         py: Python<'py>,
         queries: &Bound<'py, PyAny>,
-        k: i64,
+        k: Int,
         exact: Option<bool>,
     ) -> PyResult<Vec<Hits<'py>>> {
         use rayon::prelude::*;
@@ -606,8 +737,8 @@ impl PyVectorStore {
 /// >>> bm25_score_to_unit(1.0)
 /// 0.5
 #[pyfunction(name = "bm25_score_to_unit")]
-fn bm25_score_to_unit_py(score: f64) -> f64 {
-    rank::bm25_score_to_unit(score)
+fn bm25_score_to_unit_py(score: Num) -> f64 {
+    rank::bm25_score_to_unit(score.0)
 }
 
 /// Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
@@ -617,14 +748,14 @@ fn bm25_score_to_unit_py(score: f64) -> f64 {
 /// >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
 /// [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
 #[pyfunction(name = "fuse_weighted")]
-#[pyo3(signature = (vector, keyword, vector_weight = 0.7, text_weight = 0.3))]
+#[pyo3(signature = (vector, keyword, vector_weight = Num(0.7), text_weight = Num(0.3)), text_signature = "(vector, keyword, vector_weight=0.7, text_weight=0.3)")]
 fn fuse_weighted_py(
-    vector: Vec<(u64, f64)>,
-    keyword: Vec<(u64, f64)>,
-    vector_weight: f64,
-    text_weight: f64,
+    vector: Vec<(Id, Num)>,
+    keyword: Vec<(Id, Num)>,
+    vector_weight: Num,
+    text_weight: Num,
 ) -> PyResult<Vec<(u64, f64, f64, f64)>> {
-    Ok(rank::fuse_weighted(&vector, &keyword, vector_weight, text_weight)?
+    Ok(rank::fuse_weighted(&scored(vector), &scored(keyword), vector_weight.0, text_weight.0)?
         .into_iter()
         .map(|f| (f.id, f.score, f.vector_score, f.text_score))
         .collect())
@@ -632,21 +763,23 @@ fn fuse_weighted_py(
 
 /// Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks.
 #[pyfunction(name = "fuse_rrf")]
-#[pyo3(signature = (lists, k = 60))]
-fn fuse_rrf_py(lists: Vec<Vec<(u64, f64)>>, k: i64) -> PyResult<Vec<(u64, f64)>> {
-    Ok(rank::fuse_rrf(&lists, k as f64)?)
+#[pyo3(signature = (lists, k = Int(60)), text_signature = "(lists, k=60)")]
+fn fuse_rrf_py(lists: Vec<Vec<(Id, Num)>>, k: Int) -> PyResult<Vec<(u64, f64)>> {
+    let lists: Vec<Vec<(u64, f64)>> = lists.into_iter().map(scored).collect();
+    Ok(rank::fuse_rrf(&lists, k.0 as f64)?)
 }
 
 /// Jaccard similarity of the analyzer token sets of two texts (both empty -> 1).
 #[pyfunction(name = "jaccard")]
-fn jaccard_py(a: &str, b: &str) -> f64 {
-    rank::jaccard(Analyzer::default(), a, b)
+fn jaccard_py(a: Text, b: Text) -> f64 {
+    rank::jaccard(Analyzer::default(), &a, &b)
 }
 
 /// MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``.
 #[pyfunction(name = "mmr")]
-#[pyo3(signature = (scores, texts, lambda_ = 0.7))]
-fn mmr_py(py: Python<'_>, scores: Vec<f64>, texts: Vec<String>, lambda_: f64) -> PyResult<Vec<usize>> {
+#[pyo3(signature = (scores, texts, lambda_ = Num(0.7)), text_signature = "(scores, texts, lambda_=0.7)")]
+fn mmr_py(py: Python<'_>, scores: Vec<Num>, texts: Vec<Text>, lambda_: Num) -> PyResult<Vec<usize>> {
+    let (scores, texts, lambda_) = (nums(scores), self::texts(texts), lambda_.0);
     detached(py, move || {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         rank::mmr(Analyzer::default(), &scores, &refs, lambda_)
@@ -655,8 +788,9 @@ fn mmr_py(py: Python<'_>, scores: Vec<f64>, texts: Vec<String>, lambda_: f64) ->
 
 /// MMR order (indices) with cosine similarity of embeddings.
 #[pyfunction(name = "mmr_vectors")]
-#[pyo3(signature = (scores, vectors, lambda_ = 0.7))]
-fn mmr_vectors_py(py: Python<'_>, scores: Vec<f64>, vectors: &Bound<'_, PyAny>, lambda_: f64) -> PyResult<Vec<usize>> {
+#[pyo3(signature = (scores, vectors, lambda_ = Num(0.7)), text_signature = "(scores, vectors, lambda_=0.7)")]
+fn mmr_vectors_py(py: Python<'_>, scores: Vec<Num>, vectors: &Bound<'_, PyAny>, lambda_: Num) -> PyResult<Vec<usize>> {
+    let (scores, lambda_) = (nums(scores), lambda_.0);
     let matrix = as_f32_matrix(py, vectors, "vectors")?;
     let dims = matrix.shape()[1];
     let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
@@ -665,8 +799,8 @@ fn mmr_vectors_py(py: Python<'_>, scores: Vec<f64>, vectors: &Bound<'_, PyAny>, 
 
 /// ``exp(-ln2 / half_life_days * max(0, age_days))``.
 #[pyfunction(name = "decay_multiplier")]
-fn decay_multiplier_py(age_days: f64, half_life_days: f64) -> f64 {
-    rank::decay_multiplier(age_days, half_life_days)
+fn decay_multiplier_py(age_days: Num, half_life_days: Num) -> f64 {
+    rank::decay_multiplier(age_days.0, half_life_days.0)
 }
 
 /// Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid.
@@ -674,27 +808,30 @@ fn decay_multiplier_py(age_days: f64, half_life_days: f64) -> f64 {
 /// >>> memory_date_from_path("memory/2026-11-30.md")
 /// datetime.date(2026, 11, 30)
 #[pyfunction(name = "memory_date_from_path")]
-fn memory_date_from_path_py<'py>(py: Python<'py>, path: &str) -> PyResult<Option<Bound<'py, PyDate>>> {
-    rank::memory_date_from_path(path).map(|(y, m, d)| PyDate::new(py, y, m as u8, d as u8)).transpose()
+fn memory_date_from_path_py(py: Python<'_>, path: Text) -> PyResult<Option<Bound<'_, PyDate>>> {
+    rank::memory_date_from_path(&path).map(|(y, m, d)| PyDate::new(py, y, m as u8, d as u8)).transpose()
 }
 
 /// ``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay.
 #[pyfunction(name = "is_evergreen_path")]
-fn is_evergreen_path_py(path: &str) -> bool {
-    rank::is_evergreen_path(path)
+fn is_evergreen_path_py(path: Text) -> bool {
+    rank::is_evergreen_path(&path)
 }
 
 /// Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay.
 #[pyfunction(name = "apply_temporal_decay")]
-#[pyo3(signature = (scores, paths, sources, mtimes, now, half_life_days = 30.0))]
+#[pyo3(signature = (scores, paths, sources, mtimes, now, half_life_days = Num(30.0)), text_signature = "(scores, paths, sources, mtimes, now, half_life_days=30.0)")]
 fn apply_temporal_decay_py(
-    scores: Vec<f64>,
-    paths: Vec<String>,
-    sources: Vec<String>,
-    mtimes: Vec<Option<f64>>,
-    now: f64,
-    half_life_days: f64,
+    scores: Vec<Num>,
+    paths: Vec<Text>,
+    sources: Vec<Text>,
+    mtimes: Vec<Option<Num>>,
+    now: Num,
+    half_life_days: Num,
 ) -> PyResult<Vec<f64>> {
+    let (scores, paths, sources) = (nums(scores), texts(paths), texts(sources));
+    let mtimes: Vec<Option<f64>> = mtimes.into_iter().map(|m| m.map(|m| m.0)).collect();
+    let (now, half_life_days) = (now.0, half_life_days.0);
     let n = scores.len();
     if paths.len() != n || sources.len() != n || mtimes.len() != n {
         return Err(InvalidInputError::new_err(format!(

@@ -316,7 +316,9 @@ def write_transcript(path, count, *, bad_lines=0):
 def test_import_small_transcript_is_indexed_by_the_next_search(store, tmp_path):
     write_transcript(tmp_path / 't.jsonl', 6, bad_lines=2)
     report = store.import_jsonl(tmp_path / 't.jsonl', MAIN)
-    assert report == {'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 6, 'skipped': 2}
+    assert {k: v for k, v in report.items() if k != 'skippedLines'} == {
+        'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 6, 'skipped': 2}
+    assert [line.split(':')[0] for line in report['skippedLines']] == ['line 8', 'line 9']  # the bad lines named
     response = store.search('lantern', caller=MAIN)
     assert len(response['results']) == 6 and 'indexing' not in response
     hit = response['results'][0]

@@ -10,6 +10,7 @@ raise :class:`ConfigError` naming the key path; unknown keys only warn with :cla
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import re
@@ -48,6 +49,8 @@ __all__ = [
 
 _MASKED_KEYS = frozenset({'apikey', 'token', 'password', 'secret', 'authorization', 'headers'})
 _MAX_REPR = 80
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""A config file larger than this is refused at once (OpenClaw configs are kilobytes; JSON5 parsing is slow)."""
 _MODALITIES = ('image', 'audio')
 _MULTIMODAL_PROVIDER, _MULTIMODAL_MODEL = 'gemini', 'gemini-embedding-2-preview'
 _DEFAULT_STORE_PATH = '~/.memsift/memory/{agentId}.sqlite'
@@ -257,7 +260,10 @@ def _redact(value: Any) -> Any:
 
 def _show(path: str, value: Any) -> str:
     masked = any(_is_masked(part) for part in re.split(r'[.\[\]]', path))
-    text = repr('***' if masked else _redact(value))
+    try:
+        text = repr('***' if masked else _redact(value))
+    except (RecursionError, ValueError):  # nested too deeply; an int past Python's digit limit
+        text = f'<{type(value).__name__}>'
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + '...'
 
 
@@ -276,7 +282,12 @@ Leaf = Callable[[Any], Any]
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a float's range (10**400) is no usable setting
+        return False
 
 
 def _boolean(value: Any) -> bool:
@@ -291,12 +302,17 @@ def _number(value: Any) -> float:
     raise _Expected('a finite number')
 
 
+MAX_INTEGER = 2**53 - 1
+"""The largest integer a setting may take (JavaScript's largest exact integer, so OpenClaw reads it the same)."""
+
+
 def _integer(minimum: int | None = None) -> Leaf:
-    expected = 'an integer' if minimum is None else f'an integer >= {minimum}'
+    low = -MAX_INTEGER if minimum is None else minimum
+    expected = f'an integer from {low} to {MAX_INTEGER}'
 
     def check(value: Any) -> int:
         integral = _is_number(value) and (isinstance(value, int) or value.is_integer())
-        if integral and (minimum is None or value >= minimum):
+        if integral and low <= value <= MAX_INTEGER:
             return int(value)
         raise _Expected(expected)
 
@@ -618,7 +634,7 @@ def _chunking(raw: Mapping[str, Any]) -> ChunkingConfig:
 def _cache(raw: Mapping[str, Any]) -> CacheConfig:
     max_entries = raw.get('maxEntries')
     return CacheConfig(
-        enabled=raw.get('enabled', True), max_entries=None if max_entries is None else max(1, math.floor(max_entries))
+        enabled=raw.get('enabled', True), max_entries=None if max_entries is None else int(_clamp(math.floor(max_entries), 1, MAX_INTEGER))
     )
 
 
@@ -732,6 +748,10 @@ def _json5_error(file: str, exc: ValueError) -> ConfigError:
 
 def _read_file(file: str) -> Any:
     try:
+        size = os.stat(file).st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f'{file}: the config file is {size} bytes, more than the {MAX_CONFIG_BYTES} a config '
+                              'may have; point --config at the OpenClaw config (openclaw.json)', file=file)
         data = Path(file).read_bytes()
     except FileNotFoundError:
         raise ConfigError(
@@ -747,9 +767,17 @@ def _read_file(file: str) -> Any:
         message = f'{file}: not valid UTF-8 (bad byte at offset {exc.start}); save the file as UTF-8'
         raise ConfigError(message, file=file) from None
     try:
+        return json.loads(text)  # most configs are plain JSON, which the C parser reads 100x faster than json5
+    except ValueError:
+        pass
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
+    try:
         return json5.loads(text)
     except ValueError as exc:
         raise _json5_error(file, exc) from None
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
 
 
 def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfig:
@@ -805,13 +833,20 @@ def load_config(path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None 
     >>> load_config().chunking
     ChunkingConfig(tokens=400, overlap=80)
     """
+    if not isinstance(agent_id, str) or not agent_id.strip():
+        raise ConfigError(f'agent_id must be a non-empty string, not {agent_id!r}')
     if path_or_dict is None or isinstance(path_or_dict, Mapping):
-        return _from_root(path_or_dict or {}, agent_id, None)
+        try:
+            return _from_root(path_or_dict or {}, agent_id, None)
+        except RecursionError:
+            raise ConfigError('the config is nested too deeply') from None
     if not isinstance(path_or_dict, (str, os.PathLike)):
         raise TypeError(f'load_config() takes a path, a dict or None, not {type(path_or_dict).__name__}')
     file = os.fspath(path_or_dict)
     root = _read_file(file)
     try:
         return _from_root(root, agent_id, file)
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
     except ConfigError as exc:
         raise ConfigError(f'{file}: {exc}', key_path=exc.key_path, file=file) from None

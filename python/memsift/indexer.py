@@ -43,7 +43,7 @@ _EMBED_BATCH = 64
 _COMPACT_AFTER_CHUNKS = 256
 """A sync that wrote at least this many chunks merges the BM25 index into one segment at its last commit."""
 _COMMIT_EVERY_S = 1.0
-"""During a long sync, changes become searchable at least this often (a commit costs milliseconds)."""
+"""During a long sync, new files become searchable at least this often (a commit costs milliseconds)."""
 _RACY_S = 2.0
 """A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
 in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
@@ -108,11 +108,6 @@ def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
     vectors.clear()
     for ids, matrix in store.iter_vectors(vectors.dims):
         vectors.add(ids, matrix)
-
-
-def _stat(path: Path) -> tuple[float, int]:
-    stat = path.stat()
-    return stat.st_mtime, stat.st_size
 
 
 def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
@@ -194,6 +189,7 @@ def sync_workspace(
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
             if skipped_reason != skipped.reason:
+                replaced.append(entry.path)
                 removed = store.chunk_ids(entry.path)
                 store.record_skipped(entry.path, skipped.reason)
                 index.delete_path(entry.path)
@@ -202,6 +198,8 @@ def sync_workspace(
             return
         if previous is not None and previous.hash == digest and not force:
             report.unchanged += 1
+            if (previous.mtime, previous.size) != (entry.mtime, entry.size):
+                store.touch_file(entry.path, entry.mtime, entry.size)  # touched, not changed: skip the read next time
             return
         if item is not None:
             chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
@@ -227,9 +225,10 @@ def sync_workspace(
         for entry, previous, digest, chunks, _ in changes:
             rows = None if matrix is None else matrix[offset:offset + len(chunks)]
             offset += len(chunks)
-            mtime, size = (entry.mtime, entry.size) if entry.read is not None else _stat(entry.abs_path)
+            # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
+            # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
             old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-            ids = store.replace_file(entry.path, entry.source, digest, mtime, size, chunks, rows)
+            ids = store.replace_file(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows)
             index.delete_path(entry.path)
             index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
             if vectors is not None:
@@ -237,10 +236,15 @@ def sync_workspace(
                 if rows is not None and len(ids):
                     pending.append((ids, rows))
             (report.added if previous is None else report.updated).append(entry.path)
+            if previous is not None:
+                replaced.append(entry.path)
             report.chunks_written += len(ids)
         changes.clear()
 
     pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
+    # Files whose old chunks the store no longer holds while the BM25 index still points at them: until the next
+    # commit, searches (in any process) cannot find those files at all, so that commit comes at once.
+    replaced: list[str] = []
 
     def flush_vectors() -> None:
         # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
@@ -256,10 +260,12 @@ def sync_workspace(
             sync_file(entry, known.get(entry.path), known_skipped.get(entry.path), report)
             if progress is not None:
                 progress(done, len(entries), entry.path)
-            if time.monotonic() - last_commit > _COMMIT_EVERY_S and index.generation != store.generation:
+            due = replaced or time.monotonic() - last_commit > _COMMIT_EVERY_S
+            if due and index.generation != store.generation:
                 flush_vectors()
                 index.commit(generation=store.generation, compact=False)
                 last_commit = time.monotonic()
+                replaced.clear()
         write_changes()
         for path in sorted(set(known) - seen):
             removed = store.delete_file(path)

@@ -28,15 +28,17 @@ import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from filelock import FileLock, Timeout
 
 from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
+from memsift._text import preview, scrub
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
 from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
@@ -45,8 +47,8 @@ from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.sessions import Caller, SessionStore, default_sessions_path
-from memsift.store import ChunkRow, FileRecord, MemoryStore
-from memsift.workspace import MemoryFile, SkippedFile, read_memory_file
+from memsift.store import ChunkRow, FileRecord, MemoryStore, StoreError
+from memsift.workspace import MemoryFile, SkippedFile, extra_roots, is_inside, read_memory_file
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
 
@@ -62,6 +64,8 @@ MAX_GET_CHARS = 20_000
 """``get`` returns at most this many characters; ``nextFrom`` says where to continue."""
 SEARCH_SYNC_BUDGET_S = 0.2
 """How long a search waits for a background sync it started before answering from the current index."""
+WRITER_WAIT_S = 600.0
+"""How long a sync waits for another process's sync of the same index (a watcher, ``memsift index``) to finish."""
 
 _EXACT_PATH_CANDIDATE_LIMIT = 200
 _STOP_WORDS = frozenset(
@@ -270,6 +274,10 @@ class MemoryIndex:
         self.db_path = self.config.store.path
         self.sessions = self._session_store(sessions, agent_id)
         self.store = MemoryStore(self.db_path)
+        # Every process that writes this index (store and BM25 folder) holds this lock while it writes: the rest
+        # wait (an explicit sync) or leave the work to it (a sync started by a search).
+        self._writer = None if self.db_path == ':memory:' else FileLock(
+            Path(self.db_path).with_suffix('.lock'), thread_local=True, preserve_lock_file=True, fallback_to_soft=False)
         try:
             self.index = self._open_bm25()
         except BaseException:
@@ -277,6 +285,8 @@ class MemoryIndex:
             raise
         self._analyzer = Analyzer(stem=True)
         self.vectors: VectorStore | None = None
+        self._vectors_generation = -1
+        """The store generation ``vectors`` reflect (another process's writes move the store past it)."""
         self._serving: tuple[EmbeddingProvider, VectorStore] | None = None
         """The previous provider and its vectors while a provider or model switch is being re-embedded."""
         self._identity: dict[str, Any] | None = None
@@ -315,14 +325,42 @@ class MemoryIndex:
         if self.db_path == ':memory:':
             return Bm25Index()
         folder = Path(self.db_path).with_suffix('.bm25')
+        if (folder / 'meta.json').is_file():
+            with contextlib.suppress(SearchIndexError):
+                return Bm25Index(folder)
+        with self._writing(wait=True):  # creating or replacing the folder is a write: one process at a time
+            try:
+                return Bm25Index(folder)
+            except SearchIndexError:
+                # Derived data: an index from another memsift version or a damaged one is rebuilt from the store.
+                if not (folder / 'meta.json').is_file():
+                    raise
+                shutil.rmtree(folder)
+                return Bm25Index(folder)
+
+    @contextlib.contextmanager
+    def _writing(self, wait: bool) -> Iterator[bool]:
+        """Hold the index's writer lock (``<store>.lock``) for the block; yields False, without it, when another
+        process (or thread) is writing and ``wait`` is False. The kernel frees it when a holder dies.
+
+        Raises:
+            StoreError: ``wait`` and the other writer has not finished within :data:`WRITER_WAIT_S`.
+        """
+        if self._writer is None:
+            yield True
+            return
         try:
-            return Bm25Index(folder)
-        except SearchIndexError:
-            # Derived data: an index from another memsift version or a damaged one is rebuilt from the store.
-            if not (folder / 'meta.json').is_file():
-                raise
-            shutil.rmtree(folder)
-            return Bm25Index(folder)
+            self._writer.acquire(timeout=WRITER_WAIT_S if wait else 0, poll_interval=0.02)
+        except Timeout:
+            if wait:
+                raise StoreError(f'another process has been writing the index {self.db_path} for {WRITER_WAIT_S:.0f} '
+                                 's; try again when its sync ends (memsift status shows the index)') from None
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._writer.release()
 
     def _extra_paths(self) -> list[str]:
         return [p.path if isinstance(p, ExtraPath) else p for p in self.config.extra_paths]
@@ -348,7 +386,7 @@ class MemoryIndex:
             identity = self._wanted_identity(dims)
             self._identity_ok = self.store.identity == identity
             if self.vectors is not None and self._identity_ok:
-                load_vectors(self.store, self.vectors)
+                self._reload_vectors()
             self._serving = None if self._identity_ok else self._previous_vectors(identity)
             self._identity = identity
             return identity
@@ -410,16 +448,35 @@ class MemoryIndex:
         leaves a searchable index that the next sync completes.
         """
         self._check_open()
+        report = self._sync_with_fallback(force, progress, wait=True)
+        assert report is not None  # waiting for the writer lock either gets it or raises
+        return report
+
+    def _sync_with_fallback(self, force: bool, progress: Progress | None, *, wait: bool) -> SyncReport | None:
         try:
-            return self._sync(force, progress)
+            return self._sync(force, progress, wait)
         except ProviderError as exc:
             if not self._switch_to_fallback(exc):
                 raise
-            return self._sync(force, progress)  # a full reindex with the fallback provider
+            return self._sync(force, progress, wait)  # a full reindex with the fallback provider
 
-    def _sync(self, force: bool, progress: Progress | None) -> SyncReport:
+    def _sync(self, force: bool, progress: Progress | None, wait: bool) -> SyncReport | None:
+        """One sync under the writer lock; ``None`` when another writer holds it and ``wait`` is False (that
+        writer's commits reach this process's searches when they reload)."""
         identity = self._ready()
+        with self._writing(wait) as writing:
+            if not writing:
+                return None
+            return self._sync_locked(identity, force, progress)
+
+    def _sync_locked(self, identity: dict[str, Any], force: bool, progress: Progress | None) -> SyncReport:
         with self._sync_lock:
+            # Start from what the previous writer (maybe another process) left, not from a stale view of it: a
+            # BM25 reader behind the store would be rebuilt in full, stale vectors would miss its changes.
+            if self.index.generation != self.store.generation:
+                self.index.reload()
+            if self.vectors is not None and self._identity_ok and self._vectors_generation != self.store.generation:
+                self._reload_vectors()
             if self._serving is not None:
                 self._warm_cache()
             self._dirty = False
@@ -438,6 +495,7 @@ class MemoryIndex:
                     self.index.commit(generation=self.store.generation)
                     self._identity_ok = True
                     self._serving = None  # the switch: the new vectors serve from now on
+                self._vectors_generation = self.store.generation
             except BaseException:
                 self._dirty = True
                 raise
@@ -565,15 +623,17 @@ class MemoryIndex:
             cached.update((hashes[i], fresh[n]) for n, i in enumerate(missing))
         return np.stack([cached[h] for h in hashes]).astype(np.float32, copy=False)
 
-    def _background_sync(self) -> threading.Thread:
-        """Start a sync in a daemon thread unless one is running; returns the thread doing it."""
+    def _background_sync(self, wait: bool = False) -> threading.Thread:
+        """Start a sync in a daemon thread unless one is running; returns the thread doing it. Unless ``wait``, the
+        sync gives way to another process that is writing the index (the workspace stays marked dirty)."""
         with self._state_lock:
             if self._sync_thread is not None and self._sync_thread.is_alive():
                 return self._sync_thread
 
             def run() -> None:
                 try:
-                    self.sync()
+                    self._check_open()
+                    self._sync_with_fallback(False, None, wait=wait)
                 except Exception as exc:  # recorded for status(); the next trigger retries
                     self._sync_error = f'{type(exc).__name__}: {exc}'
 
@@ -585,7 +645,7 @@ class MemoryIndex:
         """Start a sync in a background thread (unless one runs) and return it; searches meanwhile answer from the
         index as it is."""
         self._check_open()
-        return self._background_sync()
+        return self._background_sync(wait=True)
 
     def mark_dirty(self) -> None:
         """Note that memory files changed; the next search (or watcher tick) syncs."""
@@ -595,6 +655,14 @@ class MemoryIndex:
     def dirty(self) -> bool:
         """True when the workspace may have changed since the last sync."""
         return self._dirty
+
+    def _reload_vectors(self) -> None:
+        """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones."""
+        assert self.vectors is not None
+        generation = self.store.generation  # read first: a write after it makes the vectors look stale, not current
+        fresh = VectorStore(self.vectors.dims)
+        load_vectors(self.store, fresh)
+        self.vectors, self._vectors_generation = fresh, generation
 
     def _current_catalogue(self) -> _Catalogue:
         generation = self.store.generation
@@ -621,19 +689,21 @@ class MemoryIndex:
             if wait_for_sync and not syncing:
                 self.sync()
             else:
-                self._background_sync().join()
+                self._background_sync(wait=True).join()
             debug['bootstrapSync'] = True
             return
         if wait_for_sync and self.index.generation is None and has_files and not self._sync_lock.locked():
             self.sync()  # the BM25 folder was missing or damaged: rebuild it before answering from it
             debug['indexRebuilt'] = True
             return
-        if self.index.generation != self.store.generation and not self._sync_lock.locked():
-            self.index.reload()  # another process (a watcher, the CLI) committed
-            if self.vectors is not None and self._identity_ok:
-                load_vectors(self.store, self.vectors)
-            if self.index.generation != self.store.generation:
-                self._dirty = True  # the store is ahead of its index: a sync rebuilds it
+        if self.index.generation != self.store.generation:
+            self.index.reload()  # another process (a watcher, the CLI) committed, or this one's sync is underway
+            if not self._sync_lock.locked():  # a sync here keeps its own vectors current
+                if self.index.generation != self.store.generation:
+                    self._dirty = True  # the store is ahead of its index: a sync rebuilds it
+        if (self.vectors is not None and self._identity_ok and self._vectors_generation != self.store.generation
+                and not self._sync_lock.locked()):
+            self._reload_vectors()  # another process wrote
         if not self._dirty and self._sessions_due():
             self._dirty = True
         if self._dirty and self.config.sync.on_search:
@@ -673,14 +743,15 @@ class MemoryIndex:
             raise InvalidInputError(f'query must be a string, got {type(query).__name__}')
         limit = self.config.query.max_results if max_results is None else max_results
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInputError(f'max_results must be a positive integer, got {max_results!r}')
+            raise InvalidInputError(f'max_results must be a positive integer, got {preview(max_results)}')
         floor = self.config.query.min_score if min_score is None else min_score
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not math.isfinite(floor):
-            raise InvalidInputError(f'min_score must be a number between 0 and 1, got {min_score!r}')
-        floor = min(1.0, max(0.0, float(floor)))
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or (isinstance(floor, float)
+                                                                                and not math.isfinite(floor)):
+            raise InvalidInputError(f'min_score must be a number between 0 and 1, got {preview(min_score)}')
+        floor = 1.0 if floor > 1 else 0.0 if floor < 0 else float(floor)  # compared first: 10**400 has no float
         debug: dict[str, Any] = {'backend': 'memsift'}
         # Lone surrogates (from a broken client) cannot be encoded for the engine: replace them.
-        text = query.encode('utf-8', 'replace').decode('utf-8').strip()
+        text = scrub(query).strip()
         if len(text) > MAX_QUERY_CHARS:
             text = text[:MAX_QUERY_CHARS]
             debug['queryTruncated'] = True
@@ -786,7 +857,7 @@ class MemoryIndex:
             return entry
 
         if mode != 'vector-only':
-            keyword = self.index.search(text, LEG_CANDIDATES)
+            keyword = self._keyword_hits(text, debug)
             best = max((score for _, score in keyword), default=0.0)
             for chunk_id, score in keyword:
                 # Hybrid: BM25 relative to this query's best match. OpenClaw's r / (1 + r) squeezes every good match
@@ -848,6 +919,22 @@ class MemoryIndex:
             debug['relaxed'] = bool(kept)
         debug['candidates'] = len(pool)
         return kept[:limit]
+
+    def _keyword_hits(self, text: str, debug: dict[str, Any]) -> list[tuple[int, float]]:
+        """The BM25 leg. A writer (here or in another process) replaces a file's chunks in the store first and
+        commits the BM25 index right after; a search in between would find the old chunk ids gone from the store
+        and lose the file. When it sees that, it waits (at most :data:`SEARCH_SYNC_BUDGET_S`) for the commit."""
+        hits = self.index.search(text, LEG_CANDIDATES)
+        if not hits or self.index.generation == self.store.generation:
+            return hits
+        if self.store.count_chunks([chunk_id for chunk_id, _ in hits]) == len(hits):
+            return hits
+        deadline = time.monotonic() + SEARCH_SYNC_BUDGET_S
+        while self.index.generation != self.store.generation and time.monotonic() < deadline:
+            time.sleep(0.005)
+            self.index.reload()
+        debug['awaitedCommitMs'] = round((SEARCH_SYNC_BUDGET_S - (deadline - time.monotonic())) * 1000, 3)
+        return self.index.search(text, LEG_CANDIDATES)
 
     def _path_candidates(self, text: str, candidate: Any) -> None:
         """Filename/path search (§6): exact tiers on whole files, BM25 over paths for partial matches."""
@@ -917,18 +1004,21 @@ class MemoryIndex:
         files = self._current_catalogue().files
         if wanted is None or wanted not in files:
             raise InvalidInputError(
-                f'{path!r} is not an indexed memory file; memory_get reads only paths that memory_search returns'
+                f'{preview(path)} is not an indexed memory file; memory_get reads only paths that memory_search returns'
             )
         start = 1 if from_line is None else from_line
         for name, value in (('from_line', start), ('lines', lines)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise InvalidInputError(f'{name} must be a positive integer, got {value!r}')
+                raise InvalidInputError(f'{name} must be a positive integer, got {preview(value)}')
         if self._current_catalogue().files[wanted].source == 'sessions':
             raise InvalidInputError(f'{wanted} is a session transcript; read it with sessions_history (memsift '
                                     'sessions history KEY)')
         target = self.workspace / wanted
-        if target.is_symlink() or not target.is_file():
-            raise InvalidInputError(f'{wanted} is no longer a regular file (memory files are never symlinks); run sync')
+        if not is_inside(target, [self.workspace, *extra_roots(self.workspace, self._extra_paths())]):
+            raise InvalidInputError(f'{wanted} is no longer a regular file inside the workspace (it or a folder on its '
+                                    'path is now a symlink; memory is never read through links); run sync')
+        if not target.is_file():
+            raise InvalidInputError(f'{wanted} is no longer a regular file; run sync')
         try:
             content = read_memory_file(target)
         except SkippedFile as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import threading
 import time
@@ -24,11 +25,14 @@ from typing import Any
 import json5
 
 from memsift.config import ConfigError, MemoryConfig, load_config
-from memsift.sessions import SessionStore, SessionStoreError
+from memsift.errors import MemsiftError
+from memsift.sessions import SessionStore
 from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
 __all__ = ['OpenClawAgent', 'from_openclaw', 'import_openclaw_sessions', 'openclaw_agents', 'openclaw_config_path',
            'openclaw_state_dir']
+
+_log = logging.getLogger('memsift.openclaw')
 
 SESSION_RESCAN_S = 2.0
 """Transcripts are checked for new lines at most this often (a stat per file when nothing changed)."""
@@ -90,15 +94,19 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     """Import (or catch up on) every transcript in an OpenClaw sessions folder; returns events added per key.
 
     Sessions listed in ``sessions.json`` keep their keys and ``spawnedBy``; a transcript it does not list is
-    imported as ``agent:<agentId>:<file stem>``. Each file is read from where the last import stopped.
+    imported as ``agent:<agentId>:<file stem>``. Each file is read from where the last import stopped. A file that
+    cannot be imported (or an unreadable ``sessions.json``) is logged and passed over: the other sessions stay
+    served.
     """
     listed: dict[str, Mapping[str, Any]] = {}
     index = sessions_dir / 'sessions.json'
     if index.is_file():
         try:
-            data = json.loads(index.read_text(encoding='utf-8'))
-        except (OSError, ValueError) as exc:
-            raise SessionStoreError(f'{index}: unreadable OpenClaw session index ({exc}); fix or remove it') from exc
+            data = json.loads(index.read_bytes())
+        except (OSError, ValueError, RecursionError) as exc:
+            _log.warning('%s: unreadable OpenClaw session index (%s); transcripts are imported under their file '
+                         'names until it is fixed', index, exc)
+            data = None
         if isinstance(data, Mapping):
             listed = {key: entry for key, entry in data.items() if isinstance(entry, Mapping)}
     files: dict[Path, tuple[str, str | None]] = {}
@@ -113,7 +121,10 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     added = {}
     for file, (key, spawned_by) in files.items():
         if file.is_file():
-            added[key] = store.import_jsonl(file, key, spawned_by=spawned_by, forward=True)['events']
+            try:
+                added[key] = store.import_jsonl(file, key, spawned_by=spawned_by, forward=True)['events']
+            except MemsiftError as exc:  # one bad transcript (or key) costs only itself
+                _log.warning('%s: not imported: %s', file, exc)
     return added
 
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from memsift._text import preview
 from memsift.config import ConfigError
 
 __all__ = ['RedactPatternError', 'Redactor', 'mask', 'redact']
@@ -180,7 +182,7 @@ def _compile_user_pattern(raw: str, index: int) -> re.Pattern[str] | None:
     """
     key_path = f'logging.redactPatterns[{index}]'
     if not isinstance(raw, str):
-        raise RedactPatternError(f'{key_path}: got {raw!r}; expected a regular expression string', key_path=key_path)
+        raise RedactPatternError(f'{key_path}: got {preview(raw)}; expected a regular expression string', key_path=key_path)
     if not raw.strip():
         return None  # OpenClaw skips blank entries too
     body, flags = raw, re.IGNORECASE
@@ -192,10 +194,12 @@ def _compile_user_pattern(raw: str, index: int) -> re.Pattern[str] | None:
             if letter in letters:
                 flags |= flag
     try:
-        return re.compile(body, flags)
-    except re.error as exc:
+        with warnings.catch_warnings():  # e.g. FutureWarning "possible set difference": the pattern works as written
+            warnings.simplefilter('ignore')
+            return re.compile(body, flags)
+    except (re.error, OverflowError, RecursionError) as exc:  # OverflowError: a{4294967296}
         raise RedactPatternError(
-            f'{key_path}: {raw!r} is not a valid regular expression ({exc}). Patterns use Python regex syntax: '
+            f'{key_path}: {preview(raw)} is not a valid regular expression ({exc}). Patterns use Python regex syntax: '
             r'escape literal ( ) [ ] . * + ? | with a backslash (e.g. "\(") and write named groups as (?P<name>...); '
             'fix the pattern or remove it from logging.redactPatterns',
             key_path=key_path,

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memsift._core import Analyzer
+from memsift._text import preview, scrub
 from memsift.errors import InvalidInputError, MemsiftError
 from memsift.redact import Redactor
 
@@ -54,6 +55,10 @@ SYNC_REBUILD_MAX_BYTES = 4 * 1024 * 1024
 HISTORY_DEFAULT_LIMIT = 50
 HISTORY_MAX_LIMIT = 200
 HISTORY_MESSAGE_CHARS = 4000
+MAX_TIMESTAMP_MS = 8_640_000_000_000_000
+"""The range of a JavaScript ``Date``: a timestamp beyond it is unreadable and the event gets the import time."""
+MAX_REPORTED_LINE_ERRORS = 10
+"""``import_jsonl`` names at most this many skipped lines (the count covers them all)."""
 INDEXING_WARNING = ('Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.')
 _INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
 _SCHEMA_VERSION = 1
@@ -173,14 +178,15 @@ def _timestamp_ms(value: Any) -> int | None:
     """Milliseconds from a number (seconds below 1e11, else milliseconds) or an ISO-8601 string."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return int(value * 1000) if abs(value) < 1e11 else int(value)
-    if isinstance(value, str) and value.strip():
+    milliseconds: float | None = None
+    if isinstance(value, (int, float)) and abs(value) < MAX_TIMESTAMP_MS:  # also rules out nan and inf
+        milliseconds = value * 1000 if abs(value) < 1e11 else value
+    elif isinstance(value, str) and value.strip():
         try:
-            return int(datetime.fromisoformat(value.strip().replace('Z', '+00:00')).timestamp() * 1000)
-        except ValueError:
+            milliseconds = datetime.fromisoformat(value.strip().replace('Z', '+00:00')).timestamp() * 1000
+        except (ValueError, OverflowError):
             return None
-    return None
+    return int(milliseconds) if milliseconds is not None and abs(milliseconds) <= MAX_TIMESTAMP_MS else None
 
 
 def message_text(event: Mapping[str, Any]) -> str | None:
@@ -237,7 +243,7 @@ class SessionStore:
                  peers: Sequence[SessionStore] = (), sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
                  sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES) -> None:
         if visibility not in VISIBILITIES:
-            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {visibility!r}')
+            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {preview(visibility)}')
         self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
         self.agent_id = agent_id
         self.visibility: Visibility = visibility
@@ -314,13 +320,8 @@ class SessionStore:
     def append_many(self, session_key: str, events: Iterable[Mapping[str, Any]],
                     spawned_by: str | None = None) -> int:
         """Append events in order, all in one transaction (all or none are stored); returns how many were new."""
-        if not isinstance(session_key, str) or not session_key.strip():
-            raise InvalidInputError(f'session_key must be a non-empty string, not {session_key!r}')
-        checked = []
-        for event in events:
-            if not isinstance(event, Mapping) or not isinstance(event.get('type'), str):
-                raise InvalidInputError(f'event must be an object with a string "type" field, not {_preview(event)}')
-            checked.append((event, json.dumps(event, ensure_ascii=False)))
+        session_key, spawned_by = _session_key(session_key), _spawned_by(spawned_by)
+        checked = [(event, _event_line(event)) for event in events]
         with self._lock, self._transaction():
             self._adopt(session_key, spawned_by)
             return sum(self._append(session_key, event, body, spawned_by, index=True) for event, body in checked)
@@ -328,8 +329,8 @@ class SessionStore:
     def _append(self, session_key: str, event: Mapping[str, Any], body: str, spawned_by: str | None, *,
                 index: bool, line: int | None = None) -> bool:
         event_id = event.get('id')
-        if event_id is not None and not isinstance(event_id, str):
-            event_id = str(event_id)
+        if event_id is not None:  # a JSON value (bounded: its line was encoded), maybe a string cut mid-emoji
+            event_id = scrub(event_id if isinstance(event_id, str) else json.dumps(event_id))
         timestamp = _timestamp_ms(event.get('timestamp'))
         if timestamp is None and isinstance(event.get('message'), Mapping):
             timestamp = _timestamp_ms(event['message'].get('timestamp'))
@@ -341,8 +342,8 @@ class SessionStore:
         role = event['message'].get('role') if isinstance(event.get('message'), Mapping) else None
         parent = event.get('parentId')
         values = {'key': session_key, 'id': event_id or uuid.uuid4().hex, 'has_parent': 'parentId' in event,
-                  'parent': parent if isinstance(parent, str) else None, 'type': event['type'],
-                  'role': role if isinstance(role, str) else None, 'timestamp': timestamp, 'searchable': text is not None,
+                  'parent': scrub(parent) if isinstance(parent, str) else None, 'type': scrub(event['type']),
+                  'role': scrub(role) if isinstance(role, str) else None, 'timestamp': timestamp, 'searchable': text is not None,
                   'index': index, 'body': body}
         inserted = self._db.execute(_INSERT_EVENT, values).fetchone()
         if inserted is None:
@@ -381,7 +382,8 @@ class SessionStore:
                      forward: bool = False) -> dict[str, Any]:
         """Import an OpenClaw JSONL transcript as ``session_key``.
 
-        Lines that are not JSON objects with a ``type`` are skipped and counted. The next search that can see the
+        Lines that are not JSON objects with a ``type`` (cut, not UTF-8, nested too deeply) are skipped and counted,
+        and the first few named in ``skippedLines``: one bad line never fails the import. The next search that can see the
         session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
         ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now. Importing the
         same file again reads only what was appended to it since (a file that shrank is read again from the start;
@@ -389,13 +391,14 @@ class SessionStore:
         :meth:`append` does (for a transcript that keeps growing).
 
         Returns:
-            ``{"sessionKey", "sessionId", "events", "skipped"}``.
+            ``{"sessionKey", "sessionId", "events", "skipped", "skippedLines"?}``.
 
         Raises:
-            SessionStoreError: the file cannot be read or is not UTF-8 (the message names it).
+            SessionStoreError: the file cannot be read or holds no transcript event (the message names it).
         """
+        session_key, spawned_by = _session_key(session_key), _spawned_by(spawned_by)
         file = Path(path)
-        source = str(file.expanduser().resolve())
+        source = scrub(str(file.expanduser().resolve()))
         try:
             raw = file.read_bytes()
         except OSError as exc:
@@ -404,49 +407,44 @@ class SessionStore:
             seen = self._db.execute('SELECT session_key, offset, lines FROM imports WHERE path = ?',
                                     (source,)).fetchone()
         offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
-        end = raw.rfind(b'\n') + 1
-        if end <= offset:
-            end = offset
-        if len(raw) > end and _is_json_object(raw[end:]):  # a complete last line without its newline
-            end = len(raw)
-        try:
-            text = raw[offset:end].decode('utf-8-sig' if offset == 0 else 'utf-8')
-            bad = None
-        except UnicodeDecodeError as exc:
-            text, bad = '', offset + exc.start
-        if bad is None:
-            try:
-                raw[end:].decode('utf-8')
-            except UnicodeDecodeError as exc:  # a line still being written may only end mid-character
-                bad = None if exc.reason == 'unexpected end of data' else end + exc.start
-        if bad is not None:
-            raise SessionStoreError(f'{file}: not UTF-8 (bad byte at offset {bad}); transcripts are JSONL text in '
-                                    'UTF-8')
-        added = skipped = 0
-        lines = text.split('\n')  # not splitlines(): JSON strings may hold U+2028 and other line separators
-        if lines[-1] == '':
+        end = max(offset, raw.rfind(b'\n') + 1)
+        unfinished = _parse_line(raw[end:]) if len(raw) > end else None
+        if isinstance(unfinished, dict):  # a complete last line without its newline
+            end, unfinished = len(raw), None
+        # Split on \n only, not splitlines(): JSON strings may hold U+2028 and other line separators.
+        lines = raw[offset:end].split(b'\n')
+        if lines[-1] == b'':
             lines.pop()
+        if offset == 0 and lines:
+            lines[0] = lines[0].removeprefix(b'\xef\xbb\xbf')  # a UTF-8 byte order mark
+        added = 0
+        problems: list[str] = []  # one bad line (cut, not UTF-8, absurdly nested) costs only itself
         with self._lock, self._transaction():
             self._adopt(session_key, spawned_by)
             for number, line in enumerate(lines, start=lines_before + 1):
                 if not line.strip():
                     continue
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    event = None
-                if not isinstance(event, dict) or not isinstance(event.get('type'), str):
-                    skipped += 1
+                event = _parse_line(line)
+                if isinstance(event, str):
+                    problems.append(f'line {number}: {event}')
                     continue
-                added += self._append(session_key, event, line, spawned_by, index=forward, line=number)
+                added += self._append(session_key, event, line.decode('utf-8'), spawned_by, index=forward,
+                                      line=number)
             if self._session_state(session_key) is None:
-                raise SessionStoreError(f'{file}: no transcript events found ({skipped} unreadable lines)')
+                if unfinished is not None:  # a last line without its newline waits to be completed
+                    problems.append(f'line {lines_before + len(lines) + 1} (no newline yet): {unfinished}')
+                raise SessionStoreError(f'{file}: no transcript events found ({len(problems)} unreadable lines'
+                                        f'{"; " + problems[0] if problems else ""})')
             if added and not forward:
                 self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
             self._db.execute('INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (?, ?, ?, ?)',
                              (source, session_key, end, lines_before + len(lines)))
             session_id = self._db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
-        return {'sessionKey': session_key, 'sessionId': session_id, 'events': added, 'skipped': skipped}
+        out: dict[str, Any] = {'sessionKey': session_key, 'sessionId': session_id, 'events': added,
+                               'skipped': len(problems)}
+        if problems:
+            out['skippedLines'] = problems[:MAX_REPORTED_LINE_ERRORS]
+        return out
 
     def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
         """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
@@ -547,10 +545,10 @@ class SessionStore:
         if isinstance(caller, str):
             caller = Caller(caller)
         if not isinstance(caller, Caller) or not isinstance(caller.session_key, str):
-            raise InvalidInputError(f'caller must be a session key or a memsift.Caller, not {caller!r}')
+            raise InvalidInputError(f'caller must be a session key or a memsift.Caller, not {preview(caller)}')
         visibility = caller.visibility or self.visibility
         if visibility not in VISIBILITIES:
-            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {visibility!r}')
+            raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {preview(visibility)}')
         return Caller(caller.session_key, caller.agent_id or self.agent_id, visibility, caller.sandboxed,
                       caller.sandbox_visibility,
                       self.agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent)
@@ -645,7 +643,7 @@ class SessionStore:
             key = self._resolve_key(session_key, caller)
             if key not in visible:
                 return {'status': 'forbidden',
-                        'error': f'session {session_key!r} is not visible to {caller.session_key!r} under '
+                        'error': f'session {preview(session_key)} is not visible to {preview(caller.session_key)} under '
                                  f'{caller.visibility!r} visibility (or does not exist)'}
             visible = frozenset((key,))
         indexing = self._catch_up(visible)
@@ -747,7 +745,7 @@ class SessionStore:
         except InvalidInputError as exc:
             return {'status': 'error', 'error': str(exc)}
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            return {'status': 'error', 'error': f'limit must be a positive integer, not {limit!r}'}
+            return {'status': 'error', 'error': f'limit must be a positive integer, not {preview(limit)}'}
         answers = [store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
                    for store in self._stores(who)]
         return next((answer for answer in answers if 'status' not in answer), answers[0])
@@ -760,7 +758,7 @@ class SessionStore:
                 key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
             visible = self._visible(who, snapshot)
         if key not in visible:
-            return {'status': 'forbidden', 'error': f'session {session_key!r} is not visible to {who.session_key!r} '
+            return {'status': 'forbidden', 'error': f'session {preview(session_key)} is not visible to {preview(who.session_key)} '
                                                     f'under {who.visibility!r} visibility (or does not exist)'}
         self._catch_up(frozenset((key,)))
         with self._lock:
@@ -769,7 +767,9 @@ class SessionStore:
                 'ORDER BY seq', (key,)).fetchall()
         kept = []
         for event_id, timestamp, body in rows:
-            message = json.loads(body).get('message') or {}
+            message = json.loads(body).get('message')
+            if not isinstance(message, Mapping):
+                continue  # an event whose "message" is not an object has no role or text to show
             role = message.get('role')
             if role == 'toolResult' and not include_tools or role not in ('user', 'assistant', 'toolResult'):
                 continue
@@ -895,7 +895,7 @@ def _check_query(query: object, limit: object) -> str | None:
     if len(query) > MAX_QUERY_CHARS:
         return f'query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}'
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        return f'limit must be a positive integer (at most {MAX_LIMIT}), not {limit!r}'
+        return f'limit must be a positive integer (at most {MAX_LIMIT}), not {preview(limit)}'
     return None
 
 
@@ -906,18 +906,55 @@ def _cap(text: str, limit: int) -> str:
 def _visible_text(content: Any) -> str:
     """Message text without tool calls, thinking or images: the string, or the text blocks joined."""
     if isinstance(content, str):
-        return content
+        return scrub(content)
     if isinstance(content, list):
-        return '\n'.join(block['text'] for block in content if isinstance(block, Mapping)
-                         and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str))
+        return scrub('\n'.join(block['text'] for block in content if isinstance(block, Mapping)
+                               and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str)))
     return ''
 
 
-def _is_json_object(data: bytes) -> bool:
+def _session_key(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f'session_key must be a non-empty string, not {preview(value)}')
+    return scrub(value)
+
+
+def _spawned_by(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f'spawned_by must be a session key or None, not {preview(value)}')
+    return None if value is None else scrub(value)
+
+
+def _parse_line(line: bytes) -> dict[str, Any] | str:
+    """A transcript line's event, or why it is skipped."""
     try:
-        return isinstance(json.loads(data), dict)
-    except ValueError:
-        return False
+        event = json.loads(line.decode('utf-8'))
+    except UnicodeDecodeError as exc:
+        return f'not UTF-8 (bad byte at column {exc.start + 1})'
+    except ValueError as exc:
+        return f'not JSON ({exc})'
+    except RecursionError:
+        return 'nested too deeply'
+    if not isinstance(event, dict) or not isinstance(event.get('type'), str):
+        return 'not an event (an object with a string "type")'
+    return event
+
+
+def _event_line(event: object) -> str:
+    """An appended event as its stored JSON line; lone surrogates stay escaped (``\\ud83d``), as in a JSONL file.
+
+    Raises:
+        InvalidInputError: not an object with a string ``type``, or not representable as JSON.
+    """
+    if not isinstance(event, Mapping) or not isinstance(event.get('type'), str):
+        raise InvalidInputError(f'event must be an object with a string "type" field, not {preview(event)}')
+    try:
+        line = json.dumps(event, ensure_ascii=False)
+    except RecursionError:
+        raise InvalidInputError(f'event {preview(event)} is nested too deeply to store') from None
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f'event {preview(event)} is not JSON: {exc}') from None
+    return line if line == scrub(line) else json.dumps(event)
 
 
 def _body_text(body: str) -> str:
@@ -925,6 +962,3 @@ def _body_text(body: str) -> str:
     return message_text(json.loads(body)) or ''
 
 
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:80] + '…'

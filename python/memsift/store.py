@@ -219,6 +219,16 @@ class MemoryStore:
 
         return self._write(work)  # type: ignore[return-value]
 
+    def touch_file(self, path: str, mtime: float, size: int) -> None:
+        """Record a new stat for ``path`` whose content is unchanged (not a generation change: nothing searchable
+        moved)."""
+        with self._lock:
+            try:
+                self._db.execute('UPDATE files SET mtime = ?, size = ?, indexed_at = ? WHERE path = ?',
+                                 (mtime, size, time.time(), path))
+            except sqlite3.Error as exc:
+                raise StoreError(f'cannot write the memory store {self.path}: {exc}') from exc
+
     def record_skipped(self, path: str, reason: str) -> None:
         """Remember why ``path`` is not indexed (shown by ``status``); any indexed version is removed."""
 
@@ -267,6 +277,14 @@ class MemoryStore:
     def vector_count(self) -> int:
         with self._lock:
             return int(self._db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0])
+
+    def count_chunks(self, ids: Sequence[int]) -> int:
+        """How many of ``ids`` are stored chunks."""
+        if not ids:
+            return 0
+        with self._lock:
+            return int(self._db.execute(f'SELECT COUNT(*) FROM chunks WHERE id IN ({",".join("?" * len(ids))})',
+                                        list(ids)).fetchone()[0])
 
     def chunk_ids(self, path: str) -> list[int]:
         with self._lock:

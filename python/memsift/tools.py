@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memsift.config import MemoryConfig, load_config
+from memsift._text import preview, scrub
 from memsift.errors import InvalidInputError, MemsiftError
 from memsift.memory import MemoryIndex
 from memsift.sessions import Caller, SessionStore, default_sessions_path
@@ -56,7 +57,7 @@ class MemoryTools:
     def __init__(self, index: MemoryIndex, sessions: SessionStore | None = None, *, session_key: str | None = None,
                  deadline_s: float = DEFAULT_DEADLINE_S, refresh: Callable[[], None] | None = None) -> None:
         if not deadline_s > 0:
-            raise InvalidInputError(f'deadline_s must be a positive number of seconds, got {deadline_s!r}')
+            raise InvalidInputError(f'deadline_s must be a positive number of seconds, got {preview(deadline_s)}')
         self.index = index
         self.sessions = sessions if sessions is not None else index.sessions
         self.agent_id = index.config.agent_id
@@ -118,7 +119,7 @@ class MemoryTools:
             configured embedding provider fails; ``{status: "error", error}`` for a bad argument.
         """
         if corpus not in CORPORA:
-            return _error(f'unknown corpus {corpus!r}: use "memory", "sessions" or "all"')
+            return _error(f'unknown corpus {preview(corpus)}: use "memory", "sessions" or "all"')
         sources = ['sessions'] if corpus == 'sessions' else None
         caller = sessionKey or self.session_key
 
@@ -155,9 +156,9 @@ class MemoryTools:
         try:
             return self._call(lambda: self.index.get(path, from_, lines))
         except FutureTimeout:
-            return {'path': path, 'text': '', 'error': f'memory_get did not finish within {self.deadline_s:g} s'}
+            return {'path': _shown(path), 'text': '', 'error': f'memory_get did not finish within {self.deadline_s:g} s'}
         except MemsiftError as exc:
-            return {'path': path, 'text': '', 'error': str(exc)}
+            return {'path': _shown(path), 'text': '', 'error': str(exc)}
 
     def sessions_search(self, query: str, sessionKey: str | None = None,  # noqa: N803
                         limit: int | None = None) -> dict[str, Any]:
@@ -270,3 +271,8 @@ def sessions_search(query: str, sessionKey: str | None = None, limit: int | None
 def sessions_history(sessionKey: str, limit: int | None = None, includeTools: bool = False) -> dict[str, Any]:  # noqa: N803
     """:meth:`MemoryTools.sessions_history` on :func:`default_tools`."""
     return default_tools().sessions_history(sessionKey, limit, includeTools)
+
+
+def _shown(path: object) -> str:
+    """A requested path as an error result echoes it: printable (lone surrogates replaced)."""
+    return scrub(path) if isinstance(path, str) else preview(path)

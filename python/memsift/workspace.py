@@ -24,8 +24,8 @@ from pathlib import Path
 from memsift.errors import MemsiftError
 
 __all__ = [
-    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'SkippedFile', 'list_memory_files', 'read_bounded',
-    'read_memory_file',
+    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'SkippedFile', 'extra_roots', 'is_inside',
+    'list_memory_files', 'read_bounded', 'read_memory_file',
 ]
 
 IGNORED_DIRS = frozenset(
@@ -102,15 +102,44 @@ def _plain_file(path: Path) -> Iterator[tuple[Path, os.stat_result]]:
         yield path, info
 
 
+def extra_roots(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The configured extra paths as absolute paths (``~`` expanded, relative ones under ``workspace``)."""
+    roots = []
+    for extra in extra_paths:
+        target = Path(os.path.expanduser(os.fspath(extra)))
+        roots.append(target if target.is_absolute() else workspace / target)
+    return roots
+
+
+def is_inside(path: Path, roots: Iterable[Path]) -> bool:
+    """Whether ``path`` lies under one of ``roots`` with no symlink on the way: each component below the root is
+    the real folder it names, and the file itself is not a link (so swapping ``memory/`` for a link to a folder
+    outside the workspace does not make its files readable as memory).
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / 'notes').mkdir(); (root / 'link').symlink_to(root / 'notes')
+    >>> is_inside(root / 'notes' / 'a.md', [root]), is_inside(root / 'link' / 'a.md', [root])
+    (True, False)
+    """
+    lexical = os.path.normpath(os.path.abspath(path))
+    if os.path.islink(lexical):
+        return False
+    for root in roots:
+        base = os.path.normpath(os.path.abspath(root))
+        if lexical == base or lexical.startswith(base.rstrip(os.sep) + os.sep):
+            expected = os.path.normpath(os.path.join(os.path.realpath(base), os.path.relpath(lexical, base)))
+            return os.path.realpath(lexical) == expected
+    return False
+
+
 def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]],
                 media: frozenset[str]) -> Iterator[tuple[Path, os.stat_result]]:
     for name in ('MEMORY.md', 'memory.md'):
         yield from _plain_file(workspace / name)
     if _is_plain_dir(workspace / 'memory'):
         yield from _walk_markdown(workspace / 'memory')
-    for extra in extra_paths:
-        target = Path(os.path.expanduser(os.fspath(extra)))
-        target = target if target.is_absolute() else workspace / target
+    for target in extra_roots(workspace, extra_paths):
         if _is_plain_dir(target):
             yield from _walk_markdown(target, media)
         elif _wanted(target.name, media):

@@ -1,0 +1,38 @@
+"""Text that is safe to store, tokenize and print.
+
+A Python ``str`` may hold lone surrogates: ``json.loads`` keeps ``"\\ud83d"`` (what ``JSON.stringify`` writes for a
+string cut mid-emoji) as one, and a broken client can pass one in. UTF-8 cannot encode them, so SQLite, the Rust
+core and ``print`` would fail on them; :func:`scrub` turns each into U+FFFD at the boundaries where text enters or
+leaves memsift.
+"""
+
+from __future__ import annotations
+
+__all__ = ['scrub']
+
+
+def scrub(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (a well-formed pair becomes its character).
+
+    >>> scrub('done \\ud83d'), scrub('\\ud83d\\ude00'), scrub('plain')
+    ('done \\ufffd', '😀', 'plain')
+    """
+    try:
+        text.encode('utf-8')
+        return text
+    except UnicodeEncodeError:
+        return text.encode('utf-16-le', 'surrogatepass').decode('utf-16-le', 'replace')
+
+
+def preview(value: object, limit: int = 80) -> str:
+    """A bounded ``repr`` of ``value`` for error messages, whatever it is (nested too deeply to repr, an int past
+    Python's digit limit).
+
+    >>> preview('x' * 100)[-5:], preview(10**5000)
+    ("xxxx…", '<int>')
+    """
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f'<{type(value).__name__}>'
+    return text if len(text) <= limit else text[:limit] + '…'
