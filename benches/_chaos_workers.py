@@ -358,7 +358,7 @@ def _miss_context(index: Any, commit: dict[str, Any], figures: Figures) -> str:
         return f' (reader state unavailable: {error_text(exc)})'
     return (f' (this reader: store generation {status["generation"]}, BM25 at {status["fts"]["generation"]}, '
             f'syncError {status["syncError"]!r}, keyword_only finds it: {commit["path"] in {h.path for h in hits}}, '
-            f'raw BM25 ids {raw} of which {len(rows)} in the store)')
+            f'raw BM25 ids {raw} of which {len(rows)} in the store; the search that missed: {commit.get("debug")})')
 
 
 def _record_miss(index: Any, commit: dict[str, Any], age: float, figures: Figures, missed: set[str]) -> None:
@@ -406,6 +406,7 @@ def _reader(index: Any, commits: _Commits, stop: threading.Event, figures: Figur
             if pending and commit is pending[0]:
                 pending.pop(0)
         else:
+            commit = {**commit, 'debug': result.debug}  # what the missing search itself saw
             _record_miss(index, commit, age, figures, missed)
             if pending and commit is pending[0] and age > 30:
                 pending.pop(0)  # given up on: already counted as a miss

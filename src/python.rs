@@ -348,7 +348,7 @@ impl PyChunk {
 ///     overlap: Tokens of trailing whole lines carried into the next chunk.
 ///
 /// Raises:
-///     InvalidInputError: ``tokens < 1`` or ``overlap >= tokens``.
+///     InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
 ///
 /// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\nc")]
 /// [(1, 4)]
@@ -411,11 +411,13 @@ impl PyBm25Index {
         self.inner.stem()
     }
 
+    /// Documents visible to searches (committed).
     #[getter]
     fn num_docs(&self) -> u64 {
         self.inner.num_docs()
     }
 
+    /// Store generation recorded by the commit searches see (``None`` if never given).
     #[getter]
     fn generation(&self) -> Option<u64> {
         self.inner.generation()
@@ -642,6 +644,7 @@ impl PyVectorStore {
     fn dtype(&self) -> &'static str {
         self.read().quantization().name()
     }
+    /// True when searches use the HNSW index (``len >= ann_threshold``).
     #[getter]
     fn ann_active(&self) -> bool {
         self.read().ann_active()

@@ -36,8 +36,7 @@ class Analyzer:
     """memsift's text analyzer: the one tokenizer used by BM25, queries, sessions and MMR.
 
     Args:
-        stem: Apply the English Snowball stemmer to plain Latin words (identifiers
-            and compounds are kept as written).
+        stem: Apply the English Snowball stemmer to plain Latin words.
 
     >>> Analyzer().tokenize("BBDown视频下载")
     ['bbdown', '视', '视频', '频', '频下', '下', '下载', '载']
@@ -46,7 +45,8 @@ class Analyzer:
     def __new__(cls, stem: bool = True) -> Self: ...
     @property
     def stem(self) -> bool: ...
-    def tokenize(self, text: str) -> list[str]: ...
+    def tokenize(self, text: str) -> list[str]:
+        """Tokenize one text."""
     def tokenize_batch(self, texts: Sequence[str]) -> list[list[str]]:
         """Tokenize many texts in parallel with the GIL released."""
     def count_tokens(self, text: str) -> int:
@@ -73,14 +73,26 @@ class Chunk:
     def __eq__(self, other: object, /) -> bool: ...
 
 def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
-    """Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
+    r"""Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
+
+    Args:
+        text: The file content.
+        tokens: Target chunk size in estimated tokens (4 chars, or 1 CJK char, per token).
+        overlap: Tokens of trailing whole lines carried into the next chunk.
 
     Raises:
         InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+
+    >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\nc")]
+    [(1, 4)]
     """
 
 def estimate_chars(text: str) -> int:
-    """OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x."""
+    """OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x.
+
+    >>> estimate_chars("ab视频")
+    10
+    """
 
 # ---------------------------------------------------------------- BM25
 
@@ -88,8 +100,11 @@ def estimate_chars(text: str) -> int:
 class Bm25Index:
     """A BM25 chunk index on tantivy, in RAM (``path=None``) or in a directory.
 
-    Fields: ``id`` (u64 chunk id), ``path``, ``source``, ``text`` (analyzed) and a
-    separately analyzed ``path`` text field for filename search.
+    >>> idx = Bm25Index()
+    >>> idx.add([1, 2], ["memory/a.md", "memory/b.md"], ["memory"] * 2, ["tantivy index", "sqlite store"])
+    >>> idx.commit(generation=1)
+    >>> [i for i, _ in idx.search("index")]
+    [1]
     """
 
     def __new__(cls, path: str | os.PathLike[str] | None = None, *, stem: bool = True, writer_memory_mb: int = 64) -> Self: ...
@@ -102,7 +117,7 @@ class Bm25Index:
         """Documents visible to searches (committed)."""
     @property
     def generation(self) -> int | None:
-        """Store generation recorded by the last ``commit`` (``None`` if never given)."""
+        """Store generation recorded by the commit searches see (``None`` if never given)."""
     def add(
         self, ids: npt.ArrayLike, paths: Sequence[str], sources: Sequence[str], texts: Sequence[str]
     ) -> None:
@@ -112,7 +127,9 @@ class Bm25Index:
     def clear(self) -> None:
         """Stage deletion of every document."""
     def commit(self, generation: int | None = None, *, compact: bool = True) -> None:
-        """Make staged changes durable and searchable, recording ``generation``; ``compact`` merges a small index."""
+        """Make staged changes durable and searchable, recording ``generation``; ``compact`` merges a small
+        index into one segment (faster queries).
+        """
     def rollback(self) -> None:
         """Drop staged, uncommitted changes."""
     def reload(self) -> None:
@@ -133,11 +150,12 @@ class Bm25Index:
 class VectorStore:
     """Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
 
-    Args:
-        dims: Vector dimension.
-        metric: ``"cosine"`` (vectors normalized on insert) or ``"dot"``.
-        dtype: Storage type: ``"f32"``, ``"f16"`` or ``"i8"`` (per-vector scale).
-        ann_threshold: Use HNSW for searches once the store holds this many vectors.
+    >>> import numpy as np
+    >>> vs = VectorStore(3)
+    >>> vs.add(np.array([7, 8], dtype=np.uint64), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+    >>> ids, scores = vs.search(np.array([1, 0.1, 0], dtype=np.float32), k=1)
+    >>> ids.tolist()
+    [7]
     """
 
     def __new__(
@@ -163,7 +181,7 @@ class VectorStore:
     def __len__(self) -> int: ...
     def __contains__(self, id: object, /) -> bool: ...
     def add(self, ids: npt.ArrayLike, vectors: npt.NDArray[np.float32]) -> None:
-        """Insert or replace vectors; ``vectors`` is C-contiguous float32 ``(n, dims)``."""
+        """Insert or replace vectors; ``vectors`` is float32 ``(n, dims)`` (other inputs are converted once)."""
     def remove(self, ids: npt.ArrayLike) -> int:
         """Remove ids; returns how many were present."""
     def clear(self) -> None: ...
@@ -178,7 +196,11 @@ class VectorStore:
 # ---------------------------------------------------------------- ranking
 
 def bm25_score_to_unit(score: float) -> float:
-    """OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``."""
+    """OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``.
+
+    >>> bm25_score_to_unit(1.0)
+    0.5
+    """
 
 def fuse_weighted(
     vector: Sequence[tuple[int, float]],
@@ -186,7 +208,13 @@ def fuse_weighted(
     vector_weight: float = 0.7,
     text_weight: float = 0.3,
 ) -> list[tuple[int, float, float, float]]:
-    """Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first."""
+    """Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
+
+    ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
+
+    >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
+    [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
+    """
 
 def fuse_rrf(lists: Sequence[Sequence[tuple[int, float]]], k: int = 60) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks."""
@@ -206,7 +234,11 @@ def decay_multiplier(age_days: float, half_life_days: float) -> float:
     """``exp(-ln2 / half_life_days * max(0, age_days))``."""
 
 def memory_date_from_path(path: str) -> date | None:
-    """Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid."""
+    """Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid.
+
+    >>> memory_date_from_path("memory/2026-11-30.md")
+    datetime.date(2026, 11, 30)
+    """
 
 def is_evergreen_path(path: str) -> bool:
     """``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay."""

@@ -22,6 +22,7 @@ from typing import Any, Union
 
 import json5
 
+from memsift._text import preview
 from memsift.errors import MemsiftError
 
 __all__ = [
@@ -759,8 +760,9 @@ def _read_file(file: str) -> Any:
             "{agents: {defaults: {memorySearch: {}}}}), or pass a dict or None to use the defaults",
             file=file,
         ) from None
-    except OSError as exc:
-        raise ConfigError(f'{file}: cannot read config file: {exc.strerror or exc}', file=file) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or an unencodable character in the path
+        raise ConfigError(f'{preview(file)}: cannot read config file: {getattr(exc, "strerror", None) or exc}',
+                          file=file) from None
     try:
         text = data.decode('utf-8-sig')
     except UnicodeDecodeError as exc:
@@ -841,7 +843,8 @@ def load_config(path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None 
         except RecursionError:
             raise ConfigError('the config is nested too deeply') from None
     if not isinstance(path_or_dict, (str, os.PathLike)):
-        raise TypeError(f'load_config() takes a path, a dict or None, not {type(path_or_dict).__name__}')
+        raise ConfigError(f'load_config() takes a config file path, a config dict or None, not '
+                          f'{type(path_or_dict).__name__}')
     file = os.fspath(path_or_dict)
     root = _read_file(file)
     try:

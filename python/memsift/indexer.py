@@ -228,8 +228,10 @@ def sync_workspace(
             # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
             # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
             old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-            ids = store.replace_file(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows)
+            # Staged first: opening the BM25 writer then happens before the store write, not between it and the
+            # commit that makes the new chunks searchable (the time other searches can miss the file).
             index.delete_path(entry.path)
+            ids = store.replace_file(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows)
             index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
             if vectors is not None:
                 vectors.remove(old_ids)

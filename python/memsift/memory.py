@@ -64,6 +64,8 @@ MAX_GET_CHARS = 20_000
 """``get`` returns at most this many characters; ``nextFrom`` says where to continue."""
 SEARCH_SYNC_BUDGET_S = 0.2
 """How long a search waits for a background sync it started before answering from the current index."""
+COMMIT_WAIT_S = 1.0
+"""How long a search that caught a writer between its store write and its BM25 commit waits for that commit."""
 WRITER_WAIT_S = 600.0
 """How long a sync waits for another process's sync of the same index (a watcher, ``memsift index``) to finish."""
 
@@ -849,6 +851,7 @@ class MemoryIndex:
         vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
         t = time.perf_counter()
         candidates: dict[int, _Candidate] = {}
+        rows: dict[int, ChunkRow] = {}
 
         def candidate(chunk_id: int) -> _Candidate:
             entry = candidates.get(chunk_id)
@@ -857,7 +860,7 @@ class MemoryIndex:
             return entry
 
         if mode != 'vector-only':
-            keyword = self._keyword_hits(text, debug)
+            keyword, rows = self._keyword_hits(text, debug)
             best = max((score for _, score in keyword), default=0.0)
             for chunk_id, score in keyword:
                 # Hybrid: BM25 relative to this query's best match. OpenClaw's r / (1 + r) squeezes every good match
@@ -879,7 +882,7 @@ class MemoryIndex:
         self._path_candidates(text, candidate)
         t = self._timed(debug, 'pathMs', t)
 
-        rows = {row.id: row for row in self.store.chunks(list(candidates))}
+        rows.update((row.id, row) for row in self.store.chunks([i for i in candidates if i not in rows]))
         pool = [c for c in candidates.values() if c.id in rows and (sources is None or rows[c.id].source in sources)]
         if any(rows[c.id].source == 'sessions' for c in pool):
             visible = self._visible_session_paths(session_key)
@@ -920,21 +923,24 @@ class MemoryIndex:
         debug['candidates'] = len(pool)
         return kept[:limit]
 
-    def _keyword_hits(self, text: str, debug: dict[str, Any]) -> list[tuple[int, float]]:
-        """The BM25 leg. A writer (here or in another process) replaces a file's chunks in the store first and
-        commits the BM25 index right after; a search in between would find the old chunk ids gone from the store
-        and lose the file. When it sees that, it waits (at most :data:`SEARCH_SYNC_BUDGET_S`) for the commit."""
-        hits = self.index.search(text, LEG_CANDIDATES)
-        if not hits or self.index.generation == self.store.generation:
-            return hits
-        if self.store.count_chunks([chunk_id for chunk_id, _ in hits]) == len(hits):
-            return hits
-        deadline = time.monotonic() + SEARCH_SYNC_BUDGET_S
-        while self.index.generation != self.store.generation and time.monotonic() < deadline:
+    def _keyword_hits(self, text: str, debug: dict[str, Any]) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
+        """The BM25 leg and the chunks it found, read together.
+
+        A writer (here or in another process) replaces a file's chunks in the store first and commits the BM25
+        index right after; a search in between would find the old chunk ids gone from the store and lose the file.
+        When it sees that, it waits (at most :data:`COMMIT_WAIT_S`) for the commit.
+        """
+        started = time.monotonic()
+        while True:
+            hits = self.index.search(text, LEG_CANDIDATES)
+            rows = {row.id: row for row in self.store.chunks([chunk_id for chunk_id, _ in hits])}
+            if (len(rows) == len(hits) or self.index.generation == self.store.generation
+                    or time.monotonic() - started > COMMIT_WAIT_S):
+                break
             time.sleep(0.005)
             self.index.reload()
-        debug['awaitedCommitMs'] = round((SEARCH_SYNC_BUDGET_S - (deadline - time.monotonic())) * 1000, 3)
-        return self.index.search(text, LEG_CANDIDATES)
+            debug['awaitedCommitMs'] = round((time.monotonic() - started) * 1000, 3)
+        return hits, rows
 
     def _path_candidates(self, text: str, candidate: Any) -> None:
         """Filename/path search (§6): exact tiers on whole files, BM25 over paths for partial matches."""

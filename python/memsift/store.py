@@ -278,14 +278,6 @@ class MemoryStore:
         with self._lock:
             return int(self._db.execute('SELECT COUNT(*) FROM embeddings').fetchone()[0])
 
-    def count_chunks(self, ids: Sequence[int]) -> int:
-        """How many of ``ids`` are stored chunks."""
-        if not ids:
-            return 0
-        with self._lock:
-            return int(self._db.execute(f'SELECT COUNT(*) FROM chunks WHERE id IN ({",".join("?" * len(ids))})',
-                                        list(ids)).fetchone()[0])
-
     def chunk_ids(self, path: str) -> list[int]:
         with self._lock:
             return [row[0] for row in self._db.execute('SELECT id FROM chunks WHERE path = ? ORDER BY id', (path,))]
