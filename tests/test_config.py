@@ -6,7 +6,8 @@ import pytest
 
 import memsift
 import memsift.config
-from memsift.config import ConfigError, ConfigWarning, ExtraPath, load_config
+from memsift.errors import ConfigError, ConfigWarning
+from memsift.config import ExtraPath, load_config
 
 CONFIG_JSON5 = """
 // OpenClaw config with two agents

@@ -6,8 +6,9 @@ Fake secrets are assembled from a prefix and a body so that no scanner mistakes 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from memsift.config import ConfigError
-from memsift.redact import Redactor, RedactPatternError, mask, redact
+
+from memsift.errors import ConfigError, RedactPatternError
+from memsift.redact import Redactor, mask, redact
 
 B36 = 'Xq7TmP2vLk9RsW4nZb8YcH3jDf6GaE1uKo5i'  # a 36-character token body
 B24 = 'mF9xQ2wE7rT4yU1iO8pA3sD6'

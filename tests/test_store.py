@@ -8,7 +8,8 @@ import threading
 import pytest
 
 import memsift
-from memsift.store import FileRecord, MemoryStore, StoreError
+from memsift.errors import StoreError
+from memsift.store import FileRecord, MemoryStore
 
 
 def chunks(*texts):

@@ -5,7 +5,8 @@ import os
 import pytest
 
 import memsift
-from memsift.workspace import MemoryFile, SkippedFile, list_memory_files, read_memory_file
+from memsift.errors import SkippedFile
+from memsift.workspace import MemoryFile, list_memory_files, read_memory_file
 
 
 def write(path, text='x'):

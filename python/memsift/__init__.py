@@ -29,12 +29,24 @@ from memsift._core import (
     mmr_vectors,
     tokenize,
 )
-from memsift.config import ConfigError, ConfigWarning, MemoryConfig, load_config
-from memsift.embedding import EmbeddingProvider, ProviderError
-from memsift.errors import InternalError, InvalidInputError, MemsiftError, SearchIndexError
+from memsift.config import MemoryConfig, load_config
+from memsift.embedding import EmbeddingProvider
+from memsift.errors import (
+    ConfigError,
+    ConfigWarning,
+    InternalError,
+    InvalidInputError,
+    MemsiftError,
+    ProviderError,
+    RedactPatternError,
+    SearchIndexError,
+    SessionStoreError,
+    SkippedFile,
+    StoreError,
+)
 from memsift.indexer import SyncReport
 from memsift.memory import MemoryHit, MemoryIndex, SearchResult
-from memsift.sessions import Caller, SessionStore, SessionStoreError
+from memsift.sessions import Caller, SessionStore
 from memsift.tools import MemoryTools
 from memsift.openclaw import from_openclaw
 
@@ -54,10 +66,13 @@ __all__ = [
     'MemoryTools',
     'MemsiftError',
     'ProviderError',
+    'RedactPatternError',
     'SearchIndexError',
     'SearchResult',
     'SessionStore',
     'SessionStoreError',
+    'SkippedFile',
+    'StoreError',
     'SyncReport',
     'VectorStore',
     '__version__',

@@ -36,8 +36,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memsift.config import ConfigError, MemoryConfig, load_config
-from memsift.errors import MemsiftError
+from memsift.config import MemoryConfig, load_config
+from memsift.errors import ConfigError, MemsiftError
 from memsift.indexer import Progress, SyncReport
 from memsift.memory import MemoryIndex
 from memsift.sessions import Caller, SessionStore

@@ -23,14 +23,12 @@ from typing import Any, Union
 import json5
 
 from memsift._text import preview
-from memsift.errors import MemsiftError
+from memsift.errors import ConfigError, ConfigWarning
 
 __all__ = [
     'BatchConfig',
     'CacheConfig',
     'ChunkingConfig',
-    'ConfigError',
-    'ConfigWarning',
     'ExtraPath',
     'HybridConfig',
     'LocalConfig',
@@ -55,22 +53,6 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _MODALITIES = ('image', 'audio')
 _MULTIMODAL_PROVIDER, _MULTIMODAL_MODEL = 'gemini', 'gemini-embedding-2-preview'
 _DEFAULT_STORE_PATH = '~/.memsift/memory/{agentId}.sqlite'
-
-
-class ConfigError(MemsiftError):
-    """A memory config that cannot be used: wrong type, out-of-range value, unreadable or malformed file.
-
-    ``key_path`` names the offending key (``None`` for file-level problems); ``file`` is the config file, if any.
-    """
-
-    def __init__(self, message: str, *, key_path: str | None = None, file: str | None = None) -> None:
-        super().__init__(message)
-        self.key_path = key_path
-        self.file = file
-
-
-class ConfigWarning(UserWarning):
-    """A config problem that is ignored, such as an unknown key."""
 
 
 # ---------------------------------------------------------------- resolved config

@@ -25,20 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from memsift.errors import MemsiftError
+from memsift.errors import ProviderError
 
-__all__ = ['EmbeddingProvider', 'ProviderError', 'embed_documents', 'embed_query']
-
-
-class ProviderError(MemsiftError):
-    """An embedding provider failed or answered something unusable (the message names the provider).
-
-    ``transport`` is true when the connection broke instead of the provider answering an error; ``status`` is the
-    HTTP status of an error answer.
-    """
-
-    transport = False
-    status: int | None = None
+__all__ = ['EmbeddingProvider', 'embed_documents', 'embed_query']
 
 
 @runtime_checkable

@@ -28,10 +28,11 @@ from typing import Union
 import numpy as np
 import numpy.typing as npt
 
+from memsift.errors import SkippedFile
 from memsift._core import Bm25Index, VectorStore, chunk_markdown
 from memsift.media import MediaInput, read_media_file
 from memsift.store import ChunkRow, FileRecord, MemoryStore
-from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, SkippedFile, list_memory_files, read_memory_file
+from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, list_memory_files, read_memory_file
 
 __all__ = [
     'Embedder', 'Progress', 'SyncReport', 'ensure_index_current', 'load_vectors', 'sync_workspace', 'workspace_changed'

@@ -16,7 +16,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsift.workspace import SkippedFile, read_bounded
+from memsift.errors import SkippedFile
+from memsift.workspace import read_bounded
 
 __all__ = ['EXTENSIONS', 'MediaInput', 'modality_of', 'read_media_file', 'sniff_mime']
 

@@ -40,15 +40,15 @@ from filelock import FileLock, Timeout
 from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
 from memsift._text import preview, scrub
 from memsift.config import ExtraPath, MemoryConfig, load_config
-from memsift.embedding import EmbeddingProvider, ProviderError, embed_documents, embed_query
+from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
-from memsift.errors import InvalidInputError, MemsiftError, SearchIndexError
+from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError, SkippedFile, StoreError
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
 from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.sessions import Caller, SessionStore, default_sessions_path
-from memsift.store import ChunkRow, FileRecord, MemoryStore, StoreError
-from memsift.workspace import MemoryFile, SkippedFile, extra_roots, is_inside, read_memory_file
+from memsift.store import ChunkRow, FileRecord, MemoryStore
+from memsift.workspace import MemoryFile, extra_roots, is_inside, read_memory_file
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
 

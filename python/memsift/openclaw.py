@@ -24,8 +24,8 @@ from typing import Any
 
 import json5
 
-from memsift.config import ConfigError, MemoryConfig, load_config
-from memsift.errors import MemsiftError
+from memsift.config import MemoryConfig, load_config
+from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore
 from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 

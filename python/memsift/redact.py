@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from memsift._text import preview
-from memsift.config import ConfigError
+from memsift.errors import RedactPatternError
 
-__all__ = ['RedactPatternError', 'Redactor', 'mask', 'redact']
+__all__ = ['Redactor', 'mask', 'redact']
 
 _MIN_LENGTH = 18  # OpenClaw's DEFAULT_REDACT_MIN_LENGTH: shorter values are masked completely
 _KEEP_START = 6
@@ -155,13 +155,6 @@ _DEFAULT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ('telegram-bot-token', _token('[0-9]', '[0-9]{5,}:[A-Za-z0-9_-]{20,}', '[0-9:]')),
     )
 )
-
-
-class RedactPatternError(ConfigError, ValueError):
-    """An unusable ``logging.redactPatterns`` entry; ``key_path`` is ``logging.redactPatterns[i]``.
-
-    A :class:`~memsift.config.ConfigError` (so config problems are caught in one place) and a :class:`ValueError`.
-    """
 
 
 class _Rule(NamedTuple):

@@ -22,25 +22,25 @@ True
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from memsift._core import Analyzer
+from memsift._sqlite import connect, transaction
 from memsift._text import preview, scrub
-from memsift.errors import InvalidInputError, MemsiftError
+from memsift.errors import InvalidInputError, SessionStoreError
 from memsift.redact import Redactor
 
-__all__ = ['Caller', 'SessionStore', 'SessionStoreError', 'Visibility', 'default_sessions_path']
+__all__ = ['Caller', 'SessionStore', 'Visibility', 'default_sessions_path']
 
 Visibility = Literal['self', 'tree', 'agent', 'all']
 VISIBILITIES = ('self', 'tree', 'agent', 'all')
@@ -126,10 +126,6 @@ WHEN OLD.spawned_by IS NOT NEW.spawned_by OR OLD.incognito != NEW.incognito OR O
     OR OLD.needs_rebuild != NEW.needs_rebuild
 BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;
 """
-
-
-class SessionStoreError(MemsiftError):
-    """The session store could not be opened, read or written (the message names the file)."""
 
 
 def default_sessions_path(agent_id: str) -> Path:
@@ -257,23 +253,9 @@ class SessionStore:
         self._reconciler: threading.Thread | None = None
         self._cache: _Snapshot | None = None
         self._closed = False
-        try:
-            if self.path != ':memory:':
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(Path(self.path).expanduser() if self.path != ':memory:' else self.path,
-                                       check_same_thread=False, isolation_level=None, timeout=10.0)
-            self._db.execute('PRAGMA foreign_keys = ON')
-            self._db.execute('PRAGMA journal_mode = WAL')
-            self._db.execute('PRAGMA synchronous = NORMAL')
-            self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(_SCHEMA_VERSION),))
-            elif int(row[0]) != _SCHEMA_VERSION:
-                raise SessionStoreError(f'{self.path} has session schema {row[0]}, this memsift expects '
-                                        f'{_SCHEMA_VERSION}; move the file aside and re-import the transcripts')
-        except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(f'cannot open the session store {self.path}: {exc}') from exc
+        self._db = connect(self.path if self.path == ':memory:' else str(Path(self.path).expanduser()), _SCHEMA,
+                           _SCHEMA_VERSION, SessionStoreError, 'the session store',
+                           'move the file aside and re-import the transcripts')
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -297,8 +279,8 @@ class SessionStore:
 
     # ------------------------------------------------------------------ writing
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db, self.path)
+    def _transaction(self) -> AbstractContextManager[None]:
+        return transaction(self._db, SessionStoreError, f'the session store {self.path}')
 
     def _session_state(self, key: str) -> tuple[str | None, int, int, str | None] | None:
         """``(leaf, needs_rebuild, event_count, spawned_by)`` of a stored session."""
@@ -860,31 +842,6 @@ def _visible_keys(snapshot: _Snapshot, caller: Caller, store_agent: str) -> set[
     if caller.sandboxed and caller.sandbox_visibility == 'spawned':
         keys &= spawned_tree(key)
     return keys & set(sessions)
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error (so a failed append leaves nothing behind)."""
-
-    def __init__(self, db: sqlite3.Connection, path: str) -> None:
-        self._db, self._path = db, path
-
-    def __enter__(self) -> None:
-        try:
-            self._db.execute('BEGIN IMMEDIATE')
-        except sqlite3.Error as exc:
-            raise SessionStoreError(f'cannot write the session store {self._path}: {exc}') from exc
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if kind is None:
-            try:
-                self._db.execute('COMMIT')
-                return
-            except sqlite3.Error as error:
-                self._db.execute('ROLLBACK')
-                raise SessionStoreError(f'cannot write the session store {self._path}: {error}') from error
-        self._db.execute('ROLLBACK')
-        if isinstance(exc, sqlite3.Error):
-            raise SessionStoreError(f'cannot write the session store {self._path}: {exc}') from exc
 
 
 def _check_query(query: object, limit: object) -> str | None:

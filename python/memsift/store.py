@@ -17,16 +17,20 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from memsift.errors import MemsiftError
+from memsift._sqlite import connect, transaction
+from memsift.errors import StoreError
 
-__all__ = ['ChunkRow', 'FileRecord', 'MemoryStore', 'StoreError']
+__all__ = ['ChunkRow', 'FileRecord', 'MemoryStore']
+
+T = TypeVar('T')
 
 SCHEMA_VERSION = 2
 
@@ -66,10 +70,6 @@ CREATE INDEX IF NOT EXISTS embedding_cache_age ON embedding_cache(updated_at);
 """
 
 
-class StoreError(MemsiftError):
-    """The SQLite store could not be opened or written (the message names the file)."""
-
-
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     path: str
@@ -101,26 +101,9 @@ class MemoryStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
-        try:
-            if self.path != ':memory:':
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
-            self._db.execute('PRAGMA foreign_keys = ON')
-            self._db.execute('PRAGMA journal_mode = WAL')
-            # WAL + NORMAL: a commit survives an application crash without an fsync each; a power cut may roll the
-            # store back a few transactions, which derived indexes detect by generation and rebuild.
-            self._db.execute('PRAGMA synchronous = NORMAL')
-            self._db.executescript(_SCHEMA)
-            version = self._meta('schema_version')
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f'cannot open the memory store {self.path}: {exc}') from exc
-        if version is None:
-            self._set_meta('schema_version', str(SCHEMA_VERSION))
-        elif int(version) != SCHEMA_VERSION:
-            raise StoreError(
-                f'{self.path} has store schema {version}, this memsift expects {SCHEMA_VERSION}; '
-                'delete the file to rebuild it from the workspace'
-            )
+        self._db = connect(self.path if self.path == ':memory:' else str(Path(self.path).expanduser()), _SCHEMA,
+                           SCHEMA_VERSION, StoreError, 'the memory store',
+                           'delete the file to rebuild it from the workspace')
 
     # ------------------------------------------------------------------ meta
 
@@ -147,20 +130,11 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writes
 
-    def _write(self, work) -> object:
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(db)`` in one transaction that also bumps the generation."""
-        with self._lock:
-            try:
-                self._db.execute('BEGIN IMMEDIATE')
-                try:
-                    result = work(self._db)
-                    self._set_meta('generation', str(int(self._meta('generation') or 0) + 1))
-                except BaseException:
-                    self._db.execute('ROLLBACK')
-                    raise
-                self._db.execute('COMMIT')
-            except sqlite3.Error as exc:
-                raise StoreError(f'cannot write the memory store {self.path}: {exc}') from exc
+        with self._lock, transaction(self._db, StoreError, f'the memory store {self.path}'):
+            result = work(self._db)
+            self._set_meta('generation', str(int(self._meta('generation') or 0) + 1))
             return result
 
     def set_identity(self, identity: dict) -> None:
@@ -206,7 +180,7 @@ class MemoryStore:
                                [(i, rows[n].tobytes()) for n, i in enumerate(ids)])
             return ids
 
-        return self._write(work)  # type: ignore[return-value]
+        return self._write(work)
 
     def delete_file(self, path: str) -> list[int]:
         """Forget ``path``; returns the ids of the chunks removed with it."""
@@ -217,7 +191,7 @@ class MemoryStore:
             db.execute('DELETE FROM skipped WHERE path = ?', (path,))
             return ids
 
-        return self._write(work)  # type: ignore[return-value]
+        return self._write(work)
 
     def touch_file(self, path: str, mtime: float, size: int) -> None:
         """Record a new stat for ``path`` whose content is unchanged (not a generation change: nothing searchable

@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsift.errors import MemsiftError
+from memsift.errors import SkippedFile
 
 __all__ = [
-    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'SkippedFile', 'extra_roots', 'is_inside',
+    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'extra_roots', 'is_inside',
     'list_memory_files', 'read_bounded', 'read_memory_file',
 ]
 
@@ -51,15 +51,6 @@ class MemoryFile:
     read: Callable[[], tuple[str, tuple[int, ...]]] | None = field(default=None, compare=False)
     """A document that is not a file (a session transcript): returns its text and, per text line, the source line
     the chunk line numbers map to. ``mtime`` and ``size`` then describe the source (message count, bytes)."""
-
-
-class SkippedFile(MemsiftError):
-    """A memory file that cannot be indexed; ``reason`` says why and ``path`` which file."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f'{path}: {reason}')
-        self.path = path
-        self.reason = reason
 
 
 def _lstat(path: Path) -> os.stat_result | None:

@@ -15,8 +15,9 @@ from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-from memsift.embedding import EmbeddingProvider, ProviderError
+from memsift.embedding import EmbeddingProvider
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
 from memsift.providers.bedrock import BedrockEmbeddings
 from memsift.providers.copilot import CopilotEmbeddings

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from memsift.embedding import ProviderError
+
 
 __all__ = ['MAX_BATCH_BYTES', 'EmbeddingHttp', 'batches', 'map_concurrently']
 
@@ -182,3 +182,4 @@ class EmbeddingHttp:
 
     def close(self) -> None:
         self._client.close()
+from memsift.errors import ProviderError

@@ -9,8 +9,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-from memsift.embedding import ProviderError
+
 from memsift.providers._http import EmbeddingHttp, batches, map_concurrently
 from memsift.providers.batch import FAILURE_LIMIT, BatchUnavailable
 

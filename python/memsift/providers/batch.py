@@ -22,8 +22,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from memsift.errors import ProviderError
 from memsift.config import BatchConfig
-from memsift.embedding import ProviderError
+
 from memsift.providers._http import EmbeddingHttp, batches
 
 __all__ = ['FAILURE_LIMIT', 'MAX_REQUESTS', 'BatchUnavailable', 'run_gemini_batch', 'run_openai_batch']

@@ -25,8 +25,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
+from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-from memsift.embedding import ProviderError
+
 from memsift.providers._http import map_concurrently
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
 

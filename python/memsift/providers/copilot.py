@@ -26,9 +26,10 @@ from typing import Any, ClassVar
 
 import httpx
 
+from memsift.errors import ProviderError
 from memsift._core import __version__
 from memsift.config import MemoryConfig
-from memsift.embedding import ProviderError
+
 from memsift.providers._http import EmbeddingHttp
 from memsift.providers.base import RemoteEmbeddings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from memsift.embedding import ProviderError
+from memsift.errors import ProviderError
 from memsift.media import MediaInput
 from memsift.providers.base import RemoteEmbeddings
 from memsift.providers.batch import run_gemini_batch

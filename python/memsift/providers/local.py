@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-from memsift.embedding import ProviderError
+
 
 __all__ = ['DEFAULT_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from memsift.embedding import ProviderError
+from memsift.errors import ProviderError
 from memsift.providers.base import RemoteEmbeddings
 from memsift.providers.batch import run_openai_batch
 
