@@ -401,6 +401,10 @@ def _reader(index: Any, commits: _Commits, stop: threading.Event, figures: Figur
             stop.wait(pause)
             continue
         figures.add('searches')
+        if figures.counts.get('searches', 0) % 25 == 0:  # a sync this reader started (on search) failed
+            sync_error = index.status()['syncError']
+            if sync_error:
+                figures.error('errors', f'background sync: {sync_error}')
         age = started - commit['t']
         if commit['path'] in {hit.path for hit in result.results}:
             if pending and commit is pending[0]:

@@ -229,10 +229,10 @@ def sync_workspace(
             # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
             # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
             old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-            # Staged first: opening the BM25 writer then happens before the store write, not between it and the
-            # commit that makes the new chunks searchable (the time other searches can miss the file).
-            index.delete_path(entry.path)
+            # The store first, then the BM25 index: if the store write fails nothing is staged for this file, so
+            # the commit in `finally` below never makes the BM25 index disagree with the store.
             ids = store.replace_file(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows)
+            index.delete_path(entry.path)
             index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
             if vectors is not None:
                 vectors.remove(old_ids)
