@@ -37,6 +37,9 @@ test-python: setup
 test: test-python test-rust
 
 lint: $(PY)
+	$(PY) -m pip install --quiet 'ruff==0.17.6'
+	$(VENV)/bin/ruff check python tests benches examples
+	$(VENV)/bin/ruff format --check python tests benches examples
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 

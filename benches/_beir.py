@@ -95,8 +95,13 @@ def subset(data: Dataset, max_docs: int) -> Dataset:
         keep.add(doc_id)
     rows = [(d, t) for d, t in zip(data.doc_ids, data.docs) if d in keep]
     queries = [(q, t) for q, t in data.queries if data.qrels.get(q) and set(data.qrels[q]) <= keep]
-    return Dataset(name=f'{data.name}[{len(rows)} docs]', doc_ids=[d for d, _ in rows], docs=[t for _, t in rows],
-                   queries=queries, qrels={q: data.qrels[q] for q, _ in queries})
+    return Dataset(
+        name=f'{data.name}[{len(rows)} docs]',
+        doc_ids=[d for d, _ in rows],
+        docs=[t for _, t in rows],
+        queries=queries,
+        qrels={q: data.qrels[q] for q, _ in queries},
+    )
 
 
 def dataset_dirs(root: Path) -> list[Path]:

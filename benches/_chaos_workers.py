@@ -42,17 +42,102 @@ VISIBLE_AFTER_S = 1.0
 # Unique words are built from consonants other than s, l and y: with no vowel the English stemmer has no region to
 # cut a suffix from, so a word is indexed, queried and compared verbatim and two words never stem to the same term.
 _ALPHABET = 'bcdfghjkmpqrtvwxz'
-_EN = ('deploy backup rollback cluster latency budget roadmap invoice meeting retro migration schema cache '
-       'token review release incident pager alert dashboard tenant quota replica shard index query vector '
-       'embedding prompt agent memory note garden travel recipe doctor dentist birthday gift laptop router '
-       'firmware kernel editor keyboard monitor coffee tea invoice contract lawyer landlord plumber').split()
-_VERBS = 'fixed moved checked planned reviewed booked cancelled renamed upgraded wrote called paid merged'.split()
-_ZH = ('把数据库迁移到新集群', '明天上午十点开会讨论预算', '视频下载工具的配置：默认画质 1080P', '记得给妈妈打电话',
-       '服务器的备份策略需要每周检查一次', '新版本发布前要跑完所有的回归测试', '周末去图书馆还书')
-_JA = ('明日の会議は午後三時からです', 'サーバーのバックアップを毎週確認する', '東京駅で友達と待ち合わせ',
-       '新しいキーボードを注文した', 'レポートの締め切りは金曜日です', '猫の予防接種を予約する')
-_FOLDERS = ('projects/atlas', 'projects/atlas/infra', 'projects/hermes', 'people', 'travel/2025', 'recipes',
-            'ops/runbooks')
+_EN = [
+    'deploy',
+    'backup',
+    'rollback',
+    'cluster',
+    'latency',
+    'budget',
+    'roadmap',
+    'invoice',
+    'meeting',
+    'retro',
+    'migration',
+    'schema',
+    'cache',
+    'token',
+    'review',
+    'release',
+    'incident',
+    'pager',
+    'alert',
+    'dashboard',
+    'tenant',
+    'quota',
+    'replica',
+    'shard',
+    'index',
+    'query',
+    'vector',
+    'embedding',
+    'prompt',
+    'agent',
+    'memory',
+    'note',
+    'garden',
+    'travel',
+    'recipe',
+    'doctor',
+    'dentist',
+    'birthday',
+    'gift',
+    'laptop',
+    'router',
+    'firmware',
+    'kernel',
+    'editor',
+    'keyboard',
+    'monitor',
+    'coffee',
+    'tea',
+    'invoice',
+    'contract',
+    'lawyer',
+    'landlord',
+    'plumber',
+]
+_VERBS = [
+    'fixed',
+    'moved',
+    'checked',
+    'planned',
+    'reviewed',
+    'booked',
+    'cancelled',
+    'renamed',
+    'upgraded',
+    'wrote',
+    'called',
+    'paid',
+    'merged',
+]
+_ZH = (
+    '把数据库迁移到新集群',
+    '明天上午十点开会讨论预算',
+    '视频下载工具的配置：默认画质 1080P',
+    '记得给妈妈打电话',
+    '服务器的备份策略需要每周检查一次',
+    '新版本发布前要跑完所有的回归测试',
+    '周末去图书馆还书',
+)
+_JA = (
+    '明日の会議は午後三時からです',
+    'サーバーのバックアップを毎週確認する',
+    '東京駅で友達と待ち合わせ',
+    '新しいキーボードを注文した',
+    'レポートの締め切りは金曜日です',
+    '猫の予防接種を予約する',
+)
+_FOLDERS = (
+    'projects/atlas',
+    'projects/atlas/infra',
+    'projects/hermes',
+    'people',
+    'travel/2025',
+    'recipes',
+    'ops/runbooks',
+)
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -216,8 +301,11 @@ def role_reopen(args: dict[str, Any]) -> None:
         status = index.status()
         # keyword_only: a pure read of what the killed process left, without a sync that would repair it first.
         hits = index.search(args['probe'], min_score=0.0, keyword_only=True).results
-        say(json.dumps({'files': status['files'], 'chunks': status['chunks'], 'docs': status['fts']['docs'],
-                        'hits': len(hits)}))
+        say(
+            json.dumps(
+                {'files': status['files'], 'chunks': status['chunks'], 'docs': status['fts']['docs'], 'hits': len(hits)}
+            )
+        )
 
 
 def _session_leaf(path: str) -> str | None:
@@ -244,9 +332,16 @@ def role_append(args: dict[str, Any]) -> None:
     for n in range(10**9):
         event_id, word = f'r{args["run"]:04d}m{n:07d}', unique_word('qk', args['run'] * 100_000 + n)
         text = f'{sentence(rng)} {word} {sentence(rng)}'
-        store.append(SESSION_KEY, {'type': 'message', 'id': event_id, 'parentId': parent,
-                                   'timestamp': int(time.time() * 1000),
-                                   'message': {'role': 'user' if n % 2 else 'assistant', 'content': text}})
+        store.append(
+            SESSION_KEY,
+            {
+                'type': 'message',
+                'id': event_id,
+                'parentId': parent,
+                'timestamp': int(time.time() * 1000),
+                'message': {'role': 'user' if n % 2 else 'assistant', 'content': text},
+            },
+        )
         say(f'ack {event_id} {word}')  # acknowledged: append returned
         parent = event_id
 
@@ -258,8 +353,16 @@ def role_session_reopen(args: dict[str, Any]) -> None:
         found = store.search(args['word'], caller=SESSION_KEY, limit=5) if args.get('word') else {'results': []}
         history = store.history(SESSION_KEY, caller=SESSION_KEY, limit=5)
         ids = [hit.get('messageId') for hit in found.get('results', [])]
-        say(json.dumps({'found': args.get('id') in ids, 'ids': ids, 'history': len(history.get('messages', [])),
-                        'error': found.get('error') or history.get('error')}))
+        say(
+            json.dumps(
+                {
+                    'found': args.get('id') in ids,
+                    'ids': ids,
+                    'history': len(history.get('messages', [])),
+                    'error': found.get('error') or history.get('error'),
+                }
+            )
+        )
 
 
 # ---------------------------------------------------------------- soak roles
@@ -356,9 +459,11 @@ def _miss_context(index: Any, commit: dict[str, Any], figures: Figures) -> str:
         rows = index.store.chunks(raw)
     except Exception as exc:
         return f' (reader state unavailable: {error_text(exc)})'
-    return (f' (this reader: store generation {status["generation"]}, BM25 at {status["fts"]["generation"]}, '
-            f'syncError {status["syncError"]!r}, keyword_only finds it: {commit["path"] in {h.path for h in hits}}, '
-            f'raw BM25 ids {raw} of which {len(rows)} in the store; the search that missed: {commit.get("debug")})')
+    return (
+        f' (this reader: store generation {status["generation"]}, BM25 at {status["fts"]["generation"]}, '
+        f'syncError {status["syncError"]!r}, keyword_only finds it: {commit["path"] in {h.path for h in hits}}, '
+        f'raw BM25 ids {raw} of which {len(rows)} in the store; the search that missed: {commit.get("debug")})'
+    )
 
 
 def _record_miss(index: Any, commit: dict[str, Any], age: float, figures: Figures, missed: set[str]) -> None:
@@ -372,12 +477,16 @@ def _record_miss(index: Any, commit: dict[str, Any], age: float, figures: Figure
         if late:
             missed.add(commit['token'])  # once per process, whichever thread saw it
     if late:
-        figures.error('missed_tokens', f'{commit["token"]} ({commit["side"]}, {commit["path"]}) not found '
-                                       f'{age:.2f} s after its commit{_miss_context(index, commit, figures)}')
+        figures.error(
+            'missed_tokens',
+            f'{commit["token"]} ({commit["side"]}, {commit["path"]}) not found '
+            f'{age:.2f} s after its commit{_miss_context(index, commit, figures)}',
+        )
 
 
-def _reader(index: Any, commits: _Commits, stop: threading.Event, figures: Figures, rng: random.Random,
-            pause: float) -> None:
+def _reader(
+    index: Any, commits: _Commits, stop: threading.Event, figures: Figures, rng: random.Random, pause: float
+) -> None:
     """Search each new token until found (its lag), and old tokens at random (that they stay found)."""
     seen = 0
     pending: list[dict[str, Any]] = []
@@ -427,9 +536,13 @@ def role_soak_reader(args: dict[str, Any]) -> None:
     try:
         with memsift.MemoryIndex(args['ws'], args['config']) as index:
             commits = _Commits(args['log'], stop)
-            threads = [threading.Thread(target=_reader, args=(index, commits, stop, figures,
-                                                              random.Random(args['seed'] * 100 + i), args['pause']))
-                       for i in range(args['threads'])]
+            threads = [
+                threading.Thread(
+                    target=_reader,
+                    args=(index, commits, stop, figures, random.Random(args['seed'] * 100 + i), args['pause']),
+                )
+                for i in range(args['threads'])
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -499,8 +612,13 @@ def role_watch_guard(args: dict[str, Any]) -> None:
 
 
 ROLES: dict[str, Callable[[dict[str, Any]], None]] = {
-    'sync': role_sync, 'reopen': role_reopen, 'append': role_append, 'session-reopen': role_session_reopen,
-    'soak-writer': role_soak_writer, 'soak-cli': role_soak_cli, 'soak-reader': role_soak_reader,
+    'sync': role_sync,
+    'reopen': role_reopen,
+    'append': role_append,
+    'session-reopen': role_session_reopen,
+    'soak-writer': role_soak_writer,
+    'soak-cli': role_soak_cli,
+    'soak-reader': role_soak_reader,
     'watch-guard': role_watch_guard,
 }
 

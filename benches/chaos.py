@@ -62,13 +62,21 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _chaos_workers import (  # noqa: E402  (the helper module sits next to this file)
-    SESSION_KEY, memory_config, note_path, note_text, read_log, sentence, unique_word, write_text,
+    SESSION_KEY,
+    memory_config,
+    note_path,
+    note_text,
+    read_log,
+    sentence,
+    unique_word,
+    write_text,
 )
 
 WORKERS = str(Path(__file__).resolve().parent / '_chaos_workers.py')
@@ -120,8 +128,10 @@ class Workspace:
         if how < 0.4:
             self._write(path, Path(path).stem)
         elif how < 0.7:
-            lines = [f'- {self.rng.choice(("later", "update", "追记", "追加"))}: {sentence(self.rng)}'
-                     for _ in range(self.rng.randint(1, 30))]
+            lines = [
+                f'- {self.rng.choice(("later", "update", "追记", "追加"))}: {sentence(self.rng)}'
+                for _ in range(self.rng.randint(1, 30))
+            ]
             with open(file, 'a', encoding='utf-8') as f:
                 f.write('\n'.join(lines) + '\n')
         else:
@@ -233,8 +243,14 @@ class Launcher:
         base = self.folder / f'{self.count:05d}-{role}'
         out, err = base.with_suffix('.out'), base.with_suffix('.err')
         with open(out, 'wb') as stdout, open(err, 'wb') as stderr:
-            proc = subprocess.Popen([sys.executable, WORKERS, role, json.dumps(payload)], stdout=stdout,
-                                    stderr=stderr, stdin=subprocess.DEVNULL, start_new_session=True, env=self.env)
+            proc = subprocess.Popen(
+                [sys.executable, WORKERS, role, json.dumps(payload)],
+                stdout=stdout,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=self.env,
+            )
         child = Child(proc, out, err)
         self.live = [c for c in self.live if c.proc.poll() is None] + [child]
         return child
@@ -262,8 +278,10 @@ def read_store(db: Path) -> tuple[Counter, set[str]]:
 def describe_diff(got: Counter, want: Counter) -> str:
     missing, extra = want - got, got - want
     example = next(iter(missing or extra))
-    return (f'{sum(missing.values())} chunks missing, {sum(extra.values())} extra '
-            f'(e.g. {"missing" if missing else "extra"} {example[0]} L{example[1]}-{example[2]})')
+    return (
+        f'{sum(missing.values())} chunks missing, {sum(extra.values())} extra '
+        f'(e.g. {"missing" if missing else "extra"} {example[0]} L{example[1]}-{example[2]})'
+    )
 
 
 @dataclass
@@ -330,8 +348,17 @@ class KillSuite:
         return self.counts + Counter(lost=len(self.lost), duplicated=len(self.duplicated))
 
     def summary(self) -> str:
-        names = ('kills', 'index_kills', 'sync_kills', 'append_kills', *self.FAILURES[:4], 'missed_kills',
-                 *self.FAILURES[4:], 'verifications', 'acknowledged')
+        names = (
+            'kills',
+            'index_kills',
+            'sync_kills',
+            'append_kills',
+            *self.FAILURES[:4],
+            'missed_kills',
+            *self.FAILURES[4:],
+            'verifications',
+            'acknowledged',
+        )
         figures = self.figures()
         return 'kill: ' + ' '.join(f'{name}={figures[name]}' for name in names) + f' seconds={self.seconds:.1f}'
 
@@ -367,8 +394,10 @@ class KillSuite:
             if done and timing is not None:
                 timing.finished(float(done[-1].split()[1]))
         else:
-            self.fail('child_errors', f'{kind} child {outcome} (status {child.proc.returncode}) before the kill: '
-                                      f'{child.stderr_tail()}')
+            self.fail(
+                'child_errors',
+                f'{kind} child {outcome} (status {child.proc.returncode}) before the kill: {child.stderr_tail()}',
+            )
         return False
 
     def note(self, kind: str, outcome: str, delay: float, seen: str = '') -> None:
@@ -422,8 +451,9 @@ class KillSuite:
 
         with memsift.MemoryIndex(ws.root, memory_config(store)) as index:
             index.sync()
-            found = [{hit.path for hit in index.search(word, max_results=10, min_score=0.0).results}
-                     for _, word in probes]
+            found = [
+                {hit.path for hit in index.search(word, max_results=10, min_score=0.0).results} for _, word in probes
+            ]
             return found, index.status()['fts']['docs']
 
     def verify_memory(self, ws: Workspace, store: Path) -> None:
@@ -453,8 +483,10 @@ class KillSuite:
         want_chunks, want_files = read_store(reference / 'main.sqlite')
         problems = []
         if files != want_files:
-            problems.append(f'files: {len(files - want_files)} extra, {len(want_files - files)} missing '
-                            f'(e.g. {sorted((files - want_files) or (want_files - files))[0]})')
+            problems.append(
+                f'files: {len(files - want_files)} extra, {len(want_files - files)} missing '
+                f'(e.g. {sorted((files - want_files) or (want_files - files))[0]})'
+            )
         if chunks != want_chunks:
             problems.append(describe_diff(chunks, want_chunks))
         if docs != sum(chunks.values()):
@@ -467,8 +499,16 @@ class KillSuite:
             self.verify_memory(ws, store)
         return seen
 
-    def sync_round(self, kind: str, ws: Workspace, store: Path, timing: Timing, last: bool, force: bool = False,
-                   midway: Callable[[], None] | None = None) -> bool:
+    def sync_round(
+        self,
+        kind: str,
+        ws: Workspace,
+        store: Path,
+        timing: Timing,
+        last: bool,
+        force: bool = False,
+        midway: Callable[[], None] | None = None,
+    ) -> bool:
         """One sync child killed mid-way (``midway`` edits the workspace half-way to the kill), then the checks;
         ``True`` when the kill landed (``last``: the final one of its kind, always verified)."""
         child = self.launcher.start('sync', {'ws': str(ws.root), 'store': str(store), 'force': force})
@@ -554,10 +594,21 @@ class KillSuite:
         """Each acknowledged id: one ``events`` row and one full-text row (a new loss or duplicate is reported once)."""
         con = sqlite3.connect(db, timeout=30)
         try:
-            events = Counter(dict(con.execute('SELECT event_id, COUNT(*) FROM events WHERE session_key = ? '
-                                              'GROUP BY event_id', (SESSION_KEY,))))
-            indexed = Counter(dict(con.execute('SELECT event_id, COUNT(*) FROM message_fts WHERE session_key = ? '
-                                               'GROUP BY event_id', (SESSION_KEY,))))
+            events = Counter(
+                dict(
+                    con.execute(
+                        'SELECT event_id, COUNT(*) FROM events WHERE session_key = ? GROUP BY event_id', (SESSION_KEY,)
+                    )
+                )
+            )
+            indexed = Counter(
+                dict(
+                    con.execute(
+                        'SELECT event_id, COUNT(*) FROM message_fts WHERE session_key = ? GROUP BY event_id',
+                        (SESSION_KEY,),
+                    )
+                )
+            )
         finally:
             con.close()
         for event_id in acked:
@@ -609,9 +660,11 @@ class Soak:
     def start(self, deadline: float) -> None:
         common = {'ws': str(self.ws), 'config': str(self.config), 'log': str(self.log), 'deadline': deadline}
         seed = self.args.seed
-        roles = {'watcher': ('watch-guard', {}),
-                 'writer': ('soak-writer', {'prefix': 'qw', 'seed': seed}),
-                 'cli': ('soak-cli', {'prefix': 'qc', 'seed': seed + 1, 'pause': 0.1})}
+        roles = {
+            'watcher': ('watch-guard', {}),
+            'writer': ('soak-writer', {'prefix': 'qw', 'seed': seed}),
+            'cli': ('soak-cli', {'prefix': 'qc', 'seed': seed + 1, 'pause': 0.1}),
+        }
         for side in self.args.without:  # to isolate which side a failure needs
             del roles[side]
         readers = max(1, self.args.readers)
@@ -708,8 +761,11 @@ class Soak:
             missed.update(data.get('missed', []))
         if slowest is not None:
             at = slowest['t'] - self.started
-            samples.insert(0, f'slowest: {slowest["token"]} ({slowest["side"]}, {slowest["path"]}), committed '
-                              f'{at:.1f} s into the soak, missing {slowest["lag_ms"]} ms later')
+            samples.insert(
+                0,
+                f'slowest: {slowest["token"]} ({slowest["side"]}, {slowest["path"]}), committed '
+                f'{at:.1f} s into the soak, missing {slowest["lag_ms"]} ms later',
+            )
         return sides, samples, missed, lag
 
     def summarize(self, seconds: float) -> tuple[str, bool]:
@@ -718,12 +774,14 @@ class Soak:
         for sample in samples[:MAX_SAMPLES]:
             progress(f'  {sample}')
         errors = {side: int(sides[side]['errors']) for side in SIDES}
-        line = (f'soak: seconds={seconds:.1f} readers={self.args.readers} writes={int(sides["writer"]["writes"])} '
-                f'cli_writes={int(sides["cli"]["writes"])} watcher_syncs={int(sides["watcher"]["syncs"])} '
-                f'searches={int(sides["reader"]["searches"])} errors={sum(errors.values())} '
-                + ' '.join(f'{side}_errors={n}' for side, n in errors.items())
-                + f' visibility_misses={len(missed)} max_lag_ms={lag:.0f} stale_at_end={self.end["stale_at_end"]}'
-                + f' lost_writes={self.end["lost_writes"]}')
+        line = (
+            f'soak: seconds={seconds:.1f} readers={self.args.readers} writes={int(sides["writer"]["writes"])} '
+            f'cli_writes={int(sides["cli"]["writes"])} watcher_syncs={int(sides["watcher"]["syncs"])} '
+            f'searches={int(sides["reader"]["searches"])} errors={sum(errors.values())} '
+            + ' '.join(f'{side}_errors={n}' for side, n in errors.items())
+            + f' visibility_misses={len(missed)} max_lag_ms={lag:.0f} stale_at_end={self.end["stale_at_end"]}'
+            + f' lost_writes={self.end["lost_writes"]}'
+        )
         return line, bool(sum(errors.values()) or missed or self.end['lost_writes'])
 
 
@@ -762,17 +820,24 @@ def run_fuzz(args: argparse.Namespace, tmp: Path) -> bool:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, '-m', 'pytest', 'tests/test_fuzz.py', '-q', '-p', 'no:cacheprovider', '-o', 'timeout=3600'],
-        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, errors='backslashreplace',
-        env={**os.environ, 'MEMSIFT_FUZZ_EXAMPLES': str(args.examples), 'MEMSIFT_FUZZ_COUNT': str(counts)})
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        errors='backslashreplace',
+        env={**os.environ, 'MEMSIFT_FUZZ_EXAMPLES': str(args.examples), 'MEMSIFT_FUZZ_COUNT': str(counts)},
+    )
     calls: Counter[str] = Counter()
     for line in counts.read_text(encoding='utf-8').splitlines() if counts.exists() else []:
         calls.update(json.loads(line))
     tally = {word: int(number) for number, word in re.findall(r'(\d+) (passed|failed|error)', done.stdout)}
     if done.returncode != 0:
         progress('\n'.join(done.stdout.splitlines()[-40:]))
-    print(f'fuzz: examples_per_test={args.examples} calls={sum(calls.values())} entry_points={len(calls)} '
-          f'passed_tests={tally.get("passed", 0)} failed_tests={tally.get("failed", 0) + tally.get("error", 0)} '
-          f'seconds={time.monotonic() - started:.1f}', flush=True)
+    print(
+        f'fuzz: examples_per_test={args.examples} calls={sum(calls.values())} entry_points={len(calls)} '
+        f'passed_tests={tally.get("passed", 0)} failed_tests={tally.get("failed", 0) + tally.get("error", 0)} '
+        f'seconds={time.monotonic() - started:.1f}',
+        flush=True,
+    )
     return done.returncode != 0
 
 
@@ -792,13 +857,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     common.add_argument('--keep', action='store_true', help='keep the temporary folder (its path goes to stderr)')
     kill = argparse.ArgumentParser(add_help=False)
     kill.add_argument('--kills', type=int, default=100, help='SIGKILLs in all (default 100)')
-    kill.add_argument('--verify-every', type=int, default=1, metavar='N',
-                      help='compare with a fresh reference every N kills (and at the end; default 1)')
+    kill.add_argument(
+        '--verify-every',
+        type=int,
+        default=1,
+        metavar='N',
+        help='compare with a fresh reference every N kills (and at the end; default 1)',
+    )
     soak = argparse.ArgumentParser(add_help=False)
     soak.add_argument('--seconds', type=float, default=300, help='soak duration (default 300)')
     soak.add_argument('--readers', type=int, default=8, help='reader threads (default 8, over >= 2 processes)')
-    soak.add_argument('--without', type=sides, default=[], metavar='SIDES',
-                      help='leave out some of: writer,cli,watcher (comma-separated; to isolate a failure)')
+    soak.add_argument(
+        '--without',
+        type=sides,
+        default=[],
+        metavar='SIDES',
+        help='leave out some of: writer,cli,watcher (comma-separated; to isolate a failure)',
+    )
     fuzz = argparse.ArgumentParser(add_help=False)
     fuzz.add_argument('--examples', type=int, default=300, help='hypothesis examples per property test (default 300)')
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import _beir
+
 import memsift
 
 DEEP_K = 100
@@ -109,16 +110,18 @@ def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...]) -> list[d
                     run[qid] = ranked
             metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
             latencies.sort()
-            records.append({
-                'dataset': data.name,
-                'mode': mode,
-                **{key: value for key, value in metrics.items() if key != 'queries'},
-                'queries': metrics['queries'],
-                'files': len(paths),
-                'index_s': round(report.seconds, 3),
-                'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
-                'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
-            })
+            records.append(
+                {
+                    'dataset': data.name,
+                    'mode': mode,
+                    **{key: value for key, value in metrics.items() if key != 'queries'},
+                    'queries': metrics['queries'],
+                    'files': len(paths),
+                    'index_s': round(report.seconds, 3),
+                    'query_p50_ms': round(statistics.median(latencies) * 1000, 3),
+                    'query_p95_ms': round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 3),
+                }
+            )
     return records
 
 
@@ -178,8 +181,9 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
-    parser.add_argument('--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'semantic', 'segmenter', 'all'),
-                        default='bm25')
+    parser.add_argument(
+        '--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'semantic', 'segmenter', 'all'), default='bm25'
+    )
     parser.add_argument('--limit-docs', type=int, help='use only the first N documents (and their queries)')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
     parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')

@@ -65,8 +65,9 @@ import _beir
 import bm25s
 import httpx
 import jieba
-import memsift
 import numpy as np
+
+import memsift
 
 MB = 1e6
 REPS = 3
@@ -154,19 +155,55 @@ def bench_tokenizer(data_root: Path, scale: float) -> tuple[list[Row], list[str]
     for label, texts in ((f'{len(english)} docs', english), ('one string', ['\n'.join(english)])):
         log(f'tokenizer: English, {label}')
         regex = throughput(regex_tokenize, texts)
-        rows.append(Row(section, f'EN tokenize, {label}', 'MB/s', throughput(memsift.tokenize, texts),
-                        're \\w+ lower', regex, f'input {mb(texts)}'))
-        rows.append(Row(section, f'EN count_tokens, {label}', 'MB/s', throughput(count_tokens, texts),
-                        're \\w+ lower', regex, f'input {mb(texts)}'))
+        rows.append(
+            Row(
+                section,
+                f'EN tokenize, {label}',
+                'MB/s',
+                throughput(memsift.tokenize, texts),
+                're \\w+ lower',
+                regex,
+                f'input {mb(texts)}',
+            )
+        )
+        rows.append(
+            Row(
+                section,
+                f'EN count_tokens, {label}',
+                'MB/s',
+                throughput(count_tokens, texts),
+                're \\w+ lower',
+                regex,
+                f'input {mb(texts)}',
+            )
+        )
     # The goals are about the analyzer; `tokenize` also pays for one Python str per token.
     latin = rows[1]
     for label, texts in ((f'{len(chinese)} docs', chinese), ('one string', ['\n'.join(chinese)])):
         log(f'tokenizer: Chinese, {label}')
         jieba_mbs = throughput(jieba.lcut, texts, reps=1)
-        rows.append(Row(section, f'ZH tokenize, {label}', 'MB/s', throughput(memsift.tokenize, texts),
-                        'jieba.lcut', jieba_mbs, f'input {mb(texts)}'))
-        rows.append(Row(section, f'ZH count_tokens, {label}', 'MB/s', throughput(count_tokens, texts),
-                        'jieba.lcut', jieba_mbs, f'input {mb(texts)}'))
+        rows.append(
+            Row(
+                section,
+                f'ZH tokenize, {label}',
+                'MB/s',
+                throughput(memsift.tokenize, texts),
+                'jieba.lcut',
+                jieba_mbs,
+                f'input {mb(texts)}',
+            )
+        )
+        rows.append(
+            Row(
+                section,
+                f'ZH count_tokens, {label}',
+                'MB/s',
+                throughput(count_tokens, texts),
+                'jieba.lcut',
+                jieba_mbs,
+                f'input {mb(texts)}',
+            )
+        )
     cjk = rows[5]
     goals = [
         goal_line(f'Latin analyzer ({latin.task})', latin.memsift, LATIN_GOAL_MBS),
@@ -324,8 +361,17 @@ def bench_exact(section: str, matrix: np.ndarray, queries: np.ndarray) -> tuple[
         store = memsift.VectorStore(dims, dtype=dtype, ann_threshold=2**62)
         store.add(np.arange(n, dtype=np.uint64), matrix)
         seconds, found = best_time(lambda: store_top10(store, queries, exact=True))
-        rows.append(Row(section, f'exact {dtype}, n={n:,}', 'queries/s', n_queries / seconds, 'numpy f32 M @ q',
-                        n_queries / numpy_s, f'top-10 agree {agreement(found, truth):.1f}%'))
+        rows.append(
+            Row(
+                section,
+                f'exact {dtype}, n={n:,}',
+                'queries/s',
+                n_queries / seconds,
+                'numpy f32 M @ q',
+                n_queries / numpy_s,
+                f'top-10 agree {agreement(found, truth):.1f}%',
+            )
+        )
     return rows, truth
 
 
@@ -337,8 +383,9 @@ def build_ann(matrix: np.ndarray, probe: np.ndarray) -> memsift.VectorStore:
     return store
 
 
-def bench_ann(section: str, matrix: np.ndarray, queries: np.ndarray, truth: list[np.ndarray], exact_qps: float,
-              label: str) -> list[Row]:
+def bench_ann(
+    section: str, matrix: np.ndarray, queries: np.ndarray, truth: list[np.ndarray], exact_qps: float, label: str
+) -> list[Row]:
     """HNSW build rate, then HNSW queries/s vs exact f32 and its recall@10 against numpy's exact top-10."""
     n, n_queries = len(matrix), len(queries)
     build_s, store = best_time(lambda: build_ann(matrix, queries[0]), reps=1)
@@ -347,8 +394,15 @@ def bench_ann(section: str, matrix: np.ndarray, queries: np.ndarray, truth: list
     seconds, found = best_time(lambda: store_top10(store, queries, exact=None))
     return [
         Row(section, f'ANN build (HNSW), n={n:,}, {label}', 'vectors/s', n / build_s, check=f'{build_s:.1f} s'),
-        Row(section, f'ANN f32, n={n:,}, {label}', 'queries/s', n_queries / seconds, 'memsift exact f32', exact_qps,
-            f'recall@10 {agreement(found, truth) / 100:.3f}'),
+        Row(
+            section,
+            f'ANN f32, n={n:,}, {label}',
+            'queries/s',
+            n_queries / seconds,
+            'memsift exact f32',
+            exact_qps,
+            f'recall@10 {agreement(found, truth) / 100:.3f}',
+        ),
     ]
 
 
@@ -415,8 +469,36 @@ NOTE_MTIME = 1_700_000_000
 FTS_TOKEN = re.compile(r'\w+')
 """OpenClaw's ``[\\p{L}\\p{N}_]+``: Python's Unicode ``\\w`` is letters, digits and ``_`` (nearly the same set)."""
 EMBED_STOP_WORDS = frozenset(
-    'a an and are as at be by for from has have in is it its of on or that the their this to was were which with'
-    .split()
+    [
+        'a',
+        'an',
+        'and',
+        'are',
+        'as',
+        'at',
+        'be',
+        'by',
+        'for',
+        'from',
+        'has',
+        'have',
+        'in',
+        'is',
+        'it',
+        'its',
+        'of',
+        'on',
+        'or',
+        'that',
+        'the',
+        'their',
+        'this',
+        'to',
+        'was',
+        'were',
+        'which',
+        'with',
+    ]
 )
 
 OPENCLAW_SCHEMA = """
@@ -436,8 +518,9 @@ OPENCLAW_INSERT_CHUNK = (
     'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET hash=excluded.hash, model=excluded.model, '
     'text=excluded.text, embedding=excluded.embedding, updated_at=excluded.updated_at'
 )
-OPENCLAW_INSERT_FTS = ('INSERT INTO chunks_fts (text, id, path, source, model, start_line, end_line) '
-                       'VALUES (?, ?, ?, ?, ?, ?, ?)')
+OPENCLAW_INSERT_FTS = (
+    'INSERT INTO chunks_fts (text, id, path, source, model, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?, ?)'
+)
 OPENCLAW_UPSERT_FILE = (
     'INSERT INTO files (path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET '
     'source=excluded.source, hash=excluded.hash, mtime=excluded.mtime, size=excluded.size'
@@ -540,8 +623,9 @@ class BenchEmbedder:
         self._memo: dict[str, np.ndarray] = {}
 
     def _embed(self, text: str) -> np.ndarray:
-        rows = sorted({zlib.crc32(t.encode()) % EMBED_BUCKETS for t in memsift.tokenize(text)
-                       if t not in EMBED_STOP_WORDS}) or [zlib.crc32(text.encode()) % EMBED_BUCKETS]
+        rows = sorted(
+            {zlib.crc32(t.encode()) % EMBED_BUCKETS for t in memsift.tokenize(text) if t not in EMBED_STOP_WORDS}
+        ) or [zlib.crc32(text.encode()) % EMBED_BUCKETS]
         vector = self._projection[rows].sum(axis=0)
         vector = vector / np.linalg.norm(vector) + self._shared
         return vector / np.linalg.norm(vector)
@@ -576,11 +660,13 @@ class OpenClawBaseline:
         self.conn.execute('PRAGMA synchronous = NORMAL')
         self.conn.execute(OPENCLAW_SCHEMA)
         if vec_extension is not None:
-            self.conn.execute(f'CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, '
-                              f'embedding FLOAT[{EMBED_DIMS}])')
+            self.conn.execute(
+                f'CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, embedding FLOAT[{EMBED_DIMS}])'
+            )
 
-    def build(self, workspace: Path, model: str, embedder: BenchEmbedder | None = None,
-              transaction_per_file: bool = True) -> None:
+    def build(
+        self, workspace: Path, model: str, embedder: BenchEmbedder | None = None, transaction_per_file: bool = True
+    ) -> None:
         """Index every ``*.md`` below ``workspace/memory``: read, sha256, chunk, (embed,) insert."""
         conn = self.conn
         if not transaction_per_file:
@@ -597,15 +683,32 @@ class OpenClawBaseline:
                 conn.execute('BEGIN')
             for n, chunk in enumerate(chunks):
                 chunk_id = hashlib.sha256(
-                    f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}'.encode()).hexdigest()
+                    f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}'.encode()
+                ).hexdigest()
                 embedding = '[]' if vectors is None else json.dumps(vectors[n].tolist())
-                conn.execute(OPENCLAW_INSERT_CHUNK, (chunk_id, rel, 'memory', chunk.start_line, chunk.end_line,
-                                                     chunk.hash, model, chunk.text, embedding, now))
+                conn.execute(
+                    OPENCLAW_INSERT_CHUNK,
+                    (
+                        chunk_id,
+                        rel,
+                        'memory',
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.hash,
+                        model,
+                        chunk.text,
+                        embedding,
+                        now,
+                    ),
+                )
                 if vectors is not None:
-                    conn.execute('INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
-                                 (chunk_id, vectors[n].astype(np.float32).tobytes()))
-                conn.execute(OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', model, chunk.start_line,
-                                                   chunk.end_line))
+                    conn.execute(
+                        'INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
+                        (chunk_id, vectors[n].astype(np.float32).tobytes()),
+                    )
+                conn.execute(
+                    OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', model, chunk.start_line, chunk.end_line)
+                )
             conn.execute(OPENCLAW_UPSERT_FILE, (rel, 'memory', digest, int(stat.st_mtime * 1000), stat.st_size))
             if transaction_per_file:
                 conn.execute('COMMIT')
@@ -627,8 +730,9 @@ class OpenClawBaseline:
             changed += known.get(rel) != digest
         return changed + len(set(known) - active)
 
-    def keyword(self, query: str, model: str | None,
-                joiner: str = ' AND ') -> list[tuple[str, str, int, int, str, float]]:
+    def keyword(
+        self, query: str, model: str | None, joiner: str = ' AND '
+    ) -> list[tuple[str, str, int, int, str, float]]:
         """The keyword leg: quoted ``\\w+`` tokens joined with AND (OpenClaw's), bm25 rank -> score in (0, 1)."""
         tokens = FTS_TOKEN.findall(query)
         if not tokens:
@@ -655,8 +759,9 @@ class OpenClawBaseline:
         keyword = self.keyword(text, embedder.model)
         blob = np.asarray(embedder.embed_query(text), dtype=np.float32).tobytes()
         if knn:
-            rows = self.conn.execute(OPENCLAW_VECTOR_KNN_SQL, (blob, embedder.model, blob, OPENCLAW_CANDIDATES,
-                                                               OPENCLAW_CANDIDATES))
+            rows = self.conn.execute(
+                OPENCLAW_VECTOR_KNN_SQL, (blob, embedder.model, blob, OPENCLAW_CANDIDATES, OPENCLAW_CANDIDATES)
+            )
         else:
             rows = self.conn.execute(OPENCLAW_VECTOR_SCAN_SQL, (blob, embedder.model, OPENCLAW_CANDIDATES))
         merged: dict[str, list] = {}
@@ -665,16 +770,19 @@ class OpenClawBaseline:
         for chunk_id, path, _, _, snippet, score in keyword:
             entry = merged.setdefault(chunk_id, [path, snippet, 0.0, 0.0])
             entry[1], entry[3] = snippet, score
-        scored = sorted(((OPENCLAW_VECTOR_WEIGHT * v + OPENCLAW_TEXT_WEIGHT * t, path)
-                         for path, _, v, t in merged.values()), reverse=True)
+        scored = sorted(
+            ((OPENCLAW_VECTOR_WEIGHT * v + OPENCLAW_TEXT_WEIGHT * t, path) for path, _, v, t in merged.values()),
+            reverse=True,
+        )
         return [(path, score) for score, path in scored if score >= OPENCLAW_MIN_SCORE][:OPENCLAW_MAX_RESULTS]
 
     def close(self) -> None:
         self.conn.close()
 
 
-def build_memsift_index(workspace: Path, db: Path, provider: BenchEmbedder | None = None
-                        ) -> tuple[float, memsift.MemoryIndex]:
+def build_memsift_index(
+    workspace: Path, db: Path, provider: BenchEmbedder | None = None
+) -> tuple[float, memsift.MemoryIndex]:
     """Seconds to open a fresh memsift index on ``workspace`` and sync it, and the open index."""
     remove_db(db)
     start = time.perf_counter()
@@ -694,8 +802,14 @@ def best_build(build: Callable[[], tuple[float, T]], close: Callable[[T], None],
     return best, result  # type: ignore[return-value]
 
 
-def timed_baseline_build(apsw: Any, db: Path, workspace: Path, model: str, vec_extension: str | None = None,
-                         embedder: BenchEmbedder | None = None) -> tuple[float, OpenClawBaseline]:
+def timed_baseline_build(
+    apsw: Any,
+    db: Path,
+    workspace: Path,
+    model: str,
+    vec_extension: str | None = None,
+    embedder: BenchEmbedder | None = None,
+) -> tuple[float, OpenClawBaseline]:
     """Seconds to create the baseline database and index ``workspace`` one transaction per file."""
     start = time.perf_counter()
     baseline = OpenClawBaseline(apsw, db, vec_extension)
@@ -703,8 +817,9 @@ def timed_baseline_build(apsw: Any, db: Path, workspace: Path, model: str, vec_e
     return time.perf_counter() - start, baseline
 
 
-def latencies(search: Callable[[str], list], queries: list[str], passes: int,
-              warmup: int | None = None) -> tuple[np.ndarray, list[list]]:
+def latencies(
+    search: Callable[[str], list], queries: list[str], passes: int, warmup: int | None = None
+) -> tuple[np.ndarray, list[list]]:
     """Per-query best-of-``passes`` seconds and the results of the last pass, after an untimed warm-up pass over
     the first ``warmup`` queries (default: all)."""
     for q in queries[:warmup]:
@@ -725,8 +840,14 @@ def doc_key(path: str) -> str:
     return path.rsplit('/', 1)[-1].removesuffix('.md')
 
 
-def latency_rows(what: str, label: str, peer: str, ours: tuple[np.ndarray, list[list]],
-                 theirs: tuple[np.ndarray, list[list]], n_queries: int) -> list[Row]:
+def latency_rows(
+    what: str,
+    label: str,
+    peer: str,
+    ours: tuple[np.ndarray, list[list]],
+    theirs: tuple[np.ndarray, list[list]],
+    n_queries: int,
+) -> list[Row]:
     """p50 and p95 rows (as queries/s = 1 / latency) with ms, zero-result counts and top-1 agreement as check.
 
     When the peer ran only the first n queries, memsift's figures are taken over the same n.
@@ -737,13 +858,24 @@ def latency_rows(what: str, label: str, peer: str, ours: tuple[np.ndarray, list[
     both = [(a[0][0], b[0][0]) for a, b in zip(our_hits, peer_hits) if a and b]
     same = sum(doc_key(a) == doc_key(b) for a, b in both)
     subset = f'first {n} queries, one pass; ' if n < n_queries else ''
-    empty = (f'{subset}no results: {sum(not h for h in our_hits)} vs {sum(not h for h in peer_hits)} of {n}; '
-             f'same top-1 doc {same}/{len(both)}')
+    empty = (
+        f'{subset}no results: {sum(not h for h in our_hits)} vs {sum(not h for h in peer_hits)} of {n}; '
+        f'same top-1 doc {same}/{len(both)}'
+    )
     rows = []
     for pct in (50, 95):
         mine, peers = float(np.percentile(our_s, pct)), float(np.percentile(peer_s, pct))
-        rows.append(Row(MEMORY_SECTION, f'{what} p{pct}, {label}', f'queries/s (1/p{pct})', 1 / mine, peer, 1 / peers,
-                        f'p{pct} {mine * 1000:.2f} ms vs {peers * 1000:.2f} ms' + ('; ' + empty if pct == 50 else '')))
+        rows.append(
+            Row(
+                MEMORY_SECTION,
+                f'{what} p{pct}, {label}',
+                f'queries/s (1/p{pct})',
+                1 / mine,
+                peer,
+                1 / peers,
+                f'p{pct} {mine * 1000:.2f} ms vs {peers * 1000:.2f} ms' + ('; ' + empty if pct == 50 else ''),
+            )
+        )
     return rows
 
 
@@ -752,8 +884,15 @@ def solo_latency_rows(what: str, label: str, seconds: np.ndarray) -> list[Row]:
     rows = []
     for pct in (50, 95):
         value = float(np.percentile(seconds, pct))
-        rows.append(Row(MEMORY_SECTION, f'{what} p{pct}, {label}', f'queries/s (1/p{pct})', 1 / value,
-                        check=f'p{pct} {value * 1000:.2f} ms'))
+        rows.append(
+            Row(
+                MEMORY_SECTION,
+                f'{what} p{pct}, {label}',
+                f'queries/s (1/p{pct})',
+                1 / value,
+                check=f'p{pct} {value * 1000:.2f} ms',
+            )
+        )
     return rows
 
 
@@ -767,10 +906,14 @@ def cli_search_seconds(workspace: Path, db: Path, queries: list[str]) -> tuple[f
     exe = Path(sys.executable).with_name('memsift')
     command = [str(exe)] if exe.is_file() else [sys.executable, '-m', 'memsift']
     times, hits = [], []
-    for i, query in enumerate(queries[:CLI_RUNS + 1]):
+    for i, query in enumerate(queries[: CLI_RUNS + 1]):
         start = time.perf_counter()
-        done = subprocess.run(command + ['search', query, '--workspace', str(workspace), '--store', str(db), '--json'],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            command + ['search', query, '--workspace', str(workspace), '--store', str(db), '--json'],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         elapsed = time.perf_counter() - start
         if done.returncode != 0:
             raise RuntimeError(f'memsift search exited {done.returncode}: {done.stderr.strip() or done.stdout[:500]}')
@@ -837,18 +980,27 @@ def bench_memory(data_root: Path, quick: bool, long: bool) -> tuple[list[Row], l
             m_s, index = best_build(lambda: build_memsift_index(root, m_db), lambda i: i.close(), reps)
             chunks = index.status()['chunks']
             label = f'{chunks:,} chunks'
-            lines.append(f'section 4 workspace: {ws.describe()}, {chunks:,} chunks in memsift '
-                         f'({ws.chunks:,} by chunk_markdown)')
+            lines.append(
+                f'section 4 workspace: {ws.describe()}, {chunks:,} chunks in memsift ({ws.chunks:,} by chunk_markdown)'
+            )
             baseline = None
             if apsw is not None:
                 step(f'FTS-only build, {label}, OpenClaw baseline')
-                b_s, baseline = best_build(lambda: timed_baseline_build(apsw, b_db, root, 'fts-only'),
-                                           lambda b: b.close(), reps)
+                b_s, baseline = best_build(
+                    lambda: timed_baseline_build(apsw, b_db, root, 'fts-only'), lambda b: b.close(), reps
+                )
                 b_chunks = baseline.conn.execute('SELECT COUNT(*) FROM chunks').fetchone()[0]
-            rows.append(Row(MEMORY_SECTION, f'index build FTS-only, {label}', 'MB/s', ws.size / MB / m_s,
-                            peer_fts if baseline else '', ws.size / MB / b_s if baseline else None,
-                            f'{ws.describe()}; {m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks)'
-                                                               if baseline else '')))
+            rows.append(
+                Row(
+                    MEMORY_SECTION,
+                    f'index build FTS-only, {label}',
+                    'MB/s',
+                    ws.size / MB / m_s,
+                    peer_fts if baseline else '',
+                    ws.size / MB / b_s if baseline else None,
+                    f'{ws.describe()}; {m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks)' if baseline else ''),
+                )
+            )
 
             step(f'sync with nothing changed, {label}')
             sync_s, report = best_time(index.sync, reps)
@@ -859,16 +1011,27 @@ def bench_memory(data_root: Path, quick: bool, long: bool) -> tuple[list[Row], l
                 peer_sync = ws.files / peer_s
                 redone = len(report.added) + len(report.updated)
                 check = f'{sync_s:.2f} s vs {peer_s:.2f} s; files re-indexed {redone} vs {changed}'
-            rows.append(Row(MEMORY_SECTION, f'sync, nothing changed, {label}', 'files/s', ws.files / sync_s,
-                            'OpenClaw arch: read + sha256 each file' if baseline else '', peer_sync, check))
+            rows.append(
+                Row(
+                    MEMORY_SECTION,
+                    f'sync, nothing changed, {label}',
+                    'files/s',
+                    ws.files / sync_s,
+                    'OpenClaw arch: read + sha256 each file' if baseline else '',
+                    peer_sync,
+                    check,
+                )
+            )
 
             step(f'FTS-only search, {label}, {len(queries)} queries')
             ours = latencies(memsift_hits(index), queries, passes)
             if baseline is not None:
                 # The OR variant takes ~0.1 s a query at 100k chunks: there, a subset of the queries and one pass.
                 or_sample, or_passes = (queries, passes) if small else (queries[:OR_QUERIES_LARGE], 1)
-                for joiner, peer, sample, n_passes in ((' AND ', 'AND query', queries, passes),
-                                                       (' OR ', 'OR query (variant)', or_sample, or_passes)):
+                for joiner, peer, sample, n_passes in (
+                    (' AND ', 'AND query', queries, passes),
+                    (' OR ', 'OR query (variant)', or_sample, or_passes),
+                ):
                     search = functools.partial(baseline.search_fts_only, joiner=joiner)
                     theirs = latencies(search, sample, n_passes, warmup=None if small else 3)
                     rows += latency_rows('search FTS-only', label, f'{peer_fts} {peer}', ours, theirs, len(queries))
@@ -880,8 +1043,15 @@ def bench_memory(data_root: Path, quick: bool, long: bool) -> tuple[list[Row], l
             if small:
                 step(f'memsift search CLI x {CLI_RUNS}, {label}')
                 median, spread = cli_search_seconds(root, m_db, queries)
-                rows.append(Row(MEMORY_SECTION, f'`memsift search --json` CLI wall time, {label}', 's (median)',
-                                median, check=f'{spread}; {OPENCLAW_CLI_NOTE}'))
+                rows.append(
+                    Row(
+                        MEMORY_SECTION,
+                        f'`memsift search --json` CLI wall time, {label}',
+                        's (median)',
+                        median,
+                        check=f'{spread}; {OPENCLAW_CLI_NOTE}',
+                    )
+                )
             remove_db(m_db)
             remove_db(b_db)
             if not (small or long):
@@ -890,27 +1060,40 @@ def bench_memory(data_root: Path, quick: bool, long: bool) -> tuple[list[Row], l
 
             h_db, v_db = tmp / f'h{size}.sqlite', tmp / f'v{size}.sqlite'
             step(f'hybrid build, {label}, memsift')
-            hm_s, index = best_build(lambda: build_memsift_index(root, h_db, embedder), lambda i: i.close(),
-                                     reps if small else 1)
+            hm_s, index = best_build(
+                lambda: build_memsift_index(root, h_db, embedder), lambda i: i.close(), reps if small else 1
+            )
             vector_base = None
             if apsw is not None and vec_extension is not None:
                 step(f'hybrid build, {label}, OpenClaw baseline')
                 if small:
                     hb_s, vector_base = best_build(
                         lambda: timed_baseline_build(apsw, v_db, root, embedder.model, vec_extension, embedder),
-                        lambda b: b.close(), reps)
+                        lambda b: b.close(),
+                        reps,
+                    )
                 else:  # not reported at this size: one transaction keeps the set-up short
                     vector_base = OpenClawBaseline(apsw, v_db, vec_extension)
                     vector_base.build(root, embedder.model, embedder, transaction_per_file=False)
             if small:
-                rows.append(Row(MEMORY_SECTION, f'index build with vectors, {label}', 'MB/s', ws.size / MB / hm_s,
-                                'OpenClaw arch: + sqlite-vec vec0' if vector_base else '',
-                                ws.size / MB / hb_s if vector_base else None,
-                                f'{hm_s:.1f} s' + (f' vs {hb_s:.1f} s' if vector_base else '')
-                                + '; embeddings memoized (a lookup)'))
+                rows.append(
+                    Row(
+                        MEMORY_SECTION,
+                        f'index build with vectors, {label}',
+                        'MB/s',
+                        ws.size / MB / hm_s,
+                        'OpenClaw arch: + sqlite-vec vec0' if vector_base else '',
+                        ws.size / MB / hb_s if vector_base else None,
+                        f'{hm_s:.1f} s'
+                        + (f' vs {hb_s:.1f} s' if vector_base else '')
+                        + '; embeddings memoized (a lookup)',
+                    )
+                )
             else:
-                lines.append(f'section 4 hybrid index, {label}: memsift built it in {hm_s:.1f} s '
-                             '(the baseline one is built in one transaction, untimed)')
+                lines.append(
+                    f'section 4 hybrid index, {label}: memsift built it in {hm_s:.1f} s '
+                    '(the baseline one is built in one transaction, untimed)'
+                )
 
             step(f'hybrid search, {label}, {len(queries)} queries')
             ann = index.status()['vector']['ann']
@@ -918,13 +1101,16 @@ def bench_memory(data_root: Path, quick: bool, long: bool) -> tuple[list[Row], l
             ours = latencies(memsift_hits(index), queries, passes)
             if vector_base is not None:
                 # The full scan costs ~10 us per chunk and query: a subset of the queries, one pass.
-                scan = queries[:SCAN_QUERIES if small else SCAN_QUERIES_LARGE]
-                for knn, peer, sample, n_passes in ((False, 'vec_distance_cosine full scan', scan, 1),
-                                                    (True, 'vec0 KNN (MATCH, k = 24)', queries, passes)):
+                scan = queries[: SCAN_QUERIES if small else SCAN_QUERIES_LARGE]
+                for knn, peer, sample, n_passes in (
+                    (False, 'vec_distance_cosine full scan', scan, 1),
+                    (True, 'vec0 KNN (MATCH, k = 24)', queries, passes),
+                ):
                     search = functools.partial(vector_base.search_hybrid, embedder=embedder, knn=knn)
                     theirs = latencies(search, sample, n_passes, warmup=None if knn else 3)
-                    rows += latency_rows('search hybrid', label, f'OpenClaw arch: {peer} + FTS5', ours, theirs,
-                                         len(queries))
+                    rows += latency_rows(
+                        'search hybrid', label, f'OpenClaw arch: {peer} + FTS5', ours, theirs, len(queries)
+                    )
                 vector_base.close()
             else:
                 rows += solo_latency_rows('search hybrid', label, ours[0])
@@ -956,8 +1142,10 @@ def memory_environment() -> dict:
 
 # ---------------------------------------------------------------- 5. embedding provider indexing
 
-EMBEDDING_SECTION = ('5. Embedding provider indexing (SciFact notes through a loopback OpenAI-compatible server; '
-                     'peer: OpenClaw architecture)')
+EMBEDDING_SECTION = (
+    '5. Embedding provider indexing (SciFact notes through a loopback OpenAI-compatible server; '
+    'peer: OpenClaw architecture)'
+)
 EMBEDDING_SIZE, EMBEDDING_SIZE_QUICK = 10_000, 2_000
 """Workspace size in chunks."""
 EMBEDDING_LATENCIES_MS = (0, 20)
@@ -993,8 +1181,10 @@ class ServerStats:
 
     def describe(self) -> str:
         per = self.inputs / self.requests if self.requests else 0.0
-        return (f'{self.requests:,} requests, {self.inputs:,} inputs ({per:.1f} per request, max '
-                f'{self.max_bytes:,} B of text), {self.max_in_flight} in flight at most')
+        return (
+            f'{self.requests:,} requests, {self.inputs:,} inputs ({per:.1f} per request, max '
+            f'{self.max_bytes:,} B of text), {self.max_in_flight} in flight at most'
+        )
 
 
 class EmbeddingServer:
@@ -1077,10 +1267,12 @@ class EmbeddingServer:
         try:
             if self.latency_s:
                 time.sleep(self.latency_s)
-            data = ','.join(f'{{"object":"embedding","index":{i},"embedding":{self.vector_json(t)}}}'
-                            for i, t in enumerate(texts))
-            self._send(handler, 200, f'{{"object":"list","data":[{data}],"model":{json.dumps(request["model"])}}}'
-                       .encode())
+            data = ','.join(
+                f'{{"object":"embedding","index":{i},"embedding":{self.vector_json(t)}}}' for i, t in enumerate(texts)
+            )
+            self._send(
+                handler, 200, f'{{"object":"list","data":[{data}],"model":{json.dumps(request["model"])}}}'.encode()
+            )
         finally:
             with self._lock:
                 self._in_flight -= 1
@@ -1180,9 +1372,14 @@ class OpenClawEmbeddingBaseline(OpenClawBaseline):
         text = path.read_text(encoding='utf-8')
         chunks = [c for c in memsift.chunk_markdown(text, 400, 80) if c.text.strip()]
         hashes = sorted({c.hash for c in chunks})
-        vectors = {digest: (embedding, json.loads(embedding)) for digest, embedding in self.conn.execute(
-            'SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? '
-            f'AND hash IN ({",".join("?" * len(hashes))})', (self.provider, self.model, self.provider_key, *hashes))}
+        vectors = {
+            digest: (embedding, json.loads(embedding))
+            for digest, embedding in self.conn.execute(
+                'SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? '
+                f'AND hash IN ({",".join("?" * len(hashes))})',
+                (self.provider, self.model, self.provider_key, *hashes),
+            )
+        }
         missing = {c.hash: c.text for c in chunks if c.hash not in vectors}
         return PreparedFile(rel, path, digest, known, chunks, vectors, missing)
 
@@ -1205,23 +1402,44 @@ class OpenClawEmbeddingBaseline(OpenClawBaseline):
         conn.execute('BEGIN')
         for digest, vector in zip(prepared.missing, fresh):
             vectors[digest] = (json.dumps(vector), vector)
-            conn.execute(OPENCLAW_CACHE_UPSERT, (self.provider, self.model, self.provider_key, digest,
-                                                 vectors[digest][0], len(vector), now))
+            conn.execute(
+                OPENCLAW_CACHE_UPSERT,
+                (self.provider, self.model, self.provider_key, digest, vectors[digest][0], len(vector), now),
+            )
         if prepared.known:
-            conn.execute("DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ? "
-                         "AND source = 'memory')", (rel,))
+            conn.execute(
+                "DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ? AND source = 'memory')",
+                (rel,),
+            )
             conn.execute("DELETE FROM chunks WHERE path = ? AND source = 'memory'", (rel,))
             conn.execute("DELETE FROM chunks_fts WHERE path = ? AND source = 'memory'", (rel,))
         for chunk in prepared.chunks:
             chunk_id = hashlib.sha256(
-                f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{self.model}'.encode()).hexdigest()
+                f'memory:{rel}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{self.model}'.encode()
+            ).hexdigest()
             embedding, vector = vectors[chunk.hash]
-            conn.execute(OPENCLAW_INSERT_CHUNK, (chunk_id, rel, 'memory', chunk.start_line, chunk.end_line,
-                                                 chunk.hash, self.model, chunk.text, embedding, now))
-            conn.execute('INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
-                         (chunk_id, np.asarray(vector, dtype=np.float32).tobytes()))
-            conn.execute(OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', self.model, chunk.start_line,
-                                               chunk.end_line))
+            conn.execute(
+                OPENCLAW_INSERT_CHUNK,
+                (
+                    chunk_id,
+                    rel,
+                    'memory',
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.hash,
+                    self.model,
+                    chunk.text,
+                    embedding,
+                    now,
+                ),
+            )
+            conn.execute(
+                'INSERT INTO chunks_vec (id, embedding) VALUES (?, ?)',
+                (chunk_id, np.asarray(vector, dtype=np.float32).tobytes()),
+            )
+            conn.execute(
+                OPENCLAW_INSERT_FTS, (chunk.text, chunk_id, rel, 'memory', self.model, chunk.start_line, chunk.end_line)
+            )
         stat = prepared.path.stat()
         conn.execute(OPENCLAW_UPSERT_FILE, (rel, 'memory', prepared.digest, int(stat.st_mtime * 1000), stat.st_size))
         conn.execute('COMMIT')
@@ -1233,12 +1451,21 @@ class OpenClawEmbeddingBaseline(OpenClawBaseline):
 
 def memsift_embedding_config(db: Path, base_url: str) -> dict:
     """memsift config with the ``openai-compatible`` provider at ``base_url`` and its store at ``db``."""
-    return {'memory': {'search': {'provider': 'openai-compatible', 'model': EMBEDDING_MODEL,
-                                  'remote': {'baseUrl': base_url}, 'store': {'path': str(db)}}}}
+    return {
+        'memory': {
+            'search': {
+                'provider': 'openai-compatible',
+                'model': EMBEDDING_MODEL,
+                'remote': {'baseUrl': base_url},
+                'store': {'path': str(db)},
+            }
+        }
+    }
 
 
-def cold_memsift(root: Path, db: Path, server: EmbeddingServer
-                 ) -> tuple[float, tuple[memsift.MemoryIndex, ServerStats]]:
+def cold_memsift(
+    root: Path, db: Path, server: EmbeddingServer
+) -> tuple[float, tuple[memsift.MemoryIndex, ServerStats]]:
     """Seconds of the first sync of a fresh memsift store (so a cold embedding cache: it lives in the store), the
     open index and what the server saw during that sync (opening, with its dimension probe, is not counted)."""
     remove_db(db)
@@ -1250,8 +1477,9 @@ def cold_memsift(root: Path, db: Path, server: EmbeddingServer
     return seconds, (index, server.take())
 
 
-def cold_baseline(apsw: Any, db: Path, vec_extension: str, root: Path, server: EmbeddingServer
-                  ) -> tuple[float, tuple[OpenClawEmbeddingBaseline, ServerStats]]:
+def cold_baseline(
+    apsw: Any, db: Path, vec_extension: str, root: Path, server: EmbeddingServer
+) -> tuple[float, tuple[OpenClawEmbeddingBaseline, ServerStats]]:
     """Seconds of the baseline's first sync into a fresh database, the baseline and what the server saw."""
     baseline = OpenClawEmbeddingBaseline(apsw, db, vec_extension, server.url, EMBEDDING_MODEL)
     server.take()
@@ -1261,8 +1489,9 @@ def cold_baseline(apsw: Any, db: Path, vec_extension: str, root: Path, server: E
     return seconds, (baseline, server.take())
 
 
-def reindex_baseline(apsw: Any, db: Path, old: Path, vec_extension: str, root: Path, server: EmbeddingServer
-                     ) -> tuple[float, OpenClawEmbeddingBaseline]:
+def reindex_baseline(
+    apsw: Any, db: Path, old: Path, vec_extension: str, root: Path, server: EmbeddingServer
+) -> tuple[float, OpenClawEmbeddingBaseline]:
     """Seconds of OpenClaw's safe reindex: a fresh database seeded with ``old``'s embedding cache, then a sync."""
     start = time.perf_counter()
     baseline = OpenClawEmbeddingBaseline(apsw, db, vec_extension, server.url, EMBEDDING_MODEL)
@@ -1306,7 +1535,7 @@ def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]
             root = tmp / 'workspace'
             step(f'writing a workspace of ~{EMBEDDING_SIZE_QUICK if quick else EMBEDDING_SIZE:,} chunks')
             ws = write_workspace(root, notes, EMBEDDING_SIZE_QUICK if quick else EMBEDDING_SIZE)
-            known_texts = {c.text for _, text in notes[:ws.files] for c in memsift.chunk_markdown(text, 400, 80)}
+            known_texts = {c.text for _, text in notes[: ws.files] for c in memsift.chunk_markdown(text, 400, 80)}
             step(f'server: embedding {len(known_texts):,} distinct chunk texts ahead of the timing')
             server.prefill(sorted(known_texts))
 
@@ -1317,30 +1546,56 @@ def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]
                 db, other_db = tmp / f'm{latency_ms}.sqlite', tmp / f'b{latency_ms}.sqlite'
                 runs = reps if latency_ms == 0 else 1
                 step(f'cold index, {ws.describe()}, {latency_ms} ms per request, memsift')
-                m_s, (m_index, m_stats) = best_build(lambda: cold_memsift(root, db, server),
-                                                     lambda r: r[0].close(), runs)
+                m_s, (m_index, m_stats) = best_build(
+                    lambda: cold_memsift(root, db, server), lambda r: r[0].close(), runs
+                )
                 chunks = m_index.status()['chunks']
                 label = f'{chunks:,} chunks'
                 if latency_ms == 0:
-                    lines.append(f'section 5 workspace: {ws.describe()}, {chunks:,} chunks in memsift '
-                                 f'({ws.chunks:,} by chunk_markdown), {len(known_texts):,} distinct chunk texts (both '
-                                 'sides embed a repeated text once: the second time it comes from their cache)')
+                    lines.append(
+                        f'section 5 workspace: {ws.describe()}, {chunks:,} chunks in memsift '
+                        f'({ws.chunks:,} by chunk_markdown), {len(known_texts):,} distinct chunk texts (both '
+                        'sides embed a repeated text once: the second time it comes from their cache)'
+                    )
                 b_base = None
                 if vec_extension is not None:
                     step(f'cold index, {label}, {latency_ms} ms per request, OpenClaw baseline')
                     b_s, (b_base, b_stats) = best_build(
-                        lambda: cold_baseline(apsw, other_db, vec_extension, root, server),
-                        lambda r: r[0].close(), runs)
+                        lambda: cold_baseline(apsw, other_db, vec_extension, root, server), lambda r: r[0].close(), runs
+                    )
                     b_chunks = count_rows(b_base)
                 where = f'{label}, {latency_ms} ms/request'
-                rows.append(Row(EMBEDDING_SECTION, f'cold index, {where}', 'chunks/s', chunks / m_s,
-                                peer if b_base else '', b_chunks / b_s if b_base else None,
-                                f'{m_s:.1f} s' + (f' vs {b_s:.1f} s ({b_chunks:,} chunks); server inputs '
-                                                  f'{m_stats.inputs:,} vs {b_stats.inputs:,}' if b_base else '')))
-                rows.append(Row(EMBEDDING_SECTION, f'requests, cold index, {where}', 'requests/s',
-                                m_stats.requests / m_s, check=m_stats.describe() + (
-                                    f'; OpenClaw arch: {b_stats.requests / b_s:,.0f} requests/s, {b_stats.describe()}'
-                                    if b_base else '')))
+                rows.append(
+                    Row(
+                        EMBEDDING_SECTION,
+                        f'cold index, {where}',
+                        'chunks/s',
+                        chunks / m_s,
+                        peer if b_base else '',
+                        b_chunks / b_s if b_base else None,
+                        f'{m_s:.1f} s'
+                        + (
+                            f' vs {b_s:.1f} s ({b_chunks:,} chunks); server inputs '
+                            f'{m_stats.inputs:,} vs {b_stats.inputs:,}'
+                            if b_base
+                            else ''
+                        ),
+                    )
+                )
+                rows.append(
+                    Row(
+                        EMBEDDING_SECTION,
+                        f'requests, cold index, {where}',
+                        'requests/s',
+                        m_stats.requests / m_s,
+                        check=m_stats.describe()
+                        + (
+                            f'; OpenClaw arch: {b_stats.requests / b_s:,.0f} requests/s, {b_stats.describe()}'
+                            if b_base
+                            else ''
+                        ),
+                    )
+                )
                 if latency_ms == 0:
                     index, baseline, m_db, b_db = m_index, b_base, db, other_db
                 else:
@@ -1354,7 +1609,7 @@ def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]
 
             # One note with 3+ chunks gets a line appended, REPS times; each time only its chunks with new text
             # may reach the server (the others come from the embedding cache).
-            doc_id, text = next((d, t) for d, t in notes[:ws.files] if len(memsift.chunk_markdown(t, 400, 80)) >= 3)
+            doc_id, text = next((d, t) for d, t in notes[: ws.files] if len(memsift.chunk_markdown(t, 400, 80)) >= 3)
             path = root / 'memory' / 'c00' / f'{doc_id}.md'
             step(f're-index after editing one file ({path.relative_to(root)}) x {REPS}')
             edits = []
@@ -1381,15 +1636,26 @@ def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]
             *_, m_inputs, b_inputs, expected, file_chunks, updated = edits[-1]
             wrong = [e for e in edits if e[2] != e[4] or (baseline is not None and e[3] != e[4]) or len(e[6]) != 1]
             if wrong:
-                log(f'warning: section 5 edit re-index sent unexpected inputs (memsift, baseline, expected, '
-                    f'updated files): {[(e[2], e[3], e[4], e[6]) for e in wrong]}')
-            check = (f'{m_s * 1000:.0f} ms' + (f' vs {b_s * 1000:.0f} ms' if baseline else '') + f' (best of {REPS} '
-                     f'edits); inputs re-embedded: {m_inputs} (file has {file_chunks} chunks, {expected} with new '
-                     'text)' + (f' vs {b_inputs}' if baseline else '') + ('; UNEXPECTED INPUTS, see stderr'
-                                                                         if wrong else ''))
-            rows.append(Row(EMBEDDING_SECTION, f're-index after editing one file, {label}', 'files/s',
-                            ws.files / m_s, 'OpenClaw arch: read + sha256 each file, re-embed the changed one'
-                            if baseline else '', ws.files / b_s if baseline else None, check))
+                log(
+                    f'warning: section 5 edit re-index sent unexpected inputs (memsift, baseline, expected, '
+                    f'updated files): {[(e[2], e[3], e[4], e[6]) for e in wrong]}'
+                )
+            check = (
+                f'{m_s * 1000:.0f} ms' + (f' vs {b_s * 1000:.0f} ms' if baseline else '') + f' (best of {REPS} '
+                f'edits); inputs re-embedded: {m_inputs} (file has {file_chunks} chunks, {expected} with new '
+                'text)' + (f' vs {b_inputs}' if baseline else '') + ('; UNEXPECTED INPUTS, see stderr' if wrong else '')
+            )
+            rows.append(
+                Row(
+                    EMBEDDING_SECTION,
+                    f're-index after editing one file, {label}',
+                    'files/s',
+                    ws.files / m_s,
+                    'OpenClaw arch: read + sha256 each file, re-embed the changed one' if baseline else '',
+                    ws.files / b_s if baseline else None,
+                    check,
+                )
+            )
 
             step(f'full re-index, warm cache, {label}, memsift')
             hits = index.cache_hits
@@ -1401,20 +1667,34 @@ def bench_embedding(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]
             if baseline is not None and vec_extension is not None:
                 step(f'full re-index, warm cache, {label}, OpenClaw baseline')
                 r_db = tmp / 'b-reindex.sqlite'
-                b_s, fresh = best_build(lambda: reindex_baseline(apsw, r_db, b_db, vec_extension, root, server),
-                                        lambda b: b.close(), reps)
+                b_s, fresh = best_build(
+                    lambda: reindex_baseline(apsw, r_db, b_db, vec_extension, root, server), lambda b: b.close(), reps
+                )
                 b_value = count_rows(fresh) / b_s
                 fresh.close()
                 check += f' vs {b_s:.1f} s'
             b_stats = server.take()
-            check += (f'; server inputs {m_stats.inputs}' + (f' vs {b_stats.inputs}' if b_value else '')
-                      + f'; memsift cache hits {hits:,} per re-index')
-            rows.append(Row(EMBEDDING_SECTION, f'full re-index (force), warm cache, {label}', 'chunks/s', chunks / m_s,
-                            'OpenClaw arch: safe reindex, new DB seeded with the cache' if b_value else '', b_value,
-                            check))
+            check += (
+                f'; server inputs {m_stats.inputs}'
+                + (f' vs {b_stats.inputs}' if b_value else '')
+                + f'; memsift cache hits {hits:,} per re-index'
+            )
+            rows.append(
+                Row(
+                    EMBEDDING_SECTION,
+                    f'full re-index (force), warm cache, {label}',
+                    'chunks/s',
+                    chunks / m_s,
+                    'OpenClaw arch: safe reindex, new DB seeded with the cache' if b_value else '',
+                    b_value,
+                    check,
+                )
+            )
             status = index.status()['cache']
-            lines.append(f'section 5 memsift embedding cache: {status["entries"]:,} entries, {status["hits"]:,} hits, '
-                         f'{status["misses"]:,} misses since it was opened (cold index, edits, re-indexes)')
+            lines.append(
+                f'section 5 memsift embedding cache: {status["entries"]:,} entries, {status["hits"]:,} hits, '
+                f'{status["misses"]:,} misses since it was opened (cold index, edits, re-indexes)'
+            )
             index.close()
             if baseline is not None:
                 baseline.close()
@@ -1460,16 +1740,22 @@ OPENCLAW_SESSIONS_UPSERT_STATE = (
     'leaf_event_id = excluded.leaf_event_id, active_event_count = active_event_count + excluded.active_event_count, '
     'active_message_count = active_message_count + excluded.active_message_count, updated_at = excluded.updated_at'
 )
-OPENCLAW_SESSIONS_INSERT_EVENT = ('INSERT INTO events (session_id, event_id, parent_id, role, timestamp, body) '
-                                  'VALUES (?, ?, ?, ?, ?, ?)')
+OPENCLAW_SESSIONS_INSERT_EVENT = (
+    'INSERT INTO events (session_id, event_id, parent_id, role, timestamp, body) VALUES (?, ?, ?, ?, ?, ?)'
+)
 OPENCLAW_SESSIONS_SEARCH = (
     'SELECT e.session_id, e.event_id, e.timestamp, e.role, fts.text FROM fts JOIN events e ON e.id = fts.rowid '
     'WHERE fts MATCH ? ORDER BY bm25(fts), e.timestamp DESC LIMIT ?'
 )
 
 
-def session_events(texts: Sequence[str], start: int, stop: int, roles: Sequence[str] = ('user', 'assistant'),
-                   ids: Sequence[str] | None = None) -> Iterator[tuple[str, dict]]:
+def session_events(
+    texts: Sequence[str],
+    start: int,
+    stop: int,
+    roles: Sequence[str] = ('user', 'assistant'),
+    ids: Sequence[str] | None = None,
+) -> Iterator[tuple[str, dict]]:
     """``(session key, transcript event)`` of messages ``start`` to ``stop - 1``.
 
     Message i holds ``texts[i % len(texts)]`` and sits in session ``agent:main:s{i // 200}`` (one linear
@@ -1480,10 +1766,16 @@ def session_events(texts: Sequence[str], start: int, stop: int, roles: Sequence[
         session, n = divmod(i, SESSION_MESSAGES)
         event_id = ids[i] if ids is not None else f'm{i}'
         parent = (ids[i - 1] if ids is not None else f'm{i - 1}') if n else None
-        yield f'agent:main:s{session:05d}', {
-            'type': 'message', 'id': event_id, 'parentId': parent, 'timestamp': SESSION_T0 + 1000 * i,
-            'message': {'role': roles[n % len(roles)], 'content': texts[i % len(texts)]},
-        }
+        yield (
+            f'agent:main:s{session:05d}',
+            {
+                'type': 'message',
+                'id': event_id,
+                'parentId': parent,
+                'timestamp': SESSION_T0 + 1000 * i,
+                'message': {'role': roles[n % len(roles)], 'content': texts[i % len(texts)]},
+            },
+        )
 
 
 class OpenClawSessionBaseline:
@@ -1508,8 +1800,14 @@ class OpenClawSessionBaseline:
     @staticmethod
     def event_row(session_key: str, event: dict) -> tuple:
         message = event['message']
-        return (session_key, event['id'], event['parentId'], message['role'], event['timestamp'],
-                json.dumps(event, ensure_ascii=False))
+        return (
+            session_key,
+            event['id'],
+            event['parentId'],
+            message['role'],
+            event['timestamp'],
+            json.dumps(event, ensure_ascii=False),
+        )
 
     def append(self, session_key: str, event: dict) -> None:
         """One event and its full-text row, in one transaction."""
@@ -1518,8 +1816,10 @@ class OpenClawSessionBaseline:
         try:
             rowid = conn.execute(OPENCLAW_SESSIONS_INSERT_EVENT, self.event_row(session_key, event)).lastrowid
             conn.execute(OPENCLAW_SESSIONS_INSERT_ACTIVE, (session_key, rowid, event['id']))
-            conn.execute('INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
-                         (rowid, event['message']['content'], session_key))
+            conn.execute(
+                'INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
+                (rowid, event['message']['content'], session_key),
+            )
             conn.execute(OPENCLAW_SESSIONS_UPSERT_STATE, (session_key, rowid, event['id'], 1, 1, event['timestamp']))
             conn.execute('COMMIT')
         except BaseException:
@@ -1534,13 +1834,19 @@ class OpenClawSessionBaseline:
 
         def flush() -> None:
             conn.execute('BEGIN IMMEDIATE')
-            conn.executemany('INSERT INTO events (id, session_id, event_id, parent_id, role, timestamp, body) '
-                             'VALUES (?, ?, ?, ?, ?, ?, ?)', [(i, *self.event_row(k, e)) for i, k, e in batch])
+            conn.executemany(
+                'INSERT INTO events (id, session_id, event_id, parent_id, role, timestamp, body) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?)',
+                [(i, *self.event_row(k, e)) for i, k, e in batch],
+            )
             conn.executemany(OPENCLAW_SESSIONS_INSERT_ACTIVE, [(k, i, e['id']) for i, k, e in batch])
-            conn.executemany('INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
-                             [(i, e['message']['content'], k) for i, k, e in batch])
-            conn.executemany(OPENCLAW_SESSIONS_UPSERT_STATE,
-                             [(k, i, e['id'], 1, 1, e['timestamp']) for i, k, e in batch])
+            conn.executemany(
+                'INSERT INTO fts (rowid, text, session_id) VALUES (?, ?, ?)',
+                [(i, e['message']['content'], k) for i, k, e in batch],
+            )
+            conn.executemany(
+                OPENCLAW_SESSIONS_UPSERT_STATE, [(k, i, e['id'], 1, 1, e['timestamp']) for i, k, e in batch]
+            )
             conn.execute('COMMIT')
             batch.clear()
 
@@ -1557,9 +1863,10 @@ class OpenClawSessionBaseline:
         match = ' AND '.join('"' + term.replace('"', '""') + '"' for term in query.split())
         if not match:
             return []
-        return [(session, event_id, timestamp, role, text[:SESSION_SNIPPET_CHARS])
-                for session, event_id, timestamp, role, text in self.conn.execute(OPENCLAW_SESSIONS_SEARCH,
-                                                                                  (match, limit))]
+        return [
+            (session, event_id, timestamp, role, text[:SESSION_SNIPPET_CHARS])
+            for session, event_id, timestamp, role, text in self.conn.execute(OPENCLAW_SESSIONS_SEARCH, (match, limit))
+        ]
 
     def close(self) -> None:
         self.conn.close()
@@ -1598,15 +1905,25 @@ def memsift_session_hits(store: memsift.SessionStore) -> Callable[[str], list[di
     return lambda q: store.search(q, caller=SESSION_CALLER, limit=SESSION_LIMIT).get('results', [])
 
 
-def session_search_rows(store: memsift.SessionStore, baseline: OpenClawSessionBaseline, queries: list[str],
-                        label: str, passes: int) -> list[Row]:
+def session_search_rows(
+    store: memsift.SessionStore, baseline: OpenClawSessionBaseline, queries: list[str], label: str, passes: int
+) -> list[Row]:
     """The search p50 row (queries/s = 1 / p50) at one store size, with ms and non-empty result counts."""
     ours = latencies(memsift_session_hits(store), queries, passes)
     theirs = latencies(baseline.search, queries, passes)
     mine, peers = float(np.percentile(ours[0], 50)), float(np.percentile(theirs[0], 50))
     found = f'queries with >= 1 hit: {sum(map(bool, ours[1]))} vs {sum(map(bool, theirs[1]))} of {len(queries)}'
-    return [Row(SESSION_SECTION, f'search p50, AND of terms, {label}', 'queries/s (1/p50)', 1 / mine, SESSION_PEER,
-                1 / peers, f'p50 {mine * 1000:.2f} ms vs {peers * 1000:.2f} ms; {found}')]
+    return [
+        Row(
+            SESSION_SECTION,
+            f'search p50, AND of terms, {label}',
+            'queries/s (1/p50)',
+            1 / mine,
+            SESSION_PEER,
+            1 / peers,
+            f'p50 {mine * 1000:.2f} ms vs {peers * 1000:.2f} ms; {found}',
+        )
+    ]
 
 
 def session_store_counts(store: memsift.SessionStore) -> tuple[int, int]:
@@ -1629,8 +1946,10 @@ def bench_cmrc_recall(data_root: Path, quick: bool, tmp: Path) -> list[Row]:
     questions = data.queries[:SESSION_CMRC_QUICK] if quick else data.queries
     jieba.setLogLevel(60)
     jieba.initialize()
-    variants = (('raw question (one term: no spaces)', [text for _, text in questions]),
-                ('jieba keywords (words of 2+ chars)', [cmrc_keywords(text) for _, text in questions]))
+    variants = (
+        ('raw question (one term: no spaces)', [text for _, text in questions]),
+        ('jieba keywords (words of 2+ chars)', [cmrc_keywords(text) for _, text in questions]),
+    )
     store = memsift.SessionStore(tmp / 'cmrc-memsift.sqlite')
     baseline = OpenClawSessionBaseline(tmp / 'cmrc-baseline.sqlite')
     for key, event in session_events(data.docs, 0, len(data.docs), roles=('assistant',), ids=data.doc_ids):
@@ -1642,13 +1961,22 @@ def bench_cmrc_recall(data_root: Path, quick: bool, tmp: Path) -> list[Row]:
         log(f'sessions: CMRC2018 recall, {label}, {len(texts):,} questions')
         ours = [[hit['messageId'] for hit in search(q)] if q else [] for q in texts]
         theirs = [[hit[1] for hit in baseline.search(q)] for q in texts]
-        recall = [float(np.mean([_beir.recall_at_k(run, data.qrels[qid], SESSION_LIMIT)
-                                 for (qid, _), run in zip(questions, runs)])) for runs in (ours, theirs)]
+        recall = [
+            float(
+                np.mean(
+                    [_beir.recall_at_k(run, data.qrels[qid], SESSION_LIMIT) for (qid, _), run in zip(questions, runs)]
+                )
+            )
+            for runs in (ours, theirs)
+        ]
         terms = np.mean([len(q.split()) for q in texts])
-        check = (f'{len(texts):,} questions, {len(data.docs):,} passages, {terms:.1f} terms per question; '
-                 f'questions with >= 1 hit: {sum(map(bool, ours)):,} vs {sum(map(bool, theirs)):,}')
-        rows.append(Row(SESSION_SECTION, f'CMRC2018 Recall@10, {label}', 'Recall@10', recall[0], SESSION_PEER,
-                        recall[1], check))
+        check = (
+            f'{len(texts):,} questions, {len(data.docs):,} passages, {terms:.1f} terms per question; '
+            f'questions with >= 1 hit: {sum(map(bool, ours)):,} vs {sum(map(bool, theirs)):,}'
+        )
+        rows.append(
+            Row(SESSION_SECTION, f'CMRC2018 Recall@10, {label}', 'Recall@10', recall[0], SESSION_PEER, recall[1], check)
+        )
     store.close()
     baseline.close()
     return rows
@@ -1690,11 +2018,21 @@ def bench_sessions(data_root: Path, quick: bool, long: bool) -> tuple[list[Row],
         baseline = OpenClawSessionBaseline(b_db)
         b_s, b_tail = timed_appends(baseline.append, events)
         n_sessions, n_events = session_store_counts(store)
-        rows.append(Row(SESSION_SECTION, f'append, one transaction each, empty store -> {label}', 'messages/s',
-                        size / m_s, SESSION_PEER, size / b_s,
-                        f'{m_s:.1f} s vs {b_s:.1f} s; last 10%: {m_tail:,.0f} vs {b_tail:,.0f} messages/s'))
-        lines.append(f'section 6 store: {n_events:,} messages in {n_sessions:,} sessions of {SESSION_MESSAGES} '
-                     f'(SciFact texts, {mb(texts)} for one copy of the corpus)')
+        rows.append(
+            Row(
+                SESSION_SECTION,
+                f'append, one transaction each, empty store -> {label}',
+                'messages/s',
+                size / m_s,
+                SESSION_PEER,
+                size / b_s,
+                f'{m_s:.1f} s vs {b_s:.1f} s; last 10%: {m_tail:,.0f} vs {b_tail:,.0f} messages/s',
+            )
+        )
+        lines.append(
+            f'section 6 store: {n_events:,} messages in {n_sessions:,} sessions of {SESSION_MESSAGES} '
+            f'(SciFact texts, {mb(texts)} for one copy of the corpus)'
+        )
         step(f'search, {label}, {len(queries)} queries')
         rows += session_search_rows(store, baseline, queries, label, passes=REPS)
         if long:
@@ -1706,8 +2044,9 @@ def bench_sessions(data_root: Path, quick: bool, long: bool) -> tuple[list[Row],
             baseline.bulk(session_events(texts, size, SESSION_SIZE_LONG))
             store = memsift.SessionStore(m_db)
             n_sessions, n_events = session_store_counts(store)
-            lines.append(f'section 6 long store: {n_events:,} messages in {n_sessions:,} sessions (bulk-filled '
-                         f'from {size:,})')
+            lines.append(
+                f'section 6 long store: {n_events:,} messages in {n_sessions:,} sessions (bulk-filled from {size:,})'
+            )
             step(f'search, {big}, {len(queries)} queries')
             rows += session_search_rows(store, baseline, queries, big, passes=2)
         store.close()
@@ -1719,8 +2058,9 @@ def bench_sessions(data_root: Path, quick: bool, long: bool) -> tuple[list[Row],
 
 # ---------------------------------------------------------------- 7. MCP round trip
 
-MCP_SECTION = ('7. MCP round trip (memory_search over stdio through the official MCP SDK client; peer: the same '
-               'call in-process)')
+MCP_SECTION = (
+    '7. MCP round trip (memory_search over stdio through the official MCP SDK client; peer: the same call in-process)'
+)
 MCP_QUERIES = 200
 
 
@@ -1755,7 +2095,7 @@ def bench_mcp(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
     from memsift.tools import MemoryTools
 
     data = _beir.load_dataset(data_root / 'scifact')
-    queries = [text for _, text in data.queries[:MCP_QUERIES // 2 if quick else MCP_QUERIES]]
+    queries = [text for _, text in data.queries[: MCP_QUERIES // 2 if quick else MCP_QUERIES]]
     size = MEMORY_SIZES[0] // 2 if quick else MEMORY_SIZES[0]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix='memsift-bench-') as tmp_name:
@@ -1771,9 +2111,20 @@ def bench_mcp(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
             inproc = latencies(lambda q: [hit['path'] for hit in tools.memory_search(q)['results']], queries, REPS)
 
         # The server is started after the in-process runs: both never compete for the cores.
-        params = StdioServerParameters(command=sys.executable, args=[
-            '-m', 'memsift', 'mcp', '--workspace', str(ws.root), '--config', str(config), '--sessions-db',
-            str(sessions)])
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                '-m',
+                'memsift',
+                'mcp',
+                '--workspace',
+                str(ws.root),
+                '--config',
+                str(config),
+                '--sessions-db',
+                str(sessions),
+            ],
+        )
 
         async def over_mcp() -> tuple[float, tuple[np.ndarray, list[list]]]:
             with open(tmp / 'server.log', 'w') as errlog:
@@ -1795,10 +2146,26 @@ def bench_mcp(data_root: Path, quick: bool) -> tuple[list[Row], list[str]]:
         check = f'p{pct} {theirs * 1000:.2f} ms vs {ours * 1000:.2f} ms (+{(theirs - ours) * 1000:.2f} ms)'
         if pct == 50:
             check += f'; same results for {same}/{len(queries)} queries'
-        rows.append(Row(MCP_SECTION, f'memory_search p{pct} over MCP stdio, {label}', f'queries/s (1/p{pct})',
-                        1 / theirs, 'MemoryTools.memory_search in-process', 1 / ours, check))
-    rows.append(Row(MCP_SECTION, f'`memsift mcp` start to first memory_search answer, {label}', 's', first,
-                    check='process start, imports, index open, MCP handshake, one query'))
+        rows.append(
+            Row(
+                MCP_SECTION,
+                f'memory_search p{pct} over MCP stdio, {label}',
+                f'queries/s (1/p{pct})',
+                1 / theirs,
+                'MemoryTools.memory_search in-process',
+                1 / ours,
+                check,
+            )
+        )
+    rows.append(
+        Row(
+            MCP_SECTION,
+            f'`memsift mcp` start to first memory_search answer, {label}',
+            's',
+            first,
+            check='process start, imports, index open, MCP handshake, one query',
+        )
+    )
     return rows, [f'section 7 workspace: {ws.describe()}, {label}']
 
 
@@ -1845,8 +2212,10 @@ def print_tables(env: dict, rows: list[Row], goals: list[str]) -> None:
             section = row.section
             print(f'\n## {section}\n\n{header}\n|---|---|--:|---|--:|--:|---|')
         ratio = f'{row.ratio:.2f}x' if row.ratio is not None else '-'
-        print(f'| {row.task} | {row.unit} | {fmt(row.memsift)} | {row.peer or "-"} | {fmt(row.peer_value)} '
-              f'| {ratio} | {row.check} |')
+        print(
+            f'| {row.task} | {row.unit} | {fmt(row.memsift)} | {row.peer or "-"} | {fmt(row.peer_value)} '
+            f'| {ratio} | {row.check} |'
+        )
     print()
     for line in goals:
         print(line)
@@ -1862,26 +2231,42 @@ def parse_sections(text: str) -> tuple[int, ...]:
     except ValueError:
         sections = ()
     if not sections or not set(sections) <= set(ALL_SECTIONS):
-        raise argparse.ArgumentTypeError(f'expected section numbers from {ALL_SECTIONS} separated by commas, '
-                                         f'got {text!r}')
+        raise argparse.ArgumentTypeError(
+            f'expected section numbers from {ALL_SECTIONS} separated by commas, got {text!r}'
+        )
     return sections
 
 
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT,
-                        help='directory holding scifact/ and cmrc2018/ (default: ../shared/data from the repo root)')
-    parser.add_argument('--quick', action='store_true',
-                        help='halve the input sizes (section 4: only the ~10k-chunk workspace; section 5: ~2k chunks; '
-                             'section 6: ~20k messages, 500 CMRC2018 questions; section 7: ~5k chunks, 100 queries)')
+    parser.add_argument(
+        '--data-root',
+        type=Path,
+        default=_beir.DEFAULT_DATA_ROOT,
+        help='directory holding scifact/ and cmrc2018/ (default: ../shared/data from the repo root)',
+    )
+    parser.add_argument(
+        '--quick',
+        action='store_true',
+        help='halve the input sizes (section 4: only the ~10k-chunk workspace; section 5: ~2k chunks; '
+        'section 6: ~20k messages, 500 CMRC2018 questions; section 7: ~5k chunks, 100 queries)',
+    )
     parser.add_argument('--json', action='store_true', help='print one JSON object instead of tables')
-    parser.add_argument('--long', action='store_true',
-                        help='section 4: hybrid search on the ~100k-chunk workspace too (adds about 5 minutes); '
-                             'section 6: search on a 1M-message store too (bulk-filled; roughly 5 more minutes on 2 '
-                             'cores and ~11 GB of temporary disk)')
-    parser.add_argument('--sections', type=parse_sections, default=ALL_SECTIONS, metavar='N[,N...]',
-                        help='sections to run, e.g. 4 or 1,2,3 (default: all)')
+    parser.add_argument(
+        '--long',
+        action='store_true',
+        help='section 4: hybrid search on the ~100k-chunk workspace too (adds about 5 minutes); '
+        'section 6: search on a 1M-message store too (bulk-filled; roughly 5 more minutes on 2 '
+        'cores and ~11 GB of temporary disk)',
+    )
+    parser.add_argument(
+        '--sections',
+        type=parse_sections,
+        default=ALL_SECTIONS,
+        metavar='N[,N...]',
+        help='sections to run, e.g. 4 or 1,2,3 (default: all)',
+    )
     return parser.parse_args()
 
 

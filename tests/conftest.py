@@ -74,8 +74,16 @@ def memory_config(tmp_path, **search) -> dict:
     return {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}}
 
 
-PROVIDER_ENV = ('OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'VOYAGE_API_KEY', 'MISTRAL_API_KEY',
-                'DEEPINFRA_API_KEY', 'OLLAMA_API_KEY', 'LM_API_TOKEN')
+PROVIDER_ENV = (
+    'OPENAI_API_KEY',
+    'GEMINI_API_KEY',
+    'GOOGLE_API_KEY',
+    'VOYAGE_API_KEY',
+    'MISTRAL_API_KEY',
+    'DEEPINFRA_API_KEY',
+    'OLLAMA_API_KEY',
+    'LM_API_TOKEN',
+)
 
 
 @pytest.fixture(autouse=True)
@@ -117,8 +125,13 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get('content-length', 0)))
         headers = {k.lower(): v for k, v in self.headers.items()}
         is_json = headers.get('content-type', 'application/json').startswith('application/json')
-        request = {'method': method, 'path': self.path, 'headers': headers, 'raw': raw,
-                   'body': json.loads(raw) if raw and is_json else None}
+        request = {
+            'method': method,
+            'path': self.path,
+            'headers': headers,
+            'raw': raw,
+            'body': json.loads(raw) if raw and is_json else None,
+        }
         self.server.requests.append(request)
         status, headers, body = self.server.reply(request)
         if status is None:

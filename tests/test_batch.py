@@ -47,9 +47,12 @@ class BatchHandler(BaseHTTPRequestHandler):
         srv.log.append(('POST', self.path, self.headers.get('authorization')))
         if self.path == '/v1/files':
             message = BytesParser(policy=HTTP).parsebytes(
-                f'Content-Type: {self.headers["content-type"]}\r\n\r\n'.encode() + raw)
-            parts = {p.get_param('name', header='content-disposition'): p.get_payload(decode=True)
-                     for p in message.iter_parts()}
+                f'Content-Type: {self.headers["content-type"]}\r\n\r\n'.encode() + raw
+            )
+            parts = {
+                p.get_param('name', header='content-disposition'): p.get_payload(decode=True)
+                for p in message.iter_parts()
+            }
             file_id = f'file-{len(srv.files)}'
             srv.files[file_id] = parts['file'].decode()
             srv.purpose = parts['purpose'].decode()
@@ -76,11 +79,23 @@ class BatchHandler(BaseHTTPRequestHandler):
                 if srv.outcome == 'completed':
                     batch['output_file_id'] = f'out-{match[1]}'
                     lines = [json.loads(line) for line in srv.files[batch['input_file_id']].splitlines()]
-                    srv.files[batch['output_file_id']] = '\n'.join(json.dumps({
-                        'custom_id': line['custom_id'],
-                        'response': {'status_code': 200, 'body': {'data': [
-                            {'index': i, 'embedding': vec(t)} for i, t in enumerate(line['body']['input'])]}},
-                    }) for line in reversed(lines))
+                    srv.files[batch['output_file_id']] = '\n'.join(
+                        json.dumps(
+                            {
+                                'custom_id': line['custom_id'],
+                                'response': {
+                                    'status_code': 200,
+                                    'body': {
+                                        'data': [
+                                            {'index': i, 'embedding': vec(t)}
+                                            for i, t in enumerate(line['body']['input'])
+                                        ]
+                                    },
+                                },
+                            }
+                        )
+                        for line in reversed(lines)
+                    )
             else:
                 batch['status'] = 'in_progress'
             return self.reply(200, {k: v for k, v in batch.items() if k != 'polls'})
@@ -101,10 +116,24 @@ def batch_server(request):
 
 
 def provider(server, provider_id='openai'):
-    return create_provider(provider_id, memsift.load_config({'memory': {'search': {
-        'provider': provider_id, 'model': 'm',
-        'remote': {'baseUrl': server.url + '/v1', 'apiKey': KEY, 'batch': {'enabled': True, 'pollIntervalMs': 1}},
-    }}}))
+    return create_provider(
+        provider_id,
+        memsift.load_config(
+            {
+                'memory': {
+                    'search': {
+                        'provider': provider_id,
+                        'model': 'm',
+                        'remote': {
+                            'baseUrl': server.url + '/v1',
+                            'apiKey': KEY,
+                            'batch': {'enabled': True, 'pollIntervalMs': 1},
+                        },
+                    }
+                }
+            }
+        ),
+    )
 
 
 TEXTS = [f'chunk {i} ' + 'x' * (i * 900) for i in range(12)]  # several 8000-byte requests
@@ -141,9 +170,24 @@ def test_two_batch_failures_fall_back_to_inline_for_good(batch_server):
 
 
 def test_openai_batch_still_running_without_wait_embeds_inline(batch_server):
-    adapter = create_provider('openai', memsift.load_config({'memory': {'search': {
-        'provider': 'openai', 'model': 'm', 'remote': {
-            'baseUrl': batch_server.url + '/v1', 'apiKey': KEY, 'batch': {'enabled': True, 'wait': False}}}}}))
+    adapter = create_provider(
+        'openai',
+        memsift.load_config(
+            {
+                'memory': {
+                    'search': {
+                        'provider': 'openai',
+                        'model': 'm',
+                        'remote': {
+                            'baseUrl': batch_server.url + '/v1',
+                            'apiKey': KEY,
+                            'batch': {'enabled': True, 'wait': False},
+                        },
+                    }
+                }
+            }
+        ),
+    )
     assert adapter.embed_documents(TEXTS[:2]) == [vec(t) for t in TEXTS[:2]]
     assert adapter.batch_failures == 1 and 'remote.batch.wait is false' in adapter.batch_error
     assert not any(path.startswith('/v1/batches/') for _, path, _ in batch_server.log)  # never polled
@@ -162,7 +206,8 @@ def gemini_service(state='BATCH_STATE_SUCCEEDED', polls=2, create_status=200, li
         path, body = request['path'], request['body']
         if path == '/upload/v1beta/files?uploadType=multipart':
             message = BytesParser(policy=HTTP).parsebytes(
-                f'Content-Type: {request["headers"]["content-type"]}\r\n\r\n'.encode() + request['raw'])
+                f'Content-Type: {request["headers"]["content-type"]}\r\n\r\n'.encode() + request['raw']
+            )
             metadata, jsonl = (part.get_payload(decode=True).decode() for part in message.iter_parts())
             assert json.loads(metadata)['file']['mimeType'] == 'application/jsonl'
             files['files/in-0'] = jsonl
@@ -178,16 +223,34 @@ def gemini_service(state='BATCH_STATE_SUCCEEDED', polls=2, create_status=200, li
             if batch['polls'] < polls:
                 return 200, {}, {'name': 'batches/b0', 'metadata': {'state': 'BATCH_STATE_RUNNING'}}
             lines = [json.loads(line) for line in files[batch['file']].splitlines()]
-            files['files/out-0'] = '\n'.join(json.dumps(
-                {'key': line['key'], 'error': line_error} if line_error else
-                {'key': line['key'], 'response': {'embedding': {'values': vec(line['request']['content']['parts'][0]['text'])}}}
-            ) for line in reversed(lines))
-            return 200, {}, {'name': 'batches/b0', 'done': True, 'metadata': {
-                'state': state, 'output': {'responsesFile': 'files/out-0'}}}
+            files['files/out-0'] = '\n'.join(
+                json.dumps(
+                    {'key': line['key'], 'error': line_error}
+                    if line_error
+                    else {
+                        'key': line['key'],
+                        'response': {'embedding': {'values': vec(line['request']['content']['parts'][0]['text'])}},
+                    }
+                )
+                for line in reversed(lines)
+            )
+            return (
+                200,
+                {},
+                {
+                    'name': 'batches/b0',
+                    'done': True,
+                    'metadata': {'state': state, 'output': {'responsesFile': 'files/out-0'}},
+                },
+            )
         if path == '/download/v1beta/files/out-0:download?alt=media':
             return 200, {'Content-Type': 'application/jsonl'}, files['files/out-0'].encode()
         if path == '/v1beta/models/gemini-embedding-001:batchEmbedContents':  # inline
-            return 200, {}, {'embeddings': [{'values': vec(r['content']['parts'][0]['text'])} for r in body['requests']]}
+            return (
+                200,
+                {},
+                {'embeddings': [{'values': vec(r['content']['parts'][0]['text'])} for r in body['requests']]},
+            )
         return 404, {}, {'error': {'message': f'no route {path}'}}
 
     reply.files = files
@@ -195,9 +258,23 @@ def gemini_service(state='BATCH_STATE_SUCCEEDED', polls=2, create_status=200, li
 
 
 def gemini(server, **batch):
-    return create_provider('gemini', memsift.load_config({'memory': {'search': {
-        'provider': 'gemini', 'remote': {'baseUrl': server.url + '/v1beta', 'apiKey': GEMINI_KEY,
-                                         'batch': {'enabled': True, 'pollIntervalMs': 1, **batch}}}}}))
+    return create_provider(
+        'gemini',
+        memsift.load_config(
+            {
+                'memory': {
+                    'search': {
+                        'provider': 'gemini',
+                        'remote': {
+                            'baseUrl': server.url + '/v1beta',
+                            'apiKey': GEMINI_KEY,
+                            'batch': {'enabled': True, 'pollIntervalMs': 1, **batch},
+                        },
+                    }
+                }
+            }
+        ),
+    )
 
 
 def test_gemini_async_batch_upload_create_poll_download(server):
@@ -206,11 +283,18 @@ def test_gemini_async_batch_upload_create_poll_download(server):
     assert out == [vec(t) for t in TEXTS[:5]]  # output lines came back reversed: matched by key
     lines = [json.loads(line) for line in server.reply.files['files/in-0'].splitlines()]
     assert [line['key'] for line in lines] == ['0', '1', '2', '3', '4']  # one request per input
-    assert all(line['request']['taskType'] == 'RETRIEVAL_DOCUMENT'
-               and line['request']['model'] == 'models/gemini-embedding-001' for line in lines)
+    assert all(
+        line['request']['taskType'] == 'RETRIEVAL_DOCUMENT'
+        and line['request']['model'] == 'models/gemini-embedding-001'
+        for line in lines
+    )
     assert [p.split('?')[0] for _, p in server.paths()] == [
-        '/upload/v1beta/files', '/v1beta/models/gemini-embedding-001:asyncBatchEmbedContent',
-        '/v1beta/batches/b0', '/v1beta/batches/b0', '/download/v1beta/files/out-0:download']
+        '/upload/v1beta/files',
+        '/v1beta/models/gemini-embedding-001:asyncBatchEmbedContent',
+        '/v1beta/batches/b0',
+        '/v1beta/batches/b0',
+        '/download/v1beta/files/out-0:download',
+    ]
     assert all(r['headers']['x-goog-api-key'] == GEMINI_KEY for r in server.requests)
 
 
@@ -225,11 +309,14 @@ def test_gemini_without_batch_method_embeds_inline_at_once(server):
     assert [p for _, p in server.paths()] == ['/v1beta/models/gemini-embedding-001:batchEmbedContents']
 
 
-@pytest.mark.parametrize(('service', 'batch', 'reason'), [
-    ({'state': 'BATCH_STATE_FAILED'}, {}, 'failed'),
-    ({'line_error': {'code': 400, 'message': 'bad content'}}, {}, 'bad content'),
-    ({'polls': 3}, {'wait': False}, 'remote.batch.wait is false'),
-])
+@pytest.mark.parametrize(
+    ('service', 'batch', 'reason'),
+    [
+        ({'state': 'BATCH_STATE_FAILED'}, {}, 'failed'),
+        ({'line_error': {'code': 400, 'message': 'bad content'}}, {}, 'bad content'),
+        ({'polls': 3}, {'wait': False}, 'remote.batch.wait is false'),
+    ],
+)
 def test_gemini_batch_failure_counts_once_and_embeds_inline(server, service, batch, reason):
     server.reply = gemini_service(**service)
     adapter = gemini(server, **batch)

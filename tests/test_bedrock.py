@@ -16,8 +16,15 @@ ACCESS = 'AKIDEXAMPLE'
 SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'
 TOKEN = 'FQoGZXIvYXdzEXAMPLE-session-token-SECRET'
 BEARER = 'ABSKQmVkcm9ja0FQSUtleS1BEARER-SECRET'
-AWS_ENV = ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK',
-           'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE')
+AWS_ENV = (
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_BEARER_TOKEN_BEDROCK',
+    'AWS_REGION',
+    'AWS_DEFAULT_REGION',
+    'AWS_PROFILE',
+)
 SIGV4 = {'AWS_ACCESS_KEY_ID': ACCESS, 'AWS_SECRET_ACCESS_KEY': SECRET, 'AWS_REGION': 'eu-west-1'}
 SUITE_TIME = datetime(2015, 8, 30, 12, 36, tzinfo=timezone.utc)
 
@@ -38,27 +45,54 @@ def test_signing_key_derivation_matches_the_aws_example():
 
 
 def test_iam_list_users_example():
-    headers = sign_v4('GET', 'https://iam.amazonaws.com/?Action=ListUsers&Version=2010-05-08',
-                      {'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8'}, b'',
-                      access_key=ACCESS, secret_key=SECRET, region='us-east-1', service='iam', now=SUITE_TIME)
+    headers = sign_v4(
+        'GET',
+        'https://iam.amazonaws.com/?Action=ListUsers&Version=2010-05-08',
+        {'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8'},
+        b'',
+        access_key=ACCESS,
+        secret_key=SECRET,
+        region='us-east-1',
+        service='iam',
+        now=SUITE_TIME,
+    )
     assert headers == {
         'X-Amz-Date': '20150830T123600Z',
         'Authorization': 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, '
-                         'SignedHeaders=content-type;host;x-amz-date, '
-                         'Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7'}
+        'SignedHeaders=content-type;host;x-amz-date, '
+        'Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7',
+    }
 
 
-@pytest.mark.parametrize(('method', 'url', 'signature'), [
-    ('GET', 'https://example.amazonaws.com/', '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31'),
-    ('POST', 'https://example.amazonaws.com/', '5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b'),
-    ('GET', 'https://example.amazonaws.com/?Param2=value2&Param1=value1',
-     'b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500'),
-], ids=['get-vanilla', 'post-vanilla', 'get-vanilla-query-order-key-case'])
+@pytest.mark.parametrize(
+    ('method', 'url', 'signature'),
+    [
+        ('GET', 'https://example.amazonaws.com/', '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31'),
+        ('POST', 'https://example.amazonaws.com/', '5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b'),
+        (
+            'GET',
+            'https://example.amazonaws.com/?Param2=value2&Param1=value1',
+            'b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500',
+        ),
+    ],
+    ids=['get-vanilla', 'post-vanilla', 'get-vanilla-query-order-key-case'],
+)
 def test_aws_sigv4_test_suite(method, url, signature):
-    headers = sign_v4(method, url, {}, b'', access_key=ACCESS, secret_key=SECRET, region='us-east-1',
-                      service='service', now=SUITE_TIME)
-    assert headers['Authorization'] == ('AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/'
-                                        f'aws4_request, SignedHeaders=host;x-amz-date, Signature={signature}')
+    headers = sign_v4(
+        method,
+        url,
+        {},
+        b'',
+        access_key=ACCESS,
+        secret_key=SECRET,
+        region='us-east-1',
+        service='service',
+        now=SUITE_TIME,
+    )
+    assert headers['Authorization'] == (
+        'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/'
+        f'aws4_request, SignedHeaders=host;x-amz-date, Signature={signature}'
+    )
 
 
 def test_canonical_request_double_encodes_the_model_path_and_signs_the_session_token():
@@ -68,9 +102,20 @@ def test_canonical_request_double_encodes_the_model_path_and_signs_the_session_t
     assert lines[1] == '/model/amazon.titan-embed-text-v2%253A0/invoke'  # non-S3 services encode twice
     assert lines[3] == 'content-type:application/json' and lines[4] == 'host:bedrock-runtime.us-east-1.amazonaws.com'
     assert signed == 'content-type;host' and lines[-1] == (
-        '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a')  # sha256(b'{}')
-    headers = sign_v4('POST', url, {}, '{}', access_key=ACCESS, secret_key=SECRET, region='us-east-1',
-                      service='bedrock', now=SUITE_TIME, session_token=TOKEN)
+        '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a'
+    )  # sha256(b'{}')
+    headers = sign_v4(
+        'POST',
+        url,
+        {},
+        '{}',
+        access_key=ACCESS,
+        secret_key=SECRET,
+        region='us-east-1',
+        service='bedrock',
+        now=SUITE_TIME,
+        session_token=TOKEN,
+    )
     assert headers['X-Amz-Security-Token'] == TOKEN
     assert 'SignedHeaders=host;x-amz-date;x-amz-security-token,' in headers['Authorization']
 
@@ -103,9 +148,18 @@ def verify_sigv4(request, secret):
     stamp = datetime.strptime(headers['x-amz-date'], '%Y%m%dT%H%M%SZ')
     assert stamp.strftime('%Y%m%d') == date
     others = {n: headers[n] for n in names if n not in ('x-amz-date', 'x-amz-security-token')}
-    expected = sign_v4('POST', f'http://{headers["host"]}{request["path"]}', others, request['raw'],
-                       access_key=access, secret_key=secret, region=region, service=service, now=stamp,
-                       session_token=headers.get('x-amz-security-token'))
+    expected = sign_v4(
+        'POST',
+        f'http://{headers["host"]}{request["path"]}',
+        others,
+        request['raw'],
+        access_key=access,
+        secret_key=secret,
+        region=region,
+        service=service,
+        now=stamp,
+        session_token=headers.get('x-amz-security-token'),
+    )
     assert headers['authorization'] == expected['Authorization'], 'signature mismatch'
     return region, service
 
@@ -116,16 +170,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 - http.server's naming
         raw = self.rfile.read(int(self.headers.get('content-length', 0)))
-        request = {'path': self.path, 'headers': {k.lower(): v for k, v in self.headers.items()}, 'raw': raw,
-                   'body': json.loads(raw)}
+        request = {
+            'path': self.path,
+            'headers': {k.lower(): v for k, v in self.headers.items()},
+            'raw': raw,
+            'body': json.loads(raw),
+        }
         if not request['headers'].get('authorization', '').startswith('Bearer '):
             try:
                 request['scope'] = verify_sigv4(request, self.server.secret)
             except AssertionError as exc:
                 request['error'] = str(exc)
         self.server.requests.append(request)
-        status, body = (403, {'message': 'The request signature we calculated does not match'}) \
-            if 'error' in request else self.server.reply(request)
+        status, body = (
+            (403, {'message': 'The request signature we calculated does not match'})
+            if 'error' in request
+            else self.server.reply(request)
+        )
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header('Content-Type', 'application/json')
@@ -228,12 +289,21 @@ def test_cohere_v4_embedding_types_and_output_dimension(server):
     assert provider.dims == 1536
     provider.embed_query('q')
     assert server.requests[0]['path'] == '/model/cohere.embed-v4%3A0/invoke'
-    assert server.requests[0]['body'] == {'texts': ['q'], 'input_type': 'search_query', 'truncate': 'END',
-                                          'embedding_types': ['float']}
+    assert server.requests[0]['body'] == {
+        'texts': ['q'],
+        'input_type': 'search_query',
+        'truncate': 'END',
+        'embedding_types': ['float'],
+    }
     sized = bedrock(server, SIGV4, 'cohere.embed-v4:0', outputDimensionality=512)
     assert sized.embed_documents(['d']) == [vec('d')] and sized.dims == 512
-    assert server.requests[1]['body'] == {'texts': ['d'], 'input_type': 'search_document', 'truncate': 'END',
-                                          'embedding_types': ['float'], 'output_dimension': 512}
+    assert server.requests[1]['body'] == {
+        'texts': ['d'],
+        'input_type': 'search_document',
+        'truncate': 'END',
+        'embedding_types': ['float'],
+        'output_dimension': 512,
+    }
 
 
 def test_nova_single_embedding_body(server):
@@ -241,9 +311,14 @@ def test_nova_single_embedding_body(server):
     provider = bedrock(server, SIGV4, 'amazon.nova-2-multimodal-embeddings-v1:0', outputDimensionality=384)
     assert provider.embed_documents(['note']) == [vec('note')]
     assert server.requests[0]['path'] == '/model/amazon.nova-2-multimodal-embeddings-v1%3A0/invoke'
-    assert server.requests[0]['body'] == {'taskType': 'SINGLE_EMBEDDING', 'singleEmbeddingParams': {
-        'embeddingPurpose': 'GENERIC_INDEX', 'embeddingDimension': 384,
-        'text': {'truncationMode': 'END', 'value': 'note'}}}
+    assert server.requests[0]['body'] == {
+        'taskType': 'SINGLE_EMBEDDING',
+        'singleEmbeddingParams': {
+            'embeddingPurpose': 'GENERIC_INDEX',
+            'embeddingDimension': 384,
+            'text': {'truncationMode': 'END', 'value': 'note'},
+        },
+    }
     assert bedrock(server, SIGV4, 'amazon.nova-2-multimodal-embeddings-v1:0').dims == 1024
 
 
@@ -254,8 +329,9 @@ def test_inference_profile_ids_are_one_encoded_path_segment(server):
     assert provider.dims == 1536  # the family is recognised inside the ARN: no probe
     provider.embed_query('q')
     request = server.requests[0]
-    assert request['path'] == ('/model/arn%3Aaws%3Abedrock%3Aeu-west-1%3A123456789012%3Ainference-profile'
-                               '%2Feu.cohere.embed-v4%3A0/invoke')
+    assert request['path'] == (
+        '/model/arn%3Aaws%3Abedrock%3Aeu-west-1%3A123456789012%3Ainference-profile%2Feu.cohere.embed-v4%3A0/invoke'
+    )
     assert 'error' not in request and request['body']['embedding_types'] == ['float']
 
 
@@ -292,11 +368,14 @@ def test_missing_credentials_through_provider_resolution(monkeypatch):
     assert resolution.provider is None and 'AWS_ACCESS_KEY_ID' in resolution.error
 
 
-@pytest.mark.parametrize(('env', 'region'), [
-    ({'AWS_REGION': 'ap-south-1', 'AWS_DEFAULT_REGION': 'ca-central-1'}, 'ap-south-1'),
-    ({'AWS_DEFAULT_REGION': 'ca-central-1'}, 'ca-central-1'),
-    ({}, 'us-east-1'),
-])
+@pytest.mark.parametrize(
+    ('env', 'region'),
+    [
+        ({'AWS_REGION': 'ap-south-1', 'AWS_DEFAULT_REGION': 'ca-central-1'}, 'ap-south-1'),
+        ({'AWS_DEFAULT_REGION': 'ca-central-1'}, 'ca-central-1'),
+        ({}, 'us-east-1'),
+    ],
+)
 def test_region_resolution_order(server, env, region):
     server.reply = reply
     provider = bedrock(server, {'AWS_ACCESS_KEY_ID': ACCESS, 'AWS_SECRET_ACCESS_KEY': SECRET, **env})
@@ -307,8 +386,16 @@ def test_region_resolution_order(server, env, region):
 
 def test_region_and_endpoint_from_the_base_url_or_the_environment():
     env = {**SIGV4, 'AWS_REGION': 'us-west-2'}
-    config = memsift.load_config({'memory': {'search': {'provider': 'bedrock', 'remote': {
-        'baseUrl': 'https://bedrock-runtime.eu-central-1.amazonaws.com'}}}})
+    config = memsift.load_config(
+        {
+            'memory': {
+                'search': {
+                    'provider': 'bedrock',
+                    'remote': {'baseUrl': 'https://bedrock-runtime.eu-central-1.amazonaws.com'},
+                }
+            }
+        }
+    )
     provider = BedrockEmbeddings(config, env)
     assert provider.region == 'eu-central-1'  # the base URL beats AWS_REGION
     assert provider.http.base_url == 'https://bedrock-runtime.eu-central-1.amazonaws.com'
@@ -348,12 +435,15 @@ def test_retries_are_signed_afresh(server, pauses):
     assert not any('error' in r for r in server.requests)
 
 
-@pytest.mark.parametrize(('model', 'answer', 'match'), [
-    ('cohere.embed-english-v3', {'embeddings': [[1.0, 2.0]]}, 'expected 2 vectors in embeddings, got 1'),
-    ('cohere.embed-v4:0', {'embeddings': {'float': [[1.0]] * 3}}, 'expected 2 vectors in embeddings.float, got 3'),
-    ('amazon.titan-embed-text-v2:0', {'unexpected': True}, 'expected 1 vectors in embedding'),
-    ('amazon.nova-2-multimodal-embeddings-v1:0', {'embeddings': []}, 'expected 1 vectors'),
-])
+@pytest.mark.parametrize(
+    ('model', 'answer', 'match'),
+    [
+        ('cohere.embed-english-v3', {'embeddings': [[1.0, 2.0]]}, 'expected 2 vectors in embeddings, got 1'),
+        ('cohere.embed-v4:0', {'embeddings': {'float': [[1.0]] * 3}}, 'expected 2 vectors in embeddings.float, got 3'),
+        ('amazon.titan-embed-text-v2:0', {'unexpected': True}, 'expected 1 vectors in embedding'),
+        ('amazon.nova-2-multimodal-embeddings-v1:0', {'embeddings': []}, 'expected 1 vectors'),
+    ],
+)
 def test_wrong_vector_counts_are_provider_errors(server, model, answer, match):
     server.reply = lambda r: (200, answer)
     with pytest.raises(memsift.ProviderError, match=match):

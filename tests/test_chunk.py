@@ -299,7 +299,7 @@ def test_empty_and_blank_documents_give_no_chunks():
 def test_rust_whitespace_definition_is_used():
     # U+001C is whitespace for Python's str.isspace but not for Unicode White_Space: the chunk is kept.
     chunks = memsift.chunk_markdown('\x1c')
-    assert as_tuples(chunks) == [(1, 1, '\x1c', hashlib.sha256('\x1c'.encode()).hexdigest())]
+    assert as_tuples(chunks) == [(1, 1, '\x1c', hashlib.sha256(b'\x1c').hexdigest())]
 
 
 def test_carriage_return_stays_in_the_line():

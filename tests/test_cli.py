@@ -15,8 +15,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / 'examples' / 'workspace'
 
 
 def memsift(*args, check=True, **kwargs):
-    proc = subprocess.run([sys.executable, '-m', 'memsift', *map(str, args)], capture_output=True, text=True,
-                          timeout=120, **kwargs)
+    proc = subprocess.run(
+        [sys.executable, '-m', 'memsift', *map(str, args)], capture_output=True, text=True, timeout=120, **kwargs
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -70,7 +71,8 @@ def test_search_syncs_first_unless_told_not_to(tmp_path, ws):
     write(ws / 'memory' / 'late.md', 'zeppelin hangar')
     assert json.loads(memsift('search', 'zeppelin', *args, '--json', '--no-sync').stdout)['results'] == []
     assert [h['path'] for h in json.loads(memsift('search', 'zeppelin', *args, '--json').stdout)['results']] == [
-        'memory/late.md']
+        'memory/late.md'
+    ]
 
 
 def test_errors_are_clear_and_exit_1(tmp_path, ws):
@@ -94,9 +96,12 @@ def test_config_file_gives_workspace_and_store(tmp_path, ws):
     store = tmp_path / 'stores' / '{agentId}.sqlite'
     config.write_text(
         '// OpenClaw config\n{agents: {defaults: {workspace: %s, memorySearch: {store: {path: %s}}},\n'
-        " list: [{id: 'ops', memorySearch: {query: {maxResults: 1}}},],}}" % (json.dumps(str(ws)), json.dumps(str(store)))
+        " list: [{id: 'ops', memorySearch: {query: {maxResults: 1}}},],}}"
+        % (json.dumps(str(ws)), json.dumps(str(store)))
     )
-    result = json.loads(memsift('search', 'the', '--config', config, '--agent', 'ops', '--json', '--min-score', 0).stdout)
+    result = json.loads(
+        memsift('search', 'the', '--config', config, '--agent', 'ops', '--json', '--min-score', 0).stdout
+    )
     assert len(result['results']) == 1
     assert (tmp_path / 'stores' / 'ops.sqlite').is_file()
 
@@ -110,11 +115,17 @@ def test_console_script_and_examples_workspace(tmp_path):
         pytest.skip('examples/ is not beside the tests')
     args = ['--workspace', EXAMPLES, '--store', tmp_path / 'demo.sqlite', '--json']
     subprocess.run([script, 'index', *map(str, args)], check=True, capture_output=True, timeout=120)
-    for query, expected in (('ERR_CONN_RESET', 'memory/2026-11-20.md'), ('视频下载', 'memory/2026-11-28.md'),
-                            ('会議 火曜日', 'memory/2026-11-26.md'), ('数据库迁移', 'memory/2026-11-25.md'),
-                            ('2026-11-28.md', 'memory/2026-11-28.md'), ('tooling', 'memory/topics/tooling.md')):
-        out = subprocess.run([script, 'search', query, *map(str, args)], check=True, capture_output=True, text=True,
-                             timeout=120).stdout
+    for query, expected in (
+        ('ERR_CONN_RESET', 'memory/2026-11-20.md'),
+        ('视频下载', 'memory/2026-11-28.md'),
+        ('会議 火曜日', 'memory/2026-11-26.md'),
+        ('数据库迁移', 'memory/2026-11-25.md'),
+        ('2026-11-28.md', 'memory/2026-11-28.md'),
+        ('tooling', 'memory/topics/tooling.md'),
+    ):
+        out = subprocess.run(
+            [script, 'search', query, *map(str, args)], check=True, capture_output=True, text=True, timeout=120
+        ).stdout
         assert json.loads(out)['results'][0]['path'] == expected, query
 
 
@@ -123,7 +134,10 @@ def test_watch_prints_a_line_per_sync(tmp_path, ws):
     config.write_text('{"memory": {"search": {"sync": {"watchDebounceMs": 200}}}}')
     with subprocess.Popen(
         [sys.executable, '-m', 'memsift', 'watch', *map(str, common(tmp_path, ws)), '--config', str(config), '--json'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, 'PYTHONUNBUFFERED': '1'},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, 'PYTHONUNBUFFERED': '1'},
     ) as proc:
         try:
             first = json.loads(proc.stdout.readline())
@@ -138,11 +152,23 @@ def test_watch_prints_a_line_per_sync(tmp_path, ws):
 
 def test_sessions_import_search_history(tmp_path):
     transcript = tmp_path / 'chat.jsonl'
-    lines = [{'type': 'session', 'version': 3, 'id': 'sess-9', 'timestamp': '2026-11-30T08:00:00Z'},
-             {'type': 'message', 'id': 'a', 'parentId': None, 'timestamp': 1764489600000,
-              'message': {'role': 'user', 'content': '把数据库迁移到新集群, token ghp_' + 'q' * 36}},
-             {'type': 'message', 'id': 'b', 'parentId': 'a', 'timestamp': 1764489660000,
-              'message': {'role': 'assistant', 'content': [{'type': 'text', 'text': '迁移计划已经写好了'}]}}]
+    lines = [
+        {'type': 'session', 'version': 3, 'id': 'sess-9', 'timestamp': '2026-11-30T08:00:00Z'},
+        {
+            'type': 'message',
+            'id': 'a',
+            'parentId': None,
+            'timestamp': 1764489600000,
+            'message': {'role': 'user', 'content': '把数据库迁移到新集群, token ghp_' + 'q' * 36},
+        },
+        {
+            'type': 'message',
+            'id': 'b',
+            'parentId': 'a',
+            'timestamp': 1764489660000,
+            'message': {'role': 'assistant', 'content': [{'type': 'text', 'text': '迁移计划已经写好了'}]},
+        },
+    ]
     transcript.write_text('\n'.join(json.dumps(line, ensure_ascii=False) for line in lines) + '\n', encoding='utf-8')
     db = ['--sessions-db', tmp_path / 'sessions.sqlite']
     imported = json.loads(memsift('sessions', 'import', transcript, *db, '--json').stdout)

@@ -6,8 +6,8 @@ import pytest
 
 import memsift
 import memsift.config
-from memsift.errors import ConfigError, ConfigWarning
 from memsift.config import ExtraPath, load_config
+from memsift.errors import ConfigError, ConfigWarning
 
 CONFIG_JSON5 = """
 // OpenClaw config with two agents
@@ -105,8 +105,12 @@ def test_json5_file_agent_without_overrides_gets_defaults(config_file):
 
 @pytest.mark.parametrize(
     ('settings', 'expected'),
-    [({'vectorWeight': 2, 'textWeight': 2}, (0.5, 0.5)), ({'vectorWeight': 0, 'textWeight': 0}, (0.7, 0.3)),
-     ({'vectorWeight': 1.5, 'textWeight': 0}, (1.0, 0.0)), ({'vectorWeight': -1, 'textWeight': 0.3}, (0.0, 1.0))],
+    [
+        ({'vectorWeight': 2, 'textWeight': 2}, (0.5, 0.5)),
+        ({'vectorWeight': 0, 'textWeight': 0}, (0.7, 0.3)),
+        ({'vectorWeight': 1.5, 'textWeight': 0}, (1.0, 0.0)),
+        ({'vectorWeight': -1, 'textWeight': 0.3}, (0.0, 1.0)),
+    ],
 )
 def test_weights_are_clamped_then_normalised(settings, expected):
     resolved = hybrid(**settings)
@@ -141,10 +145,13 @@ def test_cache_max_entries_is_floored_with_minimum_one():
 
 @pytest.mark.parametrize(
     ('settings', 'expected'),
-    [({'sources': ['memory', 'sessions']}, ('memory',)), ({'sources': ['sessions']}, ('memory',)),
-     ({'sources': []}, ('memory',)),
-     ({'sources': ['memory', 'sessions'], 'experimental': {'sessionMemory': True}}, ('memory', 'sessions')),
-     ({'sources': ['sessions'], 'experimental': {'sessionMemory': True}}, ('sessions',))],
+    [
+        ({'sources': ['memory', 'sessions']}, ('memory',)),
+        ({'sources': ['sessions']}, ('memory',)),
+        ({'sources': []}, ('memory',)),
+        ({'sources': ['memory', 'sessions'], 'experimental': {'sessionMemory': True}}, ('memory', 'sessions')),
+        ({'sources': ['sessions'], 'experimental': {'sessionMemory': True}}, ('sessions',)),
+    ],
 )
 def test_sessions_source_needs_experimental_session_memory(settings, expected):
     assert load_config(memory_search(**settings)).sources == expected
@@ -175,8 +182,11 @@ def test_multimodal_all_expands():
 
 @pytest.mark.parametrize(
     'settings',
-    [{'provider': 'openai'}, {'provider': 'gemini', 'model': 'gemini-embedding-001'},
-     {'provider': 'gemini', 'model': 'gemini-embedding-2-preview', 'fallback': 'openai'}],
+    [
+        {'provider': 'openai'},
+        {'provider': 'gemini', 'model': 'gemini-embedding-001'},
+        {'provider': 'gemini', 'model': 'gemini-embedding-2-preview', 'fallback': 'openai'},
+    ],
 )
 def test_multimodal_needs_gemini_embedding_2_without_fallback(settings):
     with pytest.raises(ConfigError, match=r'agents\.defaults\.memorySearch\.multimodal\.enabled'):
@@ -185,17 +195,19 @@ def test_multimodal_needs_gemini_embedding_2_without_fallback(settings):
 
 @pytest.mark.parametrize(
     ('settings', 'path', 'shown'),
-    [({'query': {'maxResults': 'many'}}, 'query.maxResults', "'many'"),
-     ({'query': {'maxResults': -1}}, 'query.maxResults', '-1'),
-     ({'query': {'minScore': float('nan')}}, 'query.minScore', 'nan'),
-     ({'query': {'hybrid': {'enabled': 1}}}, 'query.hybrid.enabled', '1'),
-     ({'query': {'hybrid': {'vectorWeight': True}}}, 'query.hybrid.vectorWeight', 'True'),
-     ({'chunking': {'tokens': 0}}, 'chunking.tokens', '0'),
-     ({'provider': 7}, 'provider', '7'),
-     ({'store': {'fts': {'tokenizer': 'porter'}}}, 'store.fts.tokenizer', "'porter'"),
-     ({'sources': ['memory', 'web']}, 'sources[1]', "'web'"),
-     ({'extraPaths': ['ok', 3]}, 'extraPaths[1]', '3'),
-     ({'query': 'fast'}, 'query', "'fast'")],
+    [
+        ({'query': {'maxResults': 'many'}}, 'query.maxResults', "'many'"),
+        ({'query': {'maxResults': -1}}, 'query.maxResults', '-1'),
+        ({'query': {'minScore': float('nan')}}, 'query.minScore', 'nan'),
+        ({'query': {'hybrid': {'enabled': 1}}}, 'query.hybrid.enabled', '1'),
+        ({'query': {'hybrid': {'vectorWeight': True}}}, 'query.hybrid.vectorWeight', 'True'),
+        ({'chunking': {'tokens': 0}}, 'chunking.tokens', '0'),
+        ({'provider': 7}, 'provider', '7'),
+        ({'store': {'fts': {'tokenizer': 'porter'}}}, 'store.fts.tokenizer', "'porter'"),
+        ({'sources': ['memory', 'web']}, 'sources[1]', "'web'"),
+        ({'extraPaths': ['ok', 3]}, 'extraPaths[1]', '3'),
+        ({'query': 'fast'}, 'query', "'fast'"),
+    ],
 )
 def test_invalid_values_name_the_key_path_and_value(settings, path, shown):
     with pytest.raises(ConfigError) as caught:
@@ -252,7 +264,7 @@ def test_malformed_file_names_file_and_line(tmp_path):
 
 def test_invalid_value_in_file_names_the_file(config_file):
     config_file.write_text("{agents: {defaults: {memorySearch: {query: {maxResults: 'many'}}}}}", encoding='utf-8')
-    with pytest.raises(ConfigError, match=r"openclaw\.json5: agents\.defaults\.memorySearch\.query\.maxResults"):
+    with pytest.raises(ConfigError, match=r'openclaw\.json5: agents\.defaults\.memorySearch\.query\.maxResults'):
         load_config(config_file)
 
 

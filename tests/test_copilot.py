@@ -1,7 +1,6 @@
 """The github-copilot adapter against a real HTTP server on 127.0.0.1 playing both GitHub's token exchange and the
 Copilot API (no network)."""
 
-import json
 import time
 
 import pytest
@@ -26,11 +25,13 @@ def vec(text, dims=4):
     return [float(len(text) % 7 + 1)] + [float(i + 1) for i in range(dims - 1)]
 
 
-MODELS = {'data': [
-    {'id': 'gpt-4o', 'supported_endpoints': ['/chat/completions']},
-    {'id': 'text-embedding-ada-002', 'supported_endpoints': ['/embeddings']},
-    {'id': 'text-embedding-3-small', 'supported_endpoints': ['/embeddings']},
-]}
+MODELS = {
+    'data': [
+        {'id': 'gpt-4o', 'supported_endpoints': ['/chat/completions']},
+        {'id': 'text-embedding-ada-002', 'supported_endpoints': ['/embeddings']},
+        {'id': 'text-embedding-3-small', 'supported_endpoints': ['/embeddings']},
+    ]
+}
 
 
 class Copilot:
@@ -67,8 +68,10 @@ class Copilot:
 
 
 def make(server, env=None, model=None, base='', **remote):
-    search = {'provider': 'github-copilot', 'remote': remote if base is None else {'baseUrl': server.url + base,
-                                                                                     **remote}}
+    search = {
+        'provider': 'github-copilot',
+        'remote': remote if base is None else {'baseUrl': server.url + base, **remote},
+    }
     if model:
         search['model'] = model
     config = memsift.load_config({'memory': {'search': search}})
@@ -90,8 +93,12 @@ def test_token_exchange_discovery_and_embeddings_requests(server):
     assert provider.embed_documents(['one', 'three']) == [vec('one'), vec('three')]
     assert server.paths() == [('GET', TOKEN_PATH), ('GET', '/v1/models'), ('POST', '/v1/embeddings')]
     token, models, embed = server.requests
-    ide = {'editor-version': AGENT, 'editor-plugin-version': AGENT, 'copilot-integration-id': 'vscode-chat',
-           'user-agent': AGENT}
+    ide = {
+        'editor-version': AGENT,
+        'editor-plugin-version': AGENT,
+        'copilot-integration-id': 'vscode-chat',
+        'user-agent': AGENT,
+    }
     assert token['headers']['authorization'] == f'token {GITHUB_TOKEN}'
     assert token['headers']['accept'] == 'application/json' and ide.items() <= token['headers'].items()
     for request in (models, embed):
@@ -145,7 +152,10 @@ def test_a_401_causes_exactly_one_new_exchange_then_success(server):
     assert provider.embed_query('q') == vec('q')
     assert len(exchanges(server)) == 2
     assert [(r['method'], r['headers']['authorization']) for r in server.requests[-3:]] == [
-        ('POST', 'Bearer cop-1'), ('GET', f'token {GITHUB_TOKEN}'), ('POST', 'Bearer cop-2')]
+        ('POST', 'Bearer cop-1'),
+        ('GET', f'token {GITHUB_TOKEN}'),
+        ('POST', 'Bearer cop-2'),
+    ]
     fake.revoked.update({'cop-2', 'cop-3'})  # a second 401 is an error, not a loop
     before = len(server.requests)
     with pytest.raises(memsift.ProviderError, match='401'):
@@ -167,26 +177,31 @@ def test_concurrent_401s_share_one_new_exchange(server):
 
 
 def test_embedding_models_are_found_by_endpoint_or_by_id():
-    answer = {'data': [
-        {'id': 'gpt-4o', 'supported_endpoints': ['/chat/completions', '/responses']},
-        {'id': 'house-vectors', 'supported_endpoints': ['/v1/embeddings']},
-        {'id': 'Custom-Embedding-v2'},
-        {'id': 'textembedding-nope'},
-        {'id': 'text-embedding-3-large', 'supported_endpoints': []},
-        {'supported_endpoints': ['/embeddings']},
-        'junk',
-    ]}
+    answer = {
+        'data': [
+            {'id': 'gpt-4o', 'supported_endpoints': ['/chat/completions', '/responses']},
+            {'id': 'house-vectors', 'supported_endpoints': ['/v1/embeddings']},
+            {'id': 'Custom-Embedding-v2'},
+            {'id': 'textembedding-nope'},
+            {'id': 'text-embedding-3-large', 'supported_endpoints': []},
+            {'supported_endpoints': ['/embeddings']},
+            'junk',
+        ]
+    }
     assert embedding_models(answer) == ['house-vectors', 'Custom-Embedding-v2', 'text-embedding-3-large']
     assert embedding_models([{'id': 'text-embedding-ada-002'}]) == ['text-embedding-ada-002']  # a bare list
     assert embedding_models({'error': 'x'}) == [] and embedding_models(None) == []
 
 
-@pytest.mark.parametrize(('offered', 'chosen'), [
-    (['text-embedding-ada-002', 'text-embedding-3-large', 'text-embedding-3-small'], 'text-embedding-3-small'),
-    (['text-embedding-ada-002', 'text-embedding-3-large'], 'text-embedding-3-large'),
-    (['house-embedding', 'text-embedding-ada-002'], 'text-embedding-ada-002'),
-    (['house-embedding', 'other-embedding'], 'house-embedding'),
-])
+@pytest.mark.parametrize(
+    ('offered', 'chosen'),
+    [
+        (['text-embedding-ada-002', 'text-embedding-3-large', 'text-embedding-3-small'], 'text-embedding-3-small'),
+        (['text-embedding-ada-002', 'text-embedding-3-large'], 'text-embedding-3-large'),
+        (['house-embedding', 'text-embedding-ada-002'], 'text-embedding-ada-002'),
+        (['house-embedding', 'other-embedding'], 'house-embedding'),
+    ],
+)
 def test_default_model_preference(server, offered, chosen):
     Copilot(server, models=[{'id': 'gpt-4o'}] + [{'id': m} for m in offered])
     provider = make(server)
@@ -225,19 +240,27 @@ def test_no_embedding_model_offered_is_an_error(server):
 # ---------------------------------------------------------------- strict answers
 
 
-@pytest.mark.parametrize(('body', 'match'), [
-    ({'data': [{'index': 0, 'embedding': [1.0, 2.0]}]}, 'no embedding for index 1 of 2'),
-    ({'data': [{'embedding': [1.0]}, {'index': 1, 'embedding': [1.0]}]}, r'data\[0\] has index None'),
-    ({'data': [{'index': 0, 'embedding': [1.0]}, {'index': 0, 'embedding': [1.0]}]}, 'index 0 appears more than once'),
-    ({'data': [{'index': 0, 'embedding': [1.0]}, {'index': 2, 'embedding': [1.0]}]}, 'has index 2, expected 0..1'),
-    ({'data': [{'index': 0, 'embedding': []}, {'index': 1, 'embedding': [1.0]}]}, 'index 0 is not a non-empty'),
-    ({'data': [{'index': 0, 'embedding': [1.0]}, {'index': 1, 'embedding': ['1']}]}, 'index 1 is not a non-empty'),
-    ({'data': [{'index': True, 'embedding': [1.0]}, {'index': 1, 'embedding': [1.0]}]}, 'has index True'),
-    (b'{"data": [{"index": 0, "embedding": [NaN, 1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}',
-     'index 0 is not a non-empty list of finite numbers'),
-    (b'{"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [Infinity]}]}', 'index 1'),
-    ({'object': 'list'}, 'no data list'),
-])
+@pytest.mark.parametrize(
+    ('body', 'match'),
+    [
+        ({'data': [{'index': 0, 'embedding': [1.0, 2.0]}]}, 'no embedding for index 1 of 2'),
+        ({'data': [{'embedding': [1.0]}, {'index': 1, 'embedding': [1.0]}]}, r'data\[0\] has index None'),
+        (
+            {'data': [{'index': 0, 'embedding': [1.0]}, {'index': 0, 'embedding': [1.0]}]},
+            'index 0 appears more than once',
+        ),
+        ({'data': [{'index': 0, 'embedding': [1.0]}, {'index': 2, 'embedding': [1.0]}]}, 'has index 2, expected 0..1'),
+        ({'data': [{'index': 0, 'embedding': []}, {'index': 1, 'embedding': [1.0]}]}, 'index 0 is not a non-empty'),
+        ({'data': [{'index': 0, 'embedding': [1.0]}, {'index': 1, 'embedding': ['1']}]}, 'index 1 is not a non-empty'),
+        ({'data': [{'index': True, 'embedding': [1.0]}, {'index': 1, 'embedding': [1.0]}]}, 'has index True'),
+        (
+            b'{"data": [{"index": 0, "embedding": [NaN, 1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}',
+            'index 0 is not a non-empty list of finite numbers',
+        ),
+        (b'{"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [Infinity]}]}', 'index 1'),
+        ({'object': 'list'}, 'no data list'),
+    ],
+)
 def test_malformed_answers_are_clear_errors(server, body, match):
     fake = Copilot(server)
     fake.embeddings = lambda request: (200, {}, body)

@@ -8,6 +8,7 @@ import pytest
 
 import memsift
 import memsift._core
+import memsift.aio
 import memsift.config
 import memsift.embedding
 import memsift.indexer
@@ -15,16 +16,29 @@ import memsift.mcp_server
 import memsift.memory
 import memsift.providers
 import memsift.providers._http
-import memsift.aio
 import memsift.redact
 import memsift.sessions
-import memsift.tools
 import memsift.store
+import memsift.tools
 import memsift.workspace
 
-MODULES = [memsift, memsift._core, memsift.config, memsift.embedding, memsift.indexer, memsift.memory,
-           memsift.providers, memsift.providers._http, memsift.redact, memsift.sessions, memsift.store,
-           memsift.workspace, memsift.tools, memsift.aio, memsift.mcp_server]
+MODULES = [
+    memsift,
+    memsift._core,
+    memsift.config,
+    memsift.embedding,
+    memsift.indexer,
+    memsift.memory,
+    memsift.providers,
+    memsift.providers._http,
+    memsift.redact,
+    memsift.sessions,
+    memsift.store,
+    memsift.workspace,
+    memsift.tools,
+    memsift.aio,
+    memsift.mcp_server,
+]
 
 
 @pytest.mark.parametrize('module', MODULES, ids=[m.__name__ for m in MODULES])

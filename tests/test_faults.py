@@ -111,6 +111,7 @@ def test_a_touched_but_unchanged_file_is_not_read_again(tmp_path, ws, monkeypatc
         note = ws / 'MEMORY.md'
         stat = note.stat()
         import os
+
         os.utime(note, (stat.st_atime, stat.st_mtime - 3600))  # the same text, another mtime
         assert index.sync().unchanged == 2
         reads = []
@@ -129,8 +130,9 @@ CUT_EMOJI = '{"type":"message","id":"b1","message":{"role":"assistant","content"
 def transcript(path, *lines):
     header = json.dumps({'type': 'session', 'id': 's1'})
     good = json.dumps({'type': 'message', 'id': 'g1', 'message': {'role': 'user', 'content': 'healthy lantern'}})
-    path.write_bytes(b'\n'.join(line if isinstance(line, bytes) else line.encode() for line in
-                                (header, good, *lines)) + b'\n')
+    path.write_bytes(
+        b'\n'.join(line if isinstance(line, bytes) else line.encode() for line in (header, good, *lines)) + b'\n'
+    )
     return path
 
 
@@ -153,31 +155,40 @@ def test_sessions_cli_survives_a_lone_surrogate_line(tmp_path):
     path = transcript(tmp_path / 'cut.jsonl', CUT_EMOJI)
     db = tmp_path / 's.sqlite'
     run = [sys.executable, '-m', 'memsift', 'sessions']
-    imported = subprocess.run([*run, 'import', path, '--key', MAIN, '--sessions-db', db, '--json'],
-                              capture_output=True, text=True, timeout=60)
+    imported = subprocess.run(
+        [*run, 'import', path, '--key', MAIN, '--sessions-db', db, '--json'], capture_output=True, text=True, timeout=60
+    )
     assert imported.returncode == 0, imported.stderr
     for query in ('lantern', 'done'):
-        out = subprocess.run([*run, 'search', query, '--sessions-db', db, '--json'], capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run(
+            [*run, 'search', query, '--sessions-db', db, '--json'], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         assert len(json.loads(out.stdout)['results']) == 1
 
 
-@pytest.mark.parametrize('line, skipped', [
-    ('{"type":"message","id":"d","message":{"role":"user","content":' + '[' * 2000 + ']' * 2000 + '}}', 1),
-    (b'{"type":"message","id":"u","message":{"role":"user","content":"caf\xe9"}}', 1),
-    ('{"type":"message","id":"t","timestamp":1e20,"message":{"role":"user","content":"far future"}}', 0),
-    ('{"type":"message","id":"p","message":"plain string"}', 0),
-    ('{"type":"message","id":"n","message":{"role":"user","content":"nul \\u0000 inside"}}', 0),
-])
+@pytest.mark.parametrize(
+    'line, skipped',
+    [
+        ('{"type":"message","id":"d","message":{"role":"user","content":' + '[' * 2000 + ']' * 2000 + '}}', 1),
+        (b'{"type":"message","id":"u","message":{"role":"user","content":"caf\xe9"}}', 1),
+        ('{"type":"message","id":"t","timestamp":1e20,"message":{"role":"user","content":"far future"}}', 0),
+        ('{"type":"message","id":"p","message":"plain string"}', 0),
+        ('{"type":"message","id":"n","message":{"role":"user","content":"nul \\u0000 inside"}}', 0),
+    ],
+)
 def test_one_bad_line_costs_only_itself(tmp_path, line, skipped):
-    path = transcript(tmp_path / 't.jsonl', line, json.dumps(
-        {'type': 'message', 'id': 'after', 'message': {'role': 'assistant', 'content': 'later lantern'}}))
+    path = transcript(
+        tmp_path / 't.jsonl',
+        line,
+        json.dumps({'type': 'message', 'id': 'after', 'message': {'role': 'assistant', 'content': 'later lantern'}}),
+    )
     with SessionStore(tmp_path / 's.sqlite') as store:
         report = store.import_jsonl(path, MAIN)
         assert report['skipped'] == skipped and report['events'] == 3 - skipped
         assert len(report.get('skippedLines', [])) == skipped and all(
-            entry.startswith('line 3: ') for entry in report.get('skippedLines', []))
+            entry.startswith('line 3: ') for entry in report.get('skippedLines', [])
+        )
         assert {h['messageId'] for h in store.search('lantern', MAIN)['results']} == {'g1', 'after'}
         history = store.history(MAIN, MAIN)
         assert [m['id'] for m in history['messages']][-1] == 'after'
@@ -194,8 +205,9 @@ def test_append_rejects_what_it_cannot_store_with_a_typed_error(tmp_path):
             store.append(MAIN, {'type': 'message', 'message': {'role': 'user', 'content': deep}})
         with pytest.raises(InvalidInputError, match='not JSON'):
             store.append(MAIN, {'type': 'message', 'message': {'role': 'user', 'content': {1, 2}}})
-        assert store.append(MAIN, {'type': 'message', 'id': 7, 'timestamp': 1e20,
-                                   'message': {'role': 'user', 'content': 'numeric id'}})
+        assert store.append(
+            MAIN, {'type': 'message', 'id': 7, 'timestamp': 1e20, 'message': {'role': 'user', 'content': 'numeric id'}}
+        )
         assert store.search('numeric', MAIN)['results'][0]['messageId'] == '7'
 
 
@@ -227,7 +239,9 @@ def test_memory_search_takes_lone_surrogates_in_notes_and_queries(tmp_path, ws):
     (ws / 'memory' / 'cut.md').write_bytes('cut emoji \ud83d here'.encode('utf-8', 'surrogatepass'))
     with open_index(tmp_path, ws) as index:
         index.sync()
-        assert index.status()['skipped'] == [{'path': 'memory/cut.md', 'reason': index.status()['skipped'][0]['reason']}]
+        assert index.status()['skipped'] == [
+            {'path': 'memory/cut.md', 'reason': index.status()['skipped'][0]['reason']}
+        ]
         result = index.search('vault \udc00')
         assert [hit.path for hit in result.results] == ['MEMORY.md']
         json.dumps(result.to_dict(), ensure_ascii=False).encode('utf-8')
@@ -235,14 +249,14 @@ def test_memory_search_takes_lone_surrogates_in_notes_and_queries(tmp_path, ws):
 
 # ---------------------------------------------------------------- several processes on one index
 
-HOLD_LOCK = textwrap.dedent('''
+HOLD_LOCK = textwrap.dedent("""
     import sys, time
     from filelock import FileLock
     lock = FileLock(sys.argv[1], preserve_lock_file=True, fallback_to_soft=False)
     lock.acquire()
     print('held', flush=True)
     time.sleep(float(sys.argv[2]))
-''')
+""")
 
 
 def test_a_search_gives_way_to_another_process_writing_and_a_sync_waits_for_it(tmp_path, ws):
@@ -251,7 +265,9 @@ def test_a_search_gives_way_to_another_process_writing_and_a_sync_waits_for_it(t
         write(ws / 'memory' / 'new.md', 'Quarterly lantern review.\n')
         index.mark_dirty()
         lock = tmp_path / 'state' / 'main.lock'
-        holder = subprocess.Popen([sys.executable, '-c', HOLD_LOCK, str(lock), '1.5'], stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [sys.executable, '-c', HOLD_LOCK, str(lock), '1.5'], stdout=subprocess.PIPE, text=True
+        )
         try:
             assert holder.stdout.readline() == 'held\n'
             started = time.monotonic()
@@ -268,8 +284,11 @@ def test_a_search_gives_way_to_another_process_writing_and_a_sync_waits_for_it(t
 
 def test_a_killed_writer_frees_the_lock(tmp_path, ws):
     with open_index(tmp_path, ws) as index:
-        holder = subprocess.Popen([sys.executable, '-c', HOLD_LOCK, str(tmp_path / 'state' / 'main.lock'), '60'],
-                                  stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [sys.executable, '-c', HOLD_LOCK, str(tmp_path / 'state' / 'main.lock'), '60'],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert holder.stdout.readline() == 'held\n'
         holder.kill()  # SIGKILL: no clean-up runs
         holder.communicate()
@@ -278,7 +297,7 @@ def test_a_killed_writer_frees_the_lock(tmp_path, ws):
         assert time.monotonic() - started < 5
 
 
-WRITER = textwrap.dedent('''
+WRITER = textwrap.dedent("""
     import sys, time, memsift
     from pathlib import Path
     ws, config, tag, rounds = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -288,14 +307,21 @@ WRITER = textwrap.dedent('''
             index.sync()
             assert index.search(f'{tag}{i}x', min_score=0).results, f'{tag}{i}x not found after its own sync'
     print('ok', flush=True)
-''')
+""")
 
 
 def test_processes_syncing_one_index_never_fail_and_see_each_other(tmp_path, ws):
     config = tmp_path / 'config.json'
     config.write_text(json.dumps(memory_config(tmp_path)))
-    writers = [subprocess.Popen([sys.executable, '-c', WRITER, str(ws), str(config), tag, '15'],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ('a', 'b')]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, '-c', WRITER, str(ws), str(config), tag, '15'],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ('a', 'b')
+    ]
     with open_index(tmp_path, ws) as reader:
         errors = []
 
@@ -375,9 +401,14 @@ def test_a_huge_config_file_is_refused_at_once(tmp_path):
 
 
 def test_huge_integers_are_invalid_input_not_overflow():
-    for call in (lambda: memsift.chunk_markdown('x', tokens=2**64), lambda: memsift.chunk_markdown('x', overlap=-2**70),
-                 lambda: memsift.Bm25Index().search('x', 10**400), lambda: memsift.VectorStore(2**64),
-                 lambda: memsift.mmr([10**400], ['x']), lambda: memsift.fuse_rrf([[(2**64, 1.0)]])):
+    for call in (
+        lambda: memsift.chunk_markdown('x', tokens=2**64),
+        lambda: memsift.chunk_markdown('x', overlap=-(2**70)),
+        lambda: memsift.Bm25Index().search('x', 10**400),
+        lambda: memsift.VectorStore(2**64),
+        lambda: memsift.mmr([10**400], ['x']),
+        lambda: memsift.fuse_rrf([[(2**64, 1.0)]]),
+    ):
         with pytest.raises(InvalidInputError):
             call()
     assert memsift.VectorStore(2).search(np.zeros(2, dtype=np.float32), k=2**40)[0].tolist() == []

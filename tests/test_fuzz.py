@@ -102,8 +102,12 @@ def fuzz(share: float = 1.0) -> settings:
     return settings(
         max_examples=max(1, round(EXAMPLES * share)),
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                               HealthCheck.data_too_large, HealthCheck.large_base_example],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
     )
 
 
@@ -192,10 +196,26 @@ def isolated(test: Callable[..., None]) -> Callable[..., None]:
             last = Path(folder) / 'last-call'
             try:
                 child = subprocess.run(
-                    [sys.executable, '-m', 'pytest', request.node.nodeid, '-q', '--tb=short', '--capture=no',
-                     '-p', 'no:cacheprovider', '-p', 'no:faulthandler'],  # the native code's last words, no dump
-                    cwd=request.config.rootpath, env={**os.environ, 'MEMSIFT_FUZZ_LAST_CALL': str(last)},
-                    capture_output=True, text=True, errors='backslashreplace', timeout=CHILD_TIMEOUT_S)
+                    [
+                        sys.executable,
+                        '-m',
+                        'pytest',
+                        request.node.nodeid,
+                        '-q',
+                        '--tb=short',
+                        '--capture=no',
+                        '-p',
+                        'no:cacheprovider',
+                        '-p',
+                        'no:faulthandler',
+                    ],  # the native code's last words, no dump
+                    cwd=request.config.rootpath,
+                    env={**os.environ, 'MEMSIFT_FUZZ_LAST_CALL': str(last)},
+                    capture_output=True,
+                    text=True,
+                    errors='backslashreplace',
+                    timeout=CHILD_TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 child = None
             running = last.read_text(encoding='utf-8') if last.exists() else '(none recorded)'
@@ -220,8 +240,9 @@ def check_output(name: str, data: Any) -> None:
     try:
         json.dumps(data, ensure_ascii=False).encode('utf-8')
     except Exception as exc:
-        raise AssertionError(f'{name} returned data that is not UTF-8 JSON: {type(exc).__name__}: {_short(exc)}') \
-            from exc
+        raise AssertionError(
+            f'{name} returned data that is not UTF-8 JSON: {type(exc).__name__}: {_short(exc)}'
+        ) from exc
 
 
 def is_int(value: Any) -> bool:
@@ -274,11 +295,58 @@ BIG = [
     Big('\u202e', MB),
 ]
 ODD = [
-    '\x00', '\ud83d', '\udc00', '\udfff', '\ud83d\ude00', '中文', '視頻下載', 'カタカナ', '한국어를', '😀',
-    '👨\u200d👩\u200d👧', '🇯🇵', 'مرحبا', 'שלום', '\u202e', '\u200f', 'e\u0301', '\u0301', 'a' + '\u0300' * 40,
-    '\u2028', '\u2029', '\ufeff', '\ufffd', '\r\n', '\r', '\t', ' ', '\\', '"', "'", '*', '(', ')', ':', '^', '-',
-    'AND', 'OR', 'NOT', 'NEAR', '..', '../', '~', '{agentId}', '%s', '\\ud83d', 'sk-proj-4f9aXb81QzLmN0pRt7Uv',
-    'ghp_' + 'x' * 36, '-----BEGIN PRIVATE KEY-----\n', 'MEMORY.md', 'memory/2026-02-30.md', 'memory/9999-99-99.md',
+    '\x00',
+    '\ud83d',
+    '\udc00',
+    '\udfff',
+    '\ud83d\ude00',
+    '中文',
+    '視頻下載',
+    'カタカナ',
+    '한국어를',
+    '😀',
+    '👨\u200d👩\u200d👧',
+    '🇯🇵',
+    'مرحبا',
+    'שלום',
+    '\u202e',
+    '\u200f',
+    'e\u0301',
+    '\u0301',
+    'a' + '\u0300' * 40,
+    '\u2028',
+    '\u2029',
+    '\ufeff',
+    '\ufffd',
+    '\r\n',
+    '\r',
+    '\t',
+    ' ',
+    '\\',
+    '"',
+    "'",
+    '*',
+    '(',
+    ')',
+    ':',
+    '^',
+    '-',
+    'AND',
+    'OR',
+    'NOT',
+    'NEAR',
+    '..',
+    '../',
+    '~',
+    '{agentId}',
+    '%s',
+    '\\ud83d',
+    'sk-proj-4f9aXb81QzLmN0pRt7Uv',
+    'ghp_' + 'x' * 36,
+    '-----BEGIN PRIVATE KEY-----\n',
+    'MEMORY.md',
+    'memory/2026-02-30.md',
+    'memory/9999-99-99.md',
 ]
 SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)
 SMALL_TEXT = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(ODD), SURROGATE), max_size=8).map(''.join)
@@ -300,9 +368,17 @@ class BigInt(PrintedAsRepr, int):
         return self.expr
 
 
-HUGE_INTS = [BigInt(2**31, '2**31'), BigInt(2**32, '2**32'), BigInt(2**63 - 1, '2**63 - 1'), BigInt(2**63, '2**63'),
-             BigInt(2**64, '2**64'), BigInt(-(2**63) - 1, '-2**63 - 1'), BigInt(-(2**64), '-2**64'),
-             BigInt(10**400, '10**400'), BigInt(-(10**400), '-10**400')]
+HUGE_INTS = [
+    BigInt(2**31, '2**31'),
+    BigInt(2**32, '2**32'),
+    BigInt(2**63 - 1, '2**63 - 1'),
+    BigInt(2**63, '2**63'),
+    BigInt(2**64, '2**64'),
+    BigInt(-(2**63) - 1, '-2**63 - 1'),
+    BigInt(-(2**64), '-2**64'),
+    BigInt(10**400, '10**400'),
+    BigInt(-(10**400), '-10**400'),
+]
 ODD_FLOATS = [math.inf, -math.inf, math.nan, 1e20, -1e20, 1e300, -0.0, 5e-324, 1.5]
 # Hypothesis favours the first branch of one_of when generating: the hostile values come first.
 INTS = st.one_of(st.sampled_from(HUGE_INTS), st.integers(-3, 2_000))
@@ -347,8 +423,9 @@ def json_values(*, nested: bool = True, text: st.SearchStrategy[str] = TEXT) -> 
     leaves = st.one_of(NUMBERS, text, st.none(), st.booleans())
     if nested:
         leaves = st.one_of(st.sampled_from([Deep('list'), Deep('dict'), Deep('blocks')]), leaves)
-    return st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(SMALL_TEXT, kids, max_size=4),
-                        max_leaves=8)
+    return st.recursive(
+        leaves, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(SMALL_TEXT, kids, max_size=4), max_leaves=8
+    )
 
 
 JSON = json_values()
@@ -357,29 +434,47 @@ FLAT_JSON = json_values(nested=False, text=SMALL_TEXT)
 
 # ---------------------------------------------------------------- transcript events
 
-TIMESTAMPS = st.one_of(NUMBERS, st.sampled_from(['2026-01-01T00:00:00Z', '0001-01-01', '9999-12-31T23:59:59+14:00',
-                                                 '2026-13-45', 'yesterday', '', '1e20']), FLAT_JSON)
+TIMESTAMPS = st.one_of(
+    NUMBERS,
+    st.sampled_from(
+        ['2026-01-01T00:00:00Z', '0001-01-01', '9999-12-31T23:59:59+14:00', '2026-13-45', 'yesterday', '', '1e20']
+    ),
+    FLAT_JSON,
+)
 
 
 def events(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     """OpenClaw transcript events whose fields hold ``values`` where the shape allows."""
-    block = st.fixed_dictionaries({'type': st.sampled_from(['text', 'input_text', 'output_text', 'thinking', 'image'])
-                                   | SMALL_TEXT, 'text': st.one_of(TEXT, values)})
+    block = st.fixed_dictionaries(
+        {
+            'type': st.sampled_from(['text', 'input_text', 'output_text', 'thinking', 'image']) | SMALL_TEXT,
+            'text': st.one_of(TEXT, values),
+        }
+    )
     content = st.one_of(TEXT, st.lists(st.one_of(block, values), max_size=3), values)
-    message = st.fixed_dictionaries({'role': st.sampled_from(['user', 'assistant', 'toolResult', 'system']) | values,
-                                     'content': content}, optional={'timestamp': TIMESTAMPS})
+    message = st.fixed_dictionaries(
+        {'role': st.sampled_from(['user', 'assistant', 'toolResult', 'system']) | values, 'content': content},
+        optional={'timestamp': TIMESTAMPS},
+    )
     return st.fixed_dictionaries(
         {'type': st.sampled_from(['message', 'session', 'compaction']) | SMALL_TEXT},
-        optional={'id': st.one_of(SMALL_TEXT, values), 'parentId': st.one_of(st.none(), SMALL_TEXT, values),
-                  'timestamp': TIMESTAMPS, 'message': st.one_of(message, values, TEXT)},
+        optional={
+            'id': st.one_of(SMALL_TEXT, values),
+            'parentId': st.one_of(st.none(), SMALL_TEXT, values),
+            'timestamp': TIMESTAMPS,
+            'message': st.one_of(message, values, TEXT),
+        },
     )
 
 
 EVENTS = events(JSON)
 FLAT_EVENTS = events(FLAT_JSON)
 SESSION_KEYS = st.one_of(st.just(MAIN), st.just('agent:main:sub'), TEXT)
-CALLERS = st.one_of(st.just(MAIN), TEXT, st.builds(Caller, SESSION_KEYS, visibility=st.sampled_from(
-    ['self', 'tree', 'agent', 'all']) | SMALL_TEXT))
+CALLERS = st.one_of(
+    st.just(MAIN),
+    TEXT,
+    st.builds(Caller, SESSION_KEYS, visibility=st.sampled_from(['self', 'tree', 'agent', 'all']) | SMALL_TEXT),
+)
 
 
 def event_line(event: dict[str, Any], ascii_only: bool) -> bytes:
@@ -416,30 +511,99 @@ LINES = st.one_of(
 # ---------------------------------------------------------------- config key positions
 
 SEARCH_KEYS = [
-    '', 'enabled', 'provider', 'model', 'fallback', 'sources', 'extraPaths', 'experimental',
-    'experimental.sessionMemory', 'outputDimensionality', 'remote', 'remote.baseUrl', 'remote.apiKey',
-    'remote.headers', 'remote.batch', 'remote.batch.concurrency', 'remote.batch.timeoutMinutes', 'local.contextSize',
-    'store', 'store.path', 'store.fts.tokenizer', 'store.vector.enabled', 'chunking', 'chunking.tokens',
-    'chunking.overlap', 'cache.maxEntries', 'sync.watchDebounceMs', 'sync.intervalMinutes', 'sync.sessions.deltaBytes',
-    'query', 'query.maxResults', 'query.minScore', 'query.hybrid.vectorWeight', 'query.hybrid.textWeight',
-    'query.hybrid.candidateMultiplier', 'query.hybrid.mmr.lambda', 'query.hybrid.temporalDecay.halfLifeDays',
-    'multimodal', 'multimodal.enabled', 'multimodal.modalities', 'multimodal.maxFileBytes',
+    '',
+    'enabled',
+    'provider',
+    'model',
+    'fallback',
+    'sources',
+    'extraPaths',
+    'experimental',
+    'experimental.sessionMemory',
+    'outputDimensionality',
+    'remote',
+    'remote.baseUrl',
+    'remote.apiKey',
+    'remote.headers',
+    'remote.batch',
+    'remote.batch.concurrency',
+    'remote.batch.timeoutMinutes',
+    'local.contextSize',
+    'store',
+    'store.path',
+    'store.fts.tokenizer',
+    'store.vector.enabled',
+    'chunking',
+    'chunking.tokens',
+    'chunking.overlap',
+    'cache.maxEntries',
+    'sync.watchDebounceMs',
+    'sync.intervalMinutes',
+    'sync.sessions.deltaBytes',
+    'query',
+    'query.maxResults',
+    'query.minScore',
+    'query.hybrid.vectorWeight',
+    'query.hybrid.textWeight',
+    'query.hybrid.candidateMultiplier',
+    'query.hybrid.mmr.lambda',
+    'query.hybrid.temporalDecay.halfLifeDays',
+    'multimodal',
+    'multimodal.enabled',
+    'multimodal.modalities',
+    'multimodal.maxFileBytes',
 ]
 CONFIG_PATHS = [
-    *(f'{prefix}.{key}'.rstrip('.') for prefix in ('agents.defaults.memorySearch', 'memory.search',
-                                                   'agents.entries.main.memory.search', 'agents.list.0.memorySearch')
-      for key in SEARCH_KEYS),
-    '', 'agents', 'agents.defaults', 'agents.list', 'agents.list.0', 'agents.list.0.id', 'agents.entries',
-    'agents.defaults.workspace', 'agents.defaults.sandbox.sessionToolsVisibility', 'memory', 'memory.citations',
-    'tools', 'tools.sessions.visibility', 'tools.agentToAgent.enabled', 'logging.redactPatterns',
-    'logging.redactPatterns.0', 'models', 'models.providers', 'models.providers.x', 'models.providers.x.headers',
-    'models.providers.x.apiKey', 'models.providers.x.baseUrl',
+    *(
+        f'{prefix}.{key}'.rstrip('.')
+        for prefix in (
+            'agents.defaults.memorySearch',
+            'memory.search',
+            'agents.entries.main.memory.search',
+            'agents.list.0.memorySearch',
+        )
+        for key in SEARCH_KEYS
+    ),
+    '',
+    'agents',
+    'agents.defaults',
+    'agents.list',
+    'agents.list.0',
+    'agents.list.0.id',
+    'agents.entries',
+    'agents.defaults.workspace',
+    'agents.defaults.sandbox.sessionToolsVisibility',
+    'memory',
+    'memory.citations',
+    'tools',
+    'tools.sessions.visibility',
+    'tools.agentToAgent.enabled',
+    'logging.redactPatterns',
+    'logging.redactPatterns.0',
+    'models',
+    'models.providers',
+    'models.providers.x',
+    'models.providers.x.headers',
+    'models.providers.x.apiKey',
+    'models.providers.x.baseUrl',
 ]
 INDEX_CONFIG_KEYS = [
-    'chunking.tokens', 'chunking.overlap', 'query.maxResults', 'query.minScore', 'query.hybrid.vectorWeight',
-    'query.hybrid.textWeight', 'query.hybrid.candidateMultiplier', 'query.hybrid.mmr.enabled',
-    'query.hybrid.mmr.lambda', 'query.hybrid.temporalDecay.enabled', 'query.hybrid.temporalDecay.halfLifeDays',
-    'cache.maxEntries', 'cache.enabled', 'sync.onSearch', 'store.fts.tokenizer', 'multimodal.maxFileBytes',
+    'chunking.tokens',
+    'chunking.overlap',
+    'query.maxResults',
+    'query.minScore',
+    'query.hybrid.vectorWeight',
+    'query.hybrid.textWeight',
+    'query.hybrid.candidateMultiplier',
+    'query.hybrid.mmr.enabled',
+    'query.hybrid.mmr.lambda',
+    'query.hybrid.temporalDecay.enabled',
+    'query.hybrid.temporalDecay.halfLifeDays',
+    'cache.maxEntries',
+    'cache.enabled',
+    'sync.onSearch',
+    'store.fts.tokenizer',
+    'multimodal.maxFileBytes',
 ]
 """Keys whose values a MemoryIndex uses at once (no network, no paths outside the test's folders)."""
 
@@ -497,10 +661,24 @@ def index(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 @pytest.fixture(scope='module')
 def tools(index: MemoryIndex, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryTools]:
     with SessionStore(tmp_path_factory.mktemp('sessions') / 'sessions.sqlite') as sessions:
-        sessions.append(MAIN, {'type': 'message', 'id': 'm1', 'timestamp': 1_767_225_600_000,
-                               'message': {'role': 'user', 'content': 'we chose the walrus protocol; 数据库迁移'}})
-        sessions.append('agent:main:child', {'type': 'message', 'id': 'c1', 'message': {
-            'role': 'assistant', 'content': [{'type': 'text', 'text': 'walrus details'}]}}, spawned_by=MAIN)
+        sessions.append(
+            MAIN,
+            {
+                'type': 'message',
+                'id': 'm1',
+                'timestamp': 1_767_225_600_000,
+                'message': {'role': 'user', 'content': 'we chose the walrus protocol; 数据库迁移'},
+            },
+        )
+        sessions.append(
+            'agent:main:child',
+            {
+                'type': 'message',
+                'id': 'c1',
+                'message': {'role': 'assistant', 'content': [{'type': 'text', 'text': 'walrus details'}]},
+            },
+            spawned_by=MAIN,
+        )
         tools = MemoryTools(index, sessions)
         memsift.tools.configure(tools)
         try:
@@ -570,20 +748,37 @@ def test_path_and_score_helpers(path: str, score: Any, age: Any, half: Any) -> N
 
 @isolated
 @fuzz()
-@given(texts=st.lists(TEXT, max_size=4), paths=st.lists(TEXT, max_size=4), sources=st.lists(TEXT, max_size=4),
-       ids=st.one_of(st.none(), st.lists(INTS, max_size=4)), query=TEXT, k=st.one_of(INTS, WRONG),
-       only=st.one_of(st.none(), st.lists(TEXT, max_size=2)), generation=st.one_of(st.none(), INTS))
-def test_bm25_index(texts: list[str], paths: list[str], sources: list[str], ids: list[int] | None, query: str,
-                    k: Any, only: list[str] | None, generation: int | None) -> None:
+@given(
+    texts=st.lists(TEXT, max_size=4),
+    paths=st.lists(TEXT, max_size=4),
+    sources=st.lists(TEXT, max_size=4),
+    ids=st.one_of(st.none(), st.lists(INTS, max_size=4)),
+    query=TEXT,
+    k=st.one_of(INTS, WRONG),
+    only=st.one_of(st.none(), st.lists(TEXT, max_size=2)),
+    generation=st.one_of(st.none(), INTS),
+)
+def test_bm25_index(
+    texts: list[str],
+    paths: list[str],
+    sources: list[str],
+    ids: list[int] | None,
+    query: str,
+    k: Any,
+    only: list[str] | None,
+    generation: int | None,
+) -> None:
     bm25 = Bm25Index()
     n = min(len(texts), len(paths), len(sources))
     ids = list(range(n)) if ids is None else ids
     call('Bm25Index.add', bm25.add, ids, paths[:n], sources[:n], texts[:n])
     call('Bm25Index.commit', bm25.commit, generation)
-    check_output('Bm25Index.search', call('Bm25Index.search', bm25.search, query, k, sources=only,
-                                          wrong_type=not is_int(k)))
-    check_output('Bm25Index.search_paths', call('Bm25Index.search_paths', bm25.search_paths, query, k,
-                                                wrong_type=not is_int(k)))
+    check_output(
+        'Bm25Index.search', call('Bm25Index.search', bm25.search, query, k, sources=only, wrong_type=not is_int(k))
+    )
+    check_output(
+        'Bm25Index.search_paths', call('Bm25Index.search_paths', bm25.search_paths, query, k, wrong_type=not is_int(k))
+    )
     call('Bm25Index.delete_path', bm25.delete_path, paths[0] if paths else query)
     call('Bm25Index.commit', bm25.commit)
     call('Bm25Index.delete_ids', bm25.delete_ids, ids)
@@ -592,12 +787,28 @@ def test_bm25_index(texts: list[str], paths: list[str], sources: list[str], ids:
 
 @isolated
 @fuzz()
-@given(dims=st.one_of(st.integers(1, 8), INTS), metric=st.sampled_from(['cosine', 'dot']) | SMALL_TEXT,
-       dtype=st.sampled_from(['f32', 'f16', 'i8']) | SMALL_TEXT, threshold=st.one_of(st.just(20_000), INTS),
-       values=st.lists(FLOATS, min_size=1, max_size=24), ids=st.lists(INTS, min_size=1, max_size=3),
-       k=st.one_of(INTS, WRONG), exact=st.one_of(st.none(), st.booleans()), extra=st.integers(0, 1))
-def test_vector_store(dims: int, metric: str, dtype: str, threshold: int, values: list[float], ids: list[int],
-                      k: Any, exact: bool | None, extra: int) -> None:
+@given(
+    dims=st.one_of(st.integers(1, 8), INTS),
+    metric=st.sampled_from(['cosine', 'dot']) | SMALL_TEXT,
+    dtype=st.sampled_from(['f32', 'f16', 'i8']) | SMALL_TEXT,
+    threshold=st.one_of(st.just(20_000), INTS),
+    values=st.lists(FLOATS, min_size=1, max_size=24),
+    ids=st.lists(INTS, min_size=1, max_size=3),
+    k=st.one_of(INTS, WRONG),
+    exact=st.one_of(st.none(), st.booleans()),
+    extra=st.integers(0, 1),
+)
+def test_vector_store(
+    dims: int,
+    metric: str,
+    dtype: str,
+    threshold: int,
+    values: list[float],
+    ids: list[int],
+    k: Any,
+    exact: bool | None,
+    extra: int,
+) -> None:
     store = call('VectorStore', VectorStore, dims, metric=metric, dtype=dtype, ann_threshold=threshold)
     if isinstance(store, Refused) or not 0 < dims <= 64:
         return
@@ -617,12 +828,30 @@ PAIRS = st.lists(st.tuples(INTS, NUMBERS), max_size=6)
 
 @isolated
 @fuzz()
-@given(scores=st.lists(NUMBERS, max_size=6), texts=st.lists(TEXT, max_size=6), lam=NUMBERS, vector=PAIRS,
-       keyword=PAIRS, weights=st.tuples(NUMBERS, NUMBERS), k=INTS, mtimes=st.lists(st.none() | NUMBERS, max_size=6),
-       now=NUMBERS, half=NUMBERS)
-def test_ranking(scores: list[float], texts: list[str], lam: float, vector: list[tuple[int, float]],
-                 keyword: list[tuple[int, float]], weights: tuple[float, float], k: int, mtimes: list[float | None],
-                 now: float, half: float) -> None:
+@given(
+    scores=st.lists(NUMBERS, max_size=6),
+    texts=st.lists(TEXT, max_size=6),
+    lam=NUMBERS,
+    vector=PAIRS,
+    keyword=PAIRS,
+    weights=st.tuples(NUMBERS, NUMBERS),
+    k=INTS,
+    mtimes=st.lists(st.none() | NUMBERS, max_size=6),
+    now=NUMBERS,
+    half=NUMBERS,
+)
+def test_ranking(
+    scores: list[float],
+    texts: list[str],
+    lam: float,
+    vector: list[tuple[int, float]],
+    keyword: list[tuple[int, float]],
+    weights: tuple[float, float],
+    k: int,
+    mtimes: list[float | None],
+    now: float,
+    half: float,
+) -> None:
     call('mmr', memsift.mmr, scores, texts, lam)
     with np.errstate(all='ignore'):
         cells = [s if isinstance(s, float) else 0.5 for s in scores] or [0.0]
@@ -630,16 +859,37 @@ def test_ranking(scores: list[float], texts: list[str], lam: float, vector: list
     call('mmr_vectors', memsift.mmr_vectors, scores, vectors, lam)
     call('fuse_weighted', memsift.fuse_weighted, vector, keyword, *weights)
     call('fuse_rrf', memsift.fuse_rrf, [vector, keyword], k)
-    call('apply_temporal_decay', memsift.apply_temporal_decay, scores, texts, ['memory'] * len(texts), mtimes, now,
-         half)
+    call(
+        'apply_temporal_decay', memsift.apply_temporal_decay, scores, texts, ['memory'] * len(texts), mtimes, now, half
+    )
 
 
 # ---------------------------------------------------------------- redaction
 
 
-REGEXES = st.one_of(st.sampled_from(['a{4294967296}', '(', 'x{99999999999999999999}', '(?P<1>x)', '\\', '/x/gi', '/(/',
-                                     '[', '(?<=a+)b', r'\N{no such name}', '(a)|(b)', '(?P<secret>token)', '^', '', ' ',
-                                     '(' * 200 + ')' * 200]), SMALL_TEXT)
+REGEXES = st.one_of(
+    st.sampled_from(
+        [
+            'a{4294967296}',
+            '(',
+            'x{99999999999999999999}',
+            '(?P<1>x)',
+            '\\',
+            '/x/gi',
+            '/(/',
+            '[',
+            '(?<=a+)b',
+            r'\N{no such name}',
+            '(a)|(b)',
+            '(?P<secret>token)',
+            '^',
+            '',
+            ' ',
+            '(' * 200 + ')' * 200,
+        ]
+    ),
+    SMALL_TEXT,
+)
 """``logging.redactPatterns`` entries: broken, odd and arbitrary regular expressions."""
 
 
@@ -662,8 +912,10 @@ def test_load_config_value_at_real_key(path: str, value: Any, agent_id: str) -> 
 
 
 @fuzz()
-@given(root=st.dictionaries(TEXT, JSON, max_size=4), under=st.sampled_from(['', 'agents.defaults.memorySearch',
-                                                                          'memory.search', 'memory.search.query']))
+@given(
+    root=st.dictionaries(TEXT, JSON, max_size=4),
+    under=st.sampled_from(['', 'agents.defaults.memorySearch', 'memory.search', 'memory.search.query']),
+)
 def test_load_config_random_keys(root: dict[str, Any], under: str) -> None:
     call('load_config', memsift.load_config, nest(under, real(root)))
 
@@ -687,8 +939,14 @@ CONFIG_FILES = [
 
 
 @fuzz()
-@given(data=st.one_of(st.binary(max_size=200), TEXT.map(lambda t: t.encode('utf-8', 'surrogatepass')),
-                      st.builds(lambda v: json.dumps(v).encode(), FLAT_JSON), st.sampled_from(CONFIG_FILES)))
+@given(
+    data=st.one_of(
+        st.binary(max_size=200),
+        TEXT.map(lambda t: t.encode('utf-8', 'surrogatepass')),
+        st.builds(lambda v: json.dumps(v).encode(), FLAT_JSON),
+        st.sampled_from(CONFIG_FILES),
+    )
+)
 def test_load_config_file(data: bytes, scratch: Callable[[], Path]) -> None:
     file = scratch() / 'openclaw.json5'
     file.write_bytes(data)
@@ -699,20 +957,37 @@ def test_load_config_file(data: bytes, scratch: Callable[[], Path]) -> None:
 
 
 @fuzz()
-@given(query=TEXT, max_results=st.one_of(st.none(), INTS, WRONG), min_score=st.one_of(st.none(), NUMBERS, WRONG),
-       session_key=st.one_of(st.none(), TEXT), sources=st.one_of(st.none(), st.lists(TEXT, max_size=2)))
-def test_memory_search(index: MemoryIndex, query: str, max_results: Any, min_score: Any, session_key: str | None,
-                       sources: list[str] | None) -> None:
+@given(
+    query=TEXT,
+    max_results=st.one_of(st.none(), INTS, WRONG),
+    min_score=st.one_of(st.none(), NUMBERS, WRONG),
+    session_key=st.one_of(st.none(), TEXT),
+    sources=st.one_of(st.none(), st.lists(TEXT, max_size=2)),
+)
+def test_memory_search(
+    index: MemoryIndex, query: str, max_results: Any, min_score: Any, session_key: str | None, sources: list[str] | None
+) -> None:
     wrong = not ((max_results is None or is_int(max_results)) and (min_score is None or is_number(min_score)))
-    result = call('MemoryIndex.search', index.search, query, max_results, min_score, session_key=session_key,
-                  sources=sources, wrong_type=wrong)
+    result = call(
+        'MemoryIndex.search',
+        index.search,
+        query,
+        max_results,
+        min_score,
+        session_key=session_key,
+        sources=sources,
+        wrong_type=wrong,
+    )
     if not isinstance(result, Refused):
         check_output('MemoryIndex.search', result.to_dict())
 
 
 @fuzz()
-@given(path=st.one_of(st.sampled_from(sorted(WORKSPACE)), TEXT), from_line=st.one_of(st.none(), INTS, WRONG),
-       lines=st.one_of(st.none(), INTS, WRONG))
+@given(
+    path=st.one_of(st.sampled_from(sorted(WORKSPACE)), TEXT),
+    from_line=st.one_of(st.none(), INTS, WRONG),
+    lines=st.one_of(st.none(), INTS, WRONG),
+)
 def test_memory_get(index: MemoryIndex, path: str, from_line: Any, lines: Any) -> None:
     wrong = not ((from_line is None or is_int(from_line)) and (lines is None or is_int(lines)))
     check_output('MemoryIndex.get', call('MemoryIndex.get', index.get, path, from_line, lines, wrong_type=wrong))
@@ -728,8 +1003,9 @@ NOTE_BYTES = st.one_of(TEXT.map(lambda t: t.encode('utf-8', 'surrogatepass')), s
 
 @fuzz(0.5)
 @given(note=NOTE_BYTES, daily=NOTE_BYTES, query=TEXT, from_line=st.one_of(st.none(), INTS))
-def test_memory_index_over_hostile_notes(note: bytes, daily: bytes, query: str, from_line: int | None,
-                                         scratch: Callable[[], Path]) -> None:
+def test_memory_index_over_hostile_notes(
+    note: bytes, daily: bytes, query: str, from_line: int | None, scratch: Callable[[], Path]
+) -> None:
     root = scratch()
     ws = make_workspace(root / 'ws', {'MEMORY.md': note, 'memory/2026-01-05.md': daily, 'memory/ok.md': 'deploy'})
     idx = call('MemoryIndex', MemoryIndex, ws, index_config(root / 'x.sqlite'))
@@ -750,10 +1026,12 @@ def test_memory_index_over_hostile_notes(note: bytes, daily: bytes, query: str, 
 
 @fuzz()
 @given(key=st.sampled_from(INDEX_CONFIG_KEYS), value=st.one_of(NUMBERS, JSON))
-def test_memory_index_under_fuzzed_config(key: str, value: Any, workspace: Path,
-                                          scratch: Callable[[], Path]) -> None:
-    config = call('load_config', memsift.load_config, merge(index_config(scratch() / 'x.sqlite'),
-                                                            nest(f'memory.search.{key}', real(value))))
+def test_memory_index_under_fuzzed_config(key: str, value: Any, workspace: Path, scratch: Callable[[], Path]) -> None:
+    config = call(
+        'load_config',
+        memsift.load_config,
+        merge(index_config(scratch() / 'x.sqlite'), nest(f'memory.search.{key}', real(value))),
+    )
     if isinstance(config, Refused):
         return
     idx = call('MemoryIndex', MemoryIndex, workspace, config)
@@ -775,19 +1053,35 @@ def test_memory_index_under_fuzzed_config(key: str, value: Any, workspace: Path,
 def read_back(store: SessionStore, key: Any, query: str, caller: Any = MAIN) -> None:
     """Search and history as ``caller``, for ``key`` and the main session; outputs must be UTF-8 JSON."""
     wrong = not isinstance(caller, (str, Caller))
-    check_output('SessionStore.search', call('SessionStore.search', store.search, query, caller=caller,
-                                             wrong_type=wrong))
+    check_output(
+        'SessionStore.search', call('SessionStore.search', store.search, query, caller=caller, wrong_type=wrong)
+    )
     for session in (key, MAIN):
-        check_output('SessionStore.history', call('SessionStore.history', store.history, session, caller=caller,
-                                                  wrong_type=wrong or not isinstance(session, str)))
+        check_output(
+            'SessionStore.history',
+            call(
+                'SessionStore.history',
+                store.history,
+                session,
+                caller=caller,
+                wrong_type=wrong or not isinstance(session, str),
+            ),
+        )
     check_output('SessionStore.sessions', call('SessionStore.sessions', store.sessions))
 
 
 @fuzz()
-@given(key=SESSION_KEYS, event=st.one_of(EVENTS, EVENTS, JSON), follow_up=EVENTS, query=TEXT, caller=CALLERS,
-       spawned_by=st.one_of(st.none(), TEXT))
-def test_session_append(key: str, event: Any, follow_up: dict[str, Any], query: str, caller: Any,
-                        spawned_by: str | None) -> None:
+@given(
+    key=SESSION_KEYS,
+    event=st.one_of(EVENTS, EVENTS, JSON),
+    follow_up=EVENTS,
+    query=TEXT,
+    caller=CALLERS,
+    spawned_by=st.one_of(st.none(), TEXT),
+)
+def test_session_append(
+    key: str, event: Any, follow_up: dict[str, Any], query: str, caller: Any, spawned_by: str | None
+) -> None:
     with SessionStore(':memory:') as store:
         event = real(event)
         call('SessionStore.append', store.append, key, event, spawned_by, wrong_type=not isinstance(event, dict))
@@ -797,15 +1091,30 @@ def test_session_append(key: str, event: Any, follow_up: dict[str, Any], query: 
 
 
 @fuzz()
-@given(lines=st.lists(LINES, min_size=1, max_size=6), newline=st.sampled_from([b'\n', b'\r\n']),
-       last_newline=st.booleans(), key=st.one_of(st.just(MAIN), TEXT), query=TEXT, forward=st.booleans())
-def test_session_import(lines: list[bytes], newline: bytes, last_newline: bool, key: str, query: str,
-                        forward: bool, scratch: Callable[[], Path]) -> None:
+@given(
+    lines=st.lists(LINES, min_size=1, max_size=6),
+    newline=st.sampled_from([b'\n', b'\r\n']),
+    last_newline=st.booleans(),
+    key=st.one_of(st.just(MAIN), TEXT),
+    query=TEXT,
+    forward=st.booleans(),
+)
+def test_session_import(
+    lines: list[bytes],
+    newline: bytes,
+    last_newline: bool,
+    key: str,
+    query: str,
+    forward: bool,
+    scratch: Callable[[], Path],
+) -> None:
     file = scratch() / 'transcript.jsonl'
     file.write_bytes(newline.join(lines) + (newline if last_newline else b''))
     with SessionStore(':memory:') as store:
-        check_output('SessionStore.import_jsonl', call('SessionStore.import_jsonl', store.import_jsonl, file, key,
-                                                       forward=forward))
+        check_output(
+            'SessionStore.import_jsonl',
+            call('SessionStore.import_jsonl', store.import_jsonl, file, key, forward=forward),
+        )
         read_back(store, key, query)
         call('SessionStore.reconcile', store.reconcile)
         read_back(store, key, 'done')
@@ -815,30 +1124,69 @@ def test_session_import(lines: list[bytes], newline: bytes, last_newline: bool, 
 
 
 @fuzz()
-@given(query=TEXT, max_results=st.one_of(st.none(), INTS, WRONG), min_score=st.one_of(st.none(), NUMBERS, WRONG),
-       corpus=st.sampled_from(['memory', 'sessions', 'all']) | SMALL_TEXT, session_key=st.one_of(st.none(), TEXT),
-       path=st.one_of(st.sampled_from(sorted(WORKSPACE)), TEXT), from_=st.one_of(st.none(), INTS, WRONG),
-       lines=st.one_of(st.none(), INTS, WRONG))
-def test_memory_tools(tools: MemoryTools, query: str, max_results: Any, min_score: Any, corpus: str,
-                      session_key: str | None, path: str, from_: Any, lines: Any) -> None:
+@given(
+    query=TEXT,
+    max_results=st.one_of(st.none(), INTS, WRONG),
+    min_score=st.one_of(st.none(), NUMBERS, WRONG),
+    corpus=st.sampled_from(['memory', 'sessions', 'all']) | SMALL_TEXT,
+    session_key=st.one_of(st.none(), TEXT),
+    path=st.one_of(st.sampled_from(sorted(WORKSPACE)), TEXT),
+    from_=st.one_of(st.none(), INTS, WRONG),
+    lines=st.one_of(st.none(), INTS, WRONG),
+)
+def test_memory_tools(
+    tools: MemoryTools,
+    query: str,
+    max_results: Any,
+    min_score: Any,
+    corpus: str,
+    session_key: str | None,
+    path: str,
+    from_: Any,
+    lines: Any,
+) -> None:
     wrong = not ((max_results is None or is_int(max_results)) and (min_score is None or is_number(min_score)))
-    check_output('tools.memory_search', call('tools.memory_search', tools.memory_search, query, max_results,
-                                             min_score, corpus, sessionKey=session_key, wrong_type=wrong))
+    check_output(
+        'tools.memory_search',
+        call(
+            'tools.memory_search',
+            tools.memory_search,
+            query,
+            max_results,
+            min_score,
+            corpus,
+            sessionKey=session_key,
+            wrong_type=wrong,
+        ),
+    )
     wrong = not ((from_ is None or is_int(from_)) and (lines is None or is_int(lines)))
     check_output('tools.memory_get', call('tools.memory_get', tools.memory_get, path, from_, lines, wrong_type=wrong))
 
 
 @fuzz()
-@given(query=TEXT, session_key=st.one_of(st.none(), st.sampled_from([MAIN, 'agent:main:child', 'current', 'main']),
-                                          TEXT),
-       limit=st.one_of(st.none(), INTS, WRONG), include_tools=st.one_of(st.booleans(), WRONG))
+@given(
+    query=TEXT,
+    session_key=st.one_of(st.none(), st.sampled_from([MAIN, 'agent:main:child', 'current', 'main']), TEXT),
+    limit=st.one_of(st.none(), INTS, WRONG),
+    include_tools=st.one_of(st.booleans(), WRONG),
+)
 def test_session_tools(tools: MemoryTools, query: str, session_key: str | None, limit: Any, include_tools: Any) -> None:
     wrong = not (limit is None or is_int(limit))
-    check_output('tools.sessions_search', call('tools.sessions_search', tools.sessions_search, query, session_key,
-                                               limit, wrong_type=wrong))
-    check_output('tools.sessions_history', call('tools.sessions_history', tools.sessions_history,
-                                                MAIN if session_key is None else session_key, limit, include_tools,
-                                                wrong_type=wrong or not isinstance(include_tools, bool)))
+    check_output(
+        'tools.sessions_search',
+        call('tools.sessions_search', tools.sessions_search, query, session_key, limit, wrong_type=wrong),
+    )
+    check_output(
+        'tools.sessions_history',
+        call(
+            'tools.sessions_history',
+            tools.sessions_history,
+            MAIN if session_key is None else session_key,
+            limit,
+            include_tools,
+            wrong_type=wrong or not isinstance(include_tools, bool),
+        ),
+    )
 
 
 # ---------------------------------------------------------------- regressions: the exact inputs, once each
@@ -876,35 +1224,60 @@ def test_regression_import_plain_string_message(tmp_path: Path) -> None:
     check_import(tmp_path, SPECIAL_LINES[9])
 
 
-@pytest.mark.parametrize('event', [
-    pytest.param({'type': 'message', 'id': 'p1', 'message': 'plain string'}, id='plain-string-message'),
-    pytest.param({'type': 'message', 'id': 's1', 'message': {'role': 'user', 'content': 'done \ud83d'}},
-                 id='lone-surrogate'),
-    pytest.param({'type': 'message', 'id': 'd1', 'message': {'role': 'user', 'content': deep('blocks')}},
-                 id='deep-content'),
-    pytest.param({'type': 'message', 'id': 'd2', 'message': {'role': 'user', 'content': 'done'}, 'meta': deep()},
-                 id='deep-extra-field'),
-    pytest.param({'type': 'message', 'id': 't1', 'timestamp': 1e20, 'message': {'role': 'user', 'content': 'done'}},
-                 id='timestamp-1e20'),
-    pytest.param({'type': 'message', 'id': 't2', 'timestamp': 10**400, 'message': {'role': 'user', 'content': 'done'}},
-                 id='timestamp-10**400'),
-])
+@pytest.mark.parametrize(
+    'event',
+    [
+        pytest.param({'type': 'message', 'id': 'p1', 'message': 'plain string'}, id='plain-string-message'),
+        pytest.param(
+            {'type': 'message', 'id': 's1', 'message': {'role': 'user', 'content': 'done \ud83d'}}, id='lone-surrogate'
+        ),
+        pytest.param(
+            {'type': 'message', 'id': 'd1', 'message': {'role': 'user', 'content': deep('blocks')}}, id='deep-content'
+        ),
+        pytest.param(
+            {'type': 'message', 'id': 'd2', 'message': {'role': 'user', 'content': 'done'}, 'meta': deep()},
+            id='deep-extra-field',
+        ),
+        pytest.param(
+            {'type': 'message', 'id': 't1', 'timestamp': 1e20, 'message': {'role': 'user', 'content': 'done'}},
+            id='timestamp-1e20',
+        ),
+        pytest.param(
+            {'type': 'message', 'id': 't2', 'timestamp': 10**400, 'message': {'role': 'user', 'content': 'done'}},
+            id='timestamp-10**400',
+        ),
+    ],
+)
 def test_regression_append_then_read(event: dict[str, Any]) -> None:
     with SessionStore(':memory:') as store:
         call('SessionStore.append', store.append, MAIN, event)
         read_back(store, MAIN, 'done')
 
 
-@pytest.mark.parametrize(('tokens', 'overlap'), [(2**64, 0), (2**63, 80), (10**400, 80), (400, 2**64), (400, -(2**64)),
-                                                 (2**64, 2**64 - 1), (-(2**64), 0)])
+@pytest.mark.parametrize(
+    ('tokens', 'overlap'),
+    [(2**64, 0), (2**63, 80), (10**400, 80), (400, 2**64), (400, -(2**64)), (2**64, 2**64 - 1), (-(2**64), 0)],
+)
 def test_regression_chunk_markdown_absurd_sizes(tokens: int, overlap: int) -> None:
     call('chunk_markdown', memsift.chunk_markdown, '# Title\nbody\n', tokens, overlap)
 
 
-@pytest.mark.parametrize('value', [10**400, -(10**400), 2**64, math.inf, math.nan, 1e20],
-                         ids=['10**400', '-10**400', '2**64', 'inf', 'nan', '1e20'])
-@pytest.mark.parametrize('key', ['query.maxResults', 'query.minScore', 'chunking.tokens', 'chunking.overlap',
-                                 'cache.maxEntries', 'query.hybrid.candidateMultiplier'])
+@pytest.mark.parametrize(
+    'value',
+    [10**400, -(10**400), 2**64, math.inf, math.nan, 1e20],
+    ids=['10**400', '-10**400', '2**64', 'inf', 'nan', '1e20'],
+)
+@pytest.mark.parametrize(
+    'key',
+    [
+        'query.maxResults',
+        'query.minScore',
+        'chunking.tokens',
+        'chunking.overlap',
+        'cache.maxEntries',
+        'query.hybrid.candidateMultiplier',
+    ],
+)
 def test_regression_load_config_huge_numbers(key: str, value: Any, workspace: Path, tmp_path: Path) -> None:
     call('load_config', memsift.load_config, nest(f'agents.defaults.memorySearch.{key}', value))
     # A value load_config accepts must work in an index too.
@@ -920,9 +1293,17 @@ def test_regression_load_config_huge_numbers(key: str, value: Any, workspace: Pa
             idx.close()
 
 
-@pytest.mark.parametrize('path', ['agents.defaults.memorySearch', 'agents.defaults.memorySearch.query.maxResults',
-                                  'memory.search.extraPaths', 'logging.redactPatterns', 'models.providers.x',
-                                  'agents.list'])
+@pytest.mark.parametrize(
+    'path',
+    [
+        'agents.defaults.memorySearch',
+        'agents.defaults.memorySearch.query.maxResults',
+        'memory.search.extraPaths',
+        'logging.redactPatterns',
+        'models.providers.x',
+        'agents.list',
+    ],
+)
 @pytest.mark.parametrize('kind', ['list', 'dict'])
 def test_regression_load_config_deep_nesting(path: str, kind: str) -> None:
     call('load_config', memsift.load_config, nest(path, deep(kind)))

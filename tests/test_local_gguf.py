@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 from conftest import memory_config, write
 
-pytest.importorskip('llama_cpp', reason='llama-cpp-python is not installed (it compiles llama.cpp for minutes, so CI '
-                    'skips it): pip install llama-cpp-python')
+pytest.importorskip(
+    'llama_cpp',
+    reason='llama-cpp-python is not installed (it compiles llama.cpp for minutes, so CI '
+    'skips it): pip install llama-cpp-python',
+)
 gguf = pytest.importorskip('gguf', reason='the gguf writer is not installed: pip install gguf')
 
 import memsift  # noqa: E402
@@ -22,8 +25,29 @@ from memsift.providers import create_provider, resolve_provider  # noqa: E402
 
 N_EMBD, N_HEAD, N_LAYER, N_FF, N_CTX = 32, 2, 2, 64, 512
 SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
-WORDS = ['the', 'deploy', 'key', 'lives', 'in', 'team', 'vault', 'prefers', 'tabs', 'over', 'spaces', 'car', 'needs',
-         'new', 'tyres', 'before', 'winter', 'doctor', 'appointment', 'memory', 'search']
+WORDS = [
+    'the',
+    'deploy',
+    'key',
+    'lives',
+    'in',
+    'team',
+    'vault',
+    'prefers',
+    'tabs',
+    'over',
+    'spaces',
+    'car',
+    'needs',
+    'new',
+    'tyres',
+    'before',
+    'winter',
+    'doctor',
+    'appointment',
+    'memory',
+    'search',
+]
 PIECES = ['##ing', '##ed', '##s', '##er', '##ly']
 
 
@@ -105,8 +129,9 @@ def gguf_path(tmp_path_factory):
 
 
 def local_config(model_path, **search):
-    return memsift.load_config({'memory': {'search': {'provider': 'local', 'local': {'modelPath': str(model_path)},
-                                                      **search}}})
+    return memsift.load_config(
+        {'memory': {'search': {'provider': 'local', 'local': {'modelPath': str(model_path)}, **search}}}
+    )
 
 
 def test_gguf_model_embeds_through_llama_cpp(gguf_path):
@@ -115,8 +140,13 @@ def test_gguf_model_embeds_through_llama_cpp(gguf_path):
     assert (provider.id, provider.model, provider.dims) == ('local', 'tiny-bert.gguf', N_EMBD)
     assert provider.handles('视频下载')  # only the embedded English model declines CJK queries
 
-    texts = ['The deploy key lives in the team vault.', 'Prefers tabs over spaces.', 'The deploy key lives in the '
-             'team vault.', 'zebra QUARTZ 42 !?', 'x'] + [f'note number {i} about memory search' for i in range(7)]
+    texts = [
+        'The deploy key lives in the team vault.',
+        'Prefers tabs over spaces.',
+        'The deploy key lives in the team vault.',
+        'zebra QUARTZ 42 !?',
+        'x',
+    ] + [f'note number {i} about memory search' for i in range(7)]
     raw = np.asarray(provider.embed_documents(texts))
     assert raw.shape == (len(texts), N_EMBD) and raw.dtype == np.float32 and np.isfinite(raw).all()
     # The same text gives the same vector (to float rounding: llama.cpp's batched kernels are not bit-exact).

@@ -31,8 +31,13 @@ HIT_KEYS = {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 
 
 
 def message(event_id, parent, role, text, minutes=0):
-    return {'type': 'message', 'id': event_id, 'parentId': parent, 'timestamp': T0 + minutes * 60_000,
-            'message': {'role': role, 'content': text}}
+    return {
+        'type': 'message',
+        'id': event_id,
+        'parentId': parent,
+        'timestamp': T0 + minutes * 60_000,
+        'message': {'role': role, 'content': text},
+    }
 
 
 def write_json5(path, config):
@@ -45,26 +50,43 @@ def write_json5(path, config):
 def agent(tmp_path):
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', '# Facts\nThe deploy key lives in the team vault.\nStandup moved to 9:30 on Mondays.\n')
-    write(ws / 'memory' / '2026-11-28.md', 'BBDown视频下载工具的配置\n数据库迁移在周五完成\n'
-                                           'ERR_CONN_RESET retried with backoff\n')
+    write(
+        ws / 'memory' / '2026-11-28.md',
+        'BBDown视频下载工具的配置\n数据库迁移在周五完成\nERR_CONN_RESET retried with backoff\n',
+    )
     config = tmp_path / 'openclaw.json5'
     write_json5(config, memory_config(tmp_path, provider='none'))
     sessions = tmp_path / 'sessions.sqlite'
     with memsift.SessionStore(sessions, 'main') as store:
-        store.append_many(MAIN, [message('m1', None, 'user', 'Remember: the Kubernetes cluster is named orion-7'),
-                                 message('m2', 'm1', 'assistant', 'Noted, the cluster is orion-7.', 1),
-                                 message('m3', 'm2', 'user', '数据库迁移安排在周五晚上', 2)])
-        store.append_many(SUB, [message('s1', None, 'user', 'Rotate the staging certificates', 5),
-                                message('s2', 's1', 'assistant', 'Rotated the staging certificates on web-3', 6)],
-                          spawned_by=MAIN)
-    return SimpleNamespace(tmp=tmp_path, ws=ws, config=config,
-                           args=['--workspace', str(ws), '--config', str(config), '--sessions-db', str(sessions)])
+        store.append_many(
+            MAIN,
+            [
+                message('m1', None, 'user', 'Remember: the Kubernetes cluster is named orion-7'),
+                message('m2', 'm1', 'assistant', 'Noted, the cluster is orion-7.', 1),
+                message('m3', 'm2', 'user', '数据库迁移安排在周五晚上', 2),
+            ],
+        )
+        store.append_many(
+            SUB,
+            [
+                message('s1', None, 'user', 'Rotate the staging certificates', 5),
+                message('s2', 's1', 'assistant', 'Rotated the staging certificates on web-3', 6),
+            ],
+            spawned_by=MAIN,
+        )
+    return SimpleNamespace(
+        tmp=tmp_path,
+        ws=ws,
+        config=config,
+        args=['--workspace', str(ws), '--config', str(config), '--sessions-db', str(sessions)],
+    )
 
 
 def stdio(agent, *extra, env=None):
     """A client transport that launches ``python -m memsift mcp`` (its stderr goes to ``server.log``)."""
-    params = StdioServerParameters(command=sys.executable, args=['-m', 'memsift', 'mcp', *agent.args, *extra],
-                                   env=env, cwd=str(agent.tmp))
+    params = StdioServerParameters(
+        command=sys.executable, args=['-m', 'memsift', 'mcp', *agent.args, *extra], env=env, cwd=str(agent.tmp)
+    )
     log = open(agent.tmp / 'server.log', 'a')  # noqa: SIM115 - closed with the test's tmp dir
     agent.log = log
     return stdio_client(params, errlog=log)
@@ -100,10 +122,12 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == {'memory_search', 'memory_get', 'sessions_search', 'sessions_history'}
             params = {name: set(tool.input_schema['properties']) for name, tool in tools.items()}
-            assert params == {'memory_search': {'query', 'maxResults', 'minScore', 'corpus'},
-                              'memory_get': {'path', 'from', 'lines'},
-                              'sessions_search': {'query', 'sessionKey', 'limit'},
-                              'sessions_history': {'sessionKey', 'limit', 'includeTools'}}
+            assert params == {
+                'memory_search': {'query', 'maxResults', 'minScore', 'corpus'},
+                'memory_get': {'path', 'from', 'lines'},
+                'sessions_search': {'query', 'sessionKey', 'limit'},
+                'sessions_history': {'sessionKey', 'limit', 'includeTools'},
+            }
             assert tools['memory_search'].input_schema['required'] == ['query']
             assert tools['memory_get'].input_schema['required'] == ['path']
             assert tools['memory_search'].input_schema['properties']['corpus']['enum'] == ['memory', 'sessions', 'all']
@@ -112,7 +136,7 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert all(p.get('description') for t in tools.values() for p in t.input_schema['properties'].values())
 
             found = data(await client.call_tool('memory_search', {'query': 'deploy key vault', 'minScore': 0}))
-            assert found['results'][0]['path'] == 'MEMORY.md' and SEARCH_KEYS <= set(found['results'][0])
+            assert found['results'][0]['path'] == 'MEMORY.md' and set(found['results'][0]) >= SEARCH_KEYS
             assert found['provider'] == 'none'
             hit = data(await client.call_tool('memory_search', {'query': '数据库迁移'}))['results'][0]
             assert hit['path'] == 'memory/2026-11-28.md' and '周五' in hit['snippet']
@@ -120,7 +144,7 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert got['text'] == '数据库迁移在周五完成' and got['from'] == 2
 
             said = data(await client.call_tool('sessions_search', {'query': 'orion-7'}))['results']
-            assert [h['messageId'] for h in said] and HIT_KEYS <= set(said[0]) and said[0]['sessionKey'] == MAIN
+            assert [h['messageId'] for h in said] and set(said[0]) >= HIT_KEYS and said[0]['sessionKey'] == MAIN
             zh = data(await client.call_tool('sessions_search', {'query': '周五', 'limit': 5}))['results']
             assert [h['messageId'] for h in zh] == ['m3']
             only = data(await client.call_tool('sessions_search', {'query': 'certificates', 'sessionKey': SUB}))
@@ -130,9 +154,12 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert {'id', 'role', 'timestamp', 'content'} <= set(history['messages'][0])
 
             # Bad arguments: an error result saying what is wrong; the server keeps serving.
-            for arguments, words in (({'query': 123}, 'query'), ({}, 'query'), ({'query': 'x', 'corpus': 'web'},
-                                                                                 'corpus'),
-                                     ({'query': 'x', 'minScore': 2}, 'minScore')):
+            for arguments, words in (
+                ({'query': 123}, 'query'),
+                ({}, 'query'),
+                ({'query': 'x', 'corpus': 'web'}, 'corpus'),
+                ({'query': 'x', 'minScore': 2}, 'minScore'),
+            ):
                 bad = await client.call_tool('memory_search', arguments)
                 assert bad.is_error and words in bad.content[0].text, bad
             missing = await client.call_tool('memory_get', {'path': '../../etc/passwd'})
@@ -167,12 +194,22 @@ def test_stdio_deadline_answers_with_keyword_results(agent, server):
         texts = request['body']['input']
         if any(SLOW_QUERY in text for text in texts):
             time.sleep(2)
-        return 200, {}, {'data': [{'index': i, 'embedding': [1.0, float(len(t) % 5), 0.5]}
-                                  for i, t in enumerate(texts)]}
+        return (
+            200,
+            {},
+            {'data': [{'index': i, 'embedding': [1.0, float(len(t) % 5), 0.5]} for i, t in enumerate(texts)]},
+        )
 
     server.reply = reply
-    write_json5(agent.config, memory_config(agent.tmp, provider='openai-compatible', model='tiny',
-                                            remote={'baseUrl': server.url + '/v1', 'apiKey': 'sk-test'}))
+    write_json5(
+        agent.config,
+        memory_config(
+            agent.tmp,
+            provider='openai-compatible',
+            model='tiny',
+            remote={'baseUrl': server.url + '/v1', 'apiKey': 'sk-test'},
+        ),
+    )
 
     async def body(agent):
         async with Client(stdio(agent, '--deadline', '0.05'), read_timeout_seconds=30) as client:
@@ -193,14 +230,28 @@ def test_stdio_deadline_answers_with_keyword_results(agent, server):
 
 
 def test_stdio_stdout_carries_only_the_protocol_and_eof_exits_0(agent):
-    proc = subprocess.Popen([sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--json'], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--json'],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        requests = [{'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
-                        'protocolVersion': '2025-06-18', 'capabilities': {},
-                        'clientInfo': {'name': 'test', 'version': '1'}}},
-                    {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
-                    {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'}]
+        requests = [
+            {
+                'jsonrpc': '2.0',
+                'id': 1,
+                'method': 'initialize',
+                'params': {
+                    'protocolVersion': '2025-06-18',
+                    'capabilities': {},
+                    'clientInfo': {'name': 'test', 'version': '1'},
+                },
+            },
+            {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+            {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'},
+        ]
         proc.stdin.write(''.join(json.dumps(r) + '\n' for r in requests))
         proc.stdin.flush()
         lines = [json.loads(proc.stdout.readline()) for _ in range(2)]  # answers before closing stdin
@@ -222,8 +273,9 @@ def test_openclaw_agent_over_stdio(tmp_path):
     ws = tmp_path / 'agent-ws'
     write(ws / 'MEMORY.md', 'Prefers tea over coffee.\n')
     sessions_dir = state / 'agents' / 'main' / 'sessions'
-    write(sessions_dir / 'abc.jsonl', json.dumps(message('e1', None, 'user', 'the wifi password is hunter-hunter'))
-          + '\n')
+    write(
+        sessions_dir / 'abc.jsonl', json.dumps(message('e1', None, 'user', 'the wifi password is hunter-hunter')) + '\n'
+    )
     write(sessions_dir / 'sessions.json', json.dumps({MAIN: {'sessionId': 'abc'}}))
     config = memory_config(tmp_path, provider='none')
     config['agents'] = {'defaults': {'workspace': str(ws)}}
@@ -244,11 +296,21 @@ def test_openclaw_agent_over_stdio(tmp_path):
 
 def test_cli_refuses_a_missing_token_and_openclaw_with_a_workspace(agent):
     env = {k: v for k, v in os.environ.items() if k != 'NO_SUCH_TOKEN'}
-    proc = subprocess.run([sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--http', '0', '--token-env',
-                           'NO_SUCH_TOKEN'], capture_output=True, text=True, timeout=30, env=env)
+    proc = subprocess.run(
+        [sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--http', '0', '--token-env', 'NO_SUCH_TOKEN'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
     assert proc.returncode == 1 and 'NO_SUCH_TOKEN' in proc.stderr and not proc.stdout
-    proc = subprocess.run([sys.executable, '-m', 'memsift', 'mcp', '--openclaw', '--workspace', str(agent.ws)],
-                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, '-m', 'memsift', 'mcp', '--openclaw', '--workspace', str(agent.ws)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1 and '--openclaw' in proc.stderr
 
 
@@ -277,17 +339,33 @@ def test_http_with_token_host_and_origin_checks(agent):
     port, token = free_port(), 'tok-' + os.urandom(8).hex()
     url = f'http://127.0.0.1:{port}/mcp'
     env = {**os.environ, 'MEMSIFT_TEST_MCP_TOKEN': token}
-    proc = subprocess.Popen([sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--http', str(port),
-                             '--token-env', 'MEMSIFT_TEST_MCP_TOKEN'], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            '-m',
+            'memsift',
+            'mcp',
+            *agent.args,
+            '--http',
+            str(port),
+            '--token-env',
+            'MEMSIFT_TEST_MCP_TOKEN',
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_listening(proc, port)
         assert token not in ' '.join(proc.args)  # the token never shows on the command line
 
         async def body(_):
             auth = {'Authorization': f'Bearer {token}'}
-            async with httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(30)) as http, \
-                    Client(streamable_http_client(url, http_client=http), read_timeout_seconds=30) as client:
+            async with (
+                httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(30)) as http,
+                Client(streamable_http_client(url, http_client=http), read_timeout_seconds=30) as client,
+            ):
                 names = {tool.name for tool in (await client.list_tools()).tools}
                 found = await client.call_tool('memory_search', {'query': '视频下载'})
                 return names, data(found)
@@ -296,8 +374,16 @@ def test_http_with_token_host_and_origin_checks(agent):
         assert names == {'memory_search', 'memory_get', 'sessions_search', 'sessions_history'}
         assert found['results'][0]['path'] == 'memory/2026-11-28.md'
 
-        initialize = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
-            'protocolVersion': '2025-06-18', 'capabilities': {}, 'clientInfo': {'name': 'curl', 'version': '1'}}}
+        initialize = {
+            'jsonrpc': '2.0',
+            'id': 1,
+            'method': 'initialize',
+            'params': {
+                'protocolVersion': '2025-06-18',
+                'capabilities': {},
+                'clientInfo': {'name': 'curl', 'version': '1'},
+            },
+        }
         accept = {'Accept': 'application/json, text/event-stream'}
         good = {**accept, 'Authorization': f'Bearer {token}'}
 
@@ -332,11 +418,22 @@ def test_http_serves_concurrent_clients_in_parallel(agent, server):
         return 200, {}, {'data': [{'index': i, 'embedding': [1.0, 0.5]} for i in range(len(texts))]}
 
     server.reply = reply
-    write_json5(agent.config, memory_config(agent.tmp, provider='openai-compatible', model='tiny',
-                                            remote={'baseUrl': server.url + '/v1', 'apiKey': 'sk-test'}))
+    write_json5(
+        agent.config,
+        memory_config(
+            agent.tmp,
+            provider='openai-compatible',
+            model='tiny',
+            remote={'baseUrl': server.url + '/v1', 'apiKey': 'sk-test'},
+        ),
+    )
     port = free_port()
-    proc = subprocess.Popen([sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--http', str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'memsift', 'mcp', *agent.args, '--http', str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_listening(proc, port)
 
@@ -371,4 +468,3 @@ def test_http_serves_concurrent_clients_in_parallel(agent, server):
                 proc.kill()
                 proc.wait()
         proc.stderr.close()
-

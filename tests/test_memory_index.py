@@ -24,7 +24,10 @@ def ws(tmp_path):
     root = tmp_path / 'ws'
     write(root / 'MEMORY.md', '# Facts\n\nPrefers tabs over spaces.\nThe deploy key lives in the team vault.\n')
     write(root / 'memory' / '2026-11-20.md', '# 2026-11-20\n\nERR_CONN_RESET fixed with exponential backoff.\n')
-    write(root / 'memory' / 'projects' / 'cjk.md', '视频下载工具 BBDown 配置\n東京オフィスの会議は火曜日\n회의는 목요일입니다\n')
+    write(
+        root / 'memory' / 'projects' / 'cjk.md',
+        '视频下载工具 BBDown 配置\n東京オフィスの会議は火曜日\n회의는 목요일입니다\n',
+    )
     return root
 
 
@@ -174,11 +177,23 @@ def test_result_has_openclaw_tool_shape(tmp_path, ws):
     with open_index(tmp_path) as index:
         data = index.search('deploy key').to_dict()
     assert set(data) == {'results', 'provider', 'model', 'citations', 'mode', 'debug'}
-    assert (data['provider'], data['model'], data['mode'], data['citations']) == ('none', 'fts-only', 'fts-only', 'auto')
+    assert (data['provider'], data['model'], data['mode'], data['citations']) == (
+        'none',
+        'fts-only',
+        'fts-only',
+        'auto',
+    )
     hit = data['results'][0]
-    assert hit == {'path': 'MEMORY.md', 'startLine': 1, 'endLine': 5, 'score': hit['score'], 'corpus': 'memory',
-                   'snippet': (ws / 'MEMORY.md').read_text(), 'source': 'memory',
-                   'citation': 'MEMORY.md#L1-L5'}
+    assert hit == {
+        'path': 'MEMORY.md',
+        'startLine': 1,
+        'endLine': 5,
+        'score': hit['score'],
+        'corpus': 'memory',
+        'snippet': (ws / 'MEMORY.md').read_text(),
+        'source': 'memory',
+        'citation': 'MEMORY.md#L1-L5',
+    }
     assert 0.35 <= hit['score'] <= 1
     for key in ('backend', 'effectiveMode', 'searchMs', 'keywordMs', 'pathMs', 'mergeMs', 'hits'):
         assert key in data['debug']
@@ -266,14 +281,18 @@ def test_path_tiers_exact_path_then_basename_then_stem_then_partial(tmp_path):
     with open_index(tmp_path) as index:
         full = index.search('memory/b/notes.md')
         assert paths(full)[0] == 'memory/b/notes.md' and full.results[0].score == 1.0
-        assert set(paths(full)[1:3]) == {'memory/a/notes.md', 'memory/other.md'} or paths(full)[1] != 'memory/b/notes.md'
+        assert (
+            set(paths(full)[1:3]) == {'memory/a/notes.md', 'memory/other.md'} or paths(full)[1] != 'memory/b/notes.md'
+        )
         base = paths(index.search('notes.md'))
         assert set(base[:2]) == {'memory/a/notes.md', 'memory/b/notes.md'}  # basename tier beats the body hit
         stem = paths(index.search('NOTES'))
         assert set(stem[:2]) == {'memory/a/notes.md', 'memory/b/notes.md'}
         assert paths(index.search('./memory\\kubernetes-setup.md'))[0] == 'memory/kubernetes-setup.md'
         partial = index.search('kubernetes')  # not in any note's text: found by its file name
-        assert paths(partial) == ['memory/kubernetes-setup.md'] and partial.results[0].snippet == 'cluster bootstrap steps'
+        assert (
+            paths(partial) == ['memory/kubernetes-setup.md'] and partial.results[0].snippet == 'cluster bootstrap steps'
+        )
 
 
 def test_hybrid_search_finds_synonyms_keyword_search_cannot(tmp_path, embedder):
@@ -430,13 +449,35 @@ def test_status_reports_openclaw_fields(tmp_path, ws, embedder):
     with open_index(tmp_path, provider=embedder) as index:
         index.sync()
         status = index.status(deep=True)
-    for key in ('backend', 'provider', 'model', 'requestedProvider', 'files', 'chunks', 'dirty', 'workspaceDir',
-                'dbPath', 'extraPaths', 'sources', 'sourceCounts', 'cache', 'fts', 'vector', 'skipped'):
+    for key in (
+        'backend',
+        'provider',
+        'model',
+        'requestedProvider',
+        'files',
+        'chunks',
+        'dirty',
+        'workspaceDir',
+        'dbPath',
+        'extraPaths',
+        'sources',
+        'sourceCounts',
+        'cache',
+        'fts',
+        'vector',
+        'skipped',
+    ):
         assert key in status
     assert (status['files'], status['chunks']) == (3, 3)
     assert status['sourceCounts'] == [{'source': 'memory', 'files': 3, 'chunks': 3}]
-    assert status['vector'] == {'enabled': True, 'available': True, 'dims': 64, 'vectors': 3, 'ann': False,
-                                'probe': 'ok'}
+    assert status['vector'] == {
+        'enabled': True,
+        'available': True,
+        'dims': 64,
+        'vectors': 3,
+        'ann': False,
+        'probe': 'ok',
+    }
     assert status['issues'] == [] and status['dirty'] is False
     json.dumps(status)
 

@@ -49,9 +49,15 @@ def media_ws(tmp_path):
 
 
 def settings(server, **extra):
-    return dict(provider='gemini', model='gemini-embedding-2-preview', outputDimensionality=768,
-                multimodal={'enabled': True, 'maxFileBytes': 2000}, extraPaths=['media'],
-                remote={'baseUrl': server.url + '/v1beta', 'apiKey': KEY}, **extra)
+    return dict(
+        provider='gemini',
+        model='gemini-embedding-2-preview',
+        outputDimensionality=768,
+        multimodal={'enabled': True, 'maxFileBytes': 2000},
+        extraPaths=['media'],
+        remote={'baseUrl': server.url + '/v1beta', 'apiKey': KEY},
+        **extra,
+    )
 
 
 def test_images_and_audio_are_indexed_inline_and_found_by_text(server, tmp_path, media_ws):
@@ -61,14 +67,26 @@ def test_images_and_audio_are_indexed_inline_and_found_by_text(server, tmp_path,
         assert sorted(report.added) == ['MEMORY.md', 'media/cat.png', 'media/song.MP3']
         assert 'not what the extension .png says' in report.skipped['media/fake.png']
         assert 'maxFileBytes' in report.skipped['media/big.png']
-        sent = [r for request in server.requests if request['path'].endswith(':batchEmbedContents')
-                for r in request['body']['requests']]
-        inline = {r['content']['parts'][0]['text']: r['content']['parts'][1]['inlineData'] for r in sent
-                  if len(r['content']['parts']) == 2}
+        sent = [
+            r
+            for request in server.requests
+            if request['path'].endswith(':batchEmbedContents')
+            for r in request['body']['requests']
+        ]
+        inline = {
+            r['content']['parts'][0]['text']: r['content']['parts'][1]['inlineData']
+            for r in sent
+            if len(r['content']['parts']) == 2
+        }
         assert inline['Image file: media/cat.png'] == {'mimeType': 'image/png', 'data': base64.b64encode(PNG).decode()}
         assert inline['Audio file: media/song.MP3']['mimeType'] == 'audio/mpeg'
         hit = index.search('a photo of the cat', min_score=0.3).results[0]
-        assert (hit.path, hit.snippet, hit.start_line, hit.end_line) == ('media/cat.png', 'Image file: media/cat.png', 1, 1)
+        assert (hit.path, hit.snippet, hit.start_line, hit.end_line) == (
+            'media/cat.png',
+            'Image file: media/cat.png',
+            1,
+            1,
+        )
         assert index.search('that song we liked', min_score=0.3).results[0].path == 'media/song.MP3'
         assert 'memory/inline.png' not in index.status()['skipped'] and index.status()['files'] == 3
 
@@ -79,16 +97,27 @@ def test_media_is_not_indexed_without_multimodal(server, tmp_path, media_ws):
 
 
 def test_multimodal_needs_gemini_embedding_2_and_no_fallback(tmp_path):
-    for bad in ({'provider': 'openai'}, {'provider': 'gemini', 'model': 'gemini-embedding-2-preview',
-                                         'fallback': 'openai'}):
+    for bad in (
+        {'provider': 'openai'},
+        {'provider': 'gemini', 'model': 'gemini-embedding-2-preview', 'fallback': 'openai'},
+    ):
         with pytest.raises(memsift.ConfigError, match='multimodal'):
             memsift.load_config({'memory': {'search': {'multimodal': {'enabled': True}, **bad}}})
 
 
-@pytest.mark.parametrize(('head', 'mime'), [
-    (b'GIF89a', 'image/gif'), (b'RIFF\x00\x00\x00\x00WEBPVP8 ', 'image/webp'), (b'RIFF\x00\x00\x00\x00WAVEfmt ', 'audio/wav'),
-    (b'\x00\x00\x00\x18ftypheic', 'image/heic'), (b'\x00\x00\x00\x18ftypM4A ', 'audio/mp4'), (b'OggS', 'audio/ogg'),
-    (b'fLaC', 'audio/flac'), (b'\xff\xf1\x50', 'audio/aac'), (b'hello', None),
-])
+@pytest.mark.parametrize(
+    ('head', 'mime'),
+    [
+        (b'GIF89a', 'image/gif'),
+        (b'RIFF\x00\x00\x00\x00WEBPVP8 ', 'image/webp'),
+        (b'RIFF\x00\x00\x00\x00WAVEfmt ', 'audio/wav'),
+        (b'\x00\x00\x00\x18ftypheic', 'image/heic'),
+        (b'\x00\x00\x00\x18ftypM4A ', 'audio/mp4'),
+        (b'OggS', 'audio/ogg'),
+        (b'fLaC', 'audio/flac'),
+        (b'\xff\xf1\x50', 'audio/aac'),
+        (b'hello', None),
+    ],
+)
 def test_mime_sniffing(head, mime):
     assert sniff_mime(head + b'\x00' * 16) == mime

@@ -14,9 +14,15 @@ def transcript(path, session_id, lines):
     events = [{'type': 'session', 'version': 3, 'id': session_id, 'timestamp': '2026-11-20T09:00:00Z'}]
     parent = None
     for i, (role, text) in enumerate(lines):
-        events.append({'type': 'message', 'id': f'{session_id}-{i}', 'parentId': parent,
-                       'timestamp': f'2026-11-20T09:0{i}:00Z',
-                       'message': {'role': role, 'content': [{'type': 'text', 'text': text}]}})
+        events.append(
+            {
+                'type': 'message',
+                'id': f'{session_id}-{i}',
+                'parentId': parent,
+                'timestamp': f'2026-11-20T09:0{i}:00Z',
+                'message': {'role': role, 'content': [{'type': 'text', 'text': text}]},
+            }
+        )
         parent = f'{session_id}-{i}'
     write(path, ''.join(json.dumps(e, ensure_ascii=False) + '\n' for e in events))
 
@@ -28,7 +34,9 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv('HOME', str(tmp_path))  # memsift's own stores go to ~/.memsift, here in tmp
     monkeypatch.setenv('OPENCLAW_STATE_DIR', str(state))
     monkeypatch.delenv('OPENCLAW_CONFIG_PATH', raising=False)
-    write(state / 'openclaw.json', f'''// OpenClaw config (JSON5)
+    write(
+        state / 'openclaw.json',
+        f'''// OpenClaw config (JSON5)
 {{
   agents: {{
     defaults: {{ memorySearch: {{ provider: "none", store: {{ path: "{state}/memory/{{agentId}}.sqlite" }} }} }},
@@ -39,16 +47,26 @@ def home(tmp_path, monkeypatch):
   }},
   tools: {{ sessions: {{ visibility: "tree" }} }},
 }}
-''')
+''',
+    )
     write(state / 'workspace' / 'MEMORY.md', '# Main\nThe staging cluster lives in Oslo.\n')
     write(tmp_path / 'ops-workspace' / 'MEMORY.md', '# Ops\nThe pager rotation starts on Mondays.\n')
     sessions = state / 'agents' / 'main' / 'sessions'
-    transcript(sessions / 'aaa.jsonl', 'aaa', [('user', 'remember the kiwi launch date'),
-                                               ('assistant', 'kiwi launches on 3 December')])
+    transcript(
+        sessions / 'aaa.jsonl',
+        'aaa',
+        [('user', 'remember the kiwi launch date'), ('assistant', 'kiwi launches on 3 December')],
+    )
     transcript(sessions / 'bbb.jsonl', 'bbb', [('user', 'kiwi subtask notes')])
-    write(sessions / 'sessions.json', json.dumps({
-        'agent:main:main': {'sessionId': 'aaa', 'updatedAt': 1},
-        'agent:main:subagent:x1': {'sessionId': 'bbb', 'spawnedBy': 'agent:main:main', 'updatedAt': 2}}))
+    write(
+        sessions / 'sessions.json',
+        json.dumps(
+            {
+                'agent:main:main': {'sessionId': 'aaa', 'updatedAt': 1},
+                'agent:main:subagent:x1': {'sessionId': 'bbb', 'spawnedBy': 'agent:main:main', 'updatedAt': 2},
+            }
+        ),
+    )
     transcript(state / 'agents' / 'ops' / 'sessions' / 'ccc.jsonl', 'ccc', [('user', 'kiwi pager escalation')])
     return tmp_path
 
@@ -85,8 +103,18 @@ def test_new_transcript_lines_are_picked_up(home, monkeypatch):
     with from_openclaw() as main:
         assert main.sessions_search('mango')['results'] == []
         with path.open('a', encoding='utf-8') as f:
-            f.write(json.dumps({'type': 'message', 'id': 'aaa-9', 'parentId': 'aaa-1', 'timestamp': 9,
-                                'message': {'role': 'user', 'content': 'mango is the next codename'}}) + '\n')
+            f.write(
+                json.dumps(
+                    {
+                        'type': 'message',
+                        'id': 'aaa-9',
+                        'parentId': 'aaa-1',
+                        'timestamp': 9,
+                        'message': {'role': 'user', 'content': 'mango is the next codename'},
+                    }
+                )
+                + '\n'
+            )
         assert [h['messageId'] for h in main.sessions_search('mango')['results']] == ['aaa-9']
 
 
@@ -111,15 +139,23 @@ def test_mcp_openclaw_serves_each_agent(home):
     env = {**os.environ, 'HOME': str(home), 'OPENCLAW_STATE_DIR': str(home / '.openclaw')}
 
     async def ask(agent):
-        params = StdioServerParameters(command=sys.executable, args=['-m', 'memsift', 'mcp', '--openclaw',
-                                                                     '--agent', agent], env=env, cwd=str(home))
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=['-m', 'memsift', 'mcp', '--openclaw', '--agent', agent],
+            env=env,
+            cwd=str(home),
+        )
         with (home / f'{agent}.log').open('a') as log, anyio.fail_after(60):
             async with Client(stdio_client(params, errlog=log)) as client:
                 notes = await client.call_tool('memory_search', {'query': 'cluster rotation', 'minScore': 0})
                 said = await client.call_tool('sessions_search', {'query': 'kiwi'})
-                return ([h['path'] + ':' + h['snippet'].split('\n')[0] for h in notes.structured_content['results']],
-                        sorted(h['sessionKey'] for h in said.structured_content['results']))
+                return (
+                    [h['path'] + ':' + h['snippet'].split('\n')[0] for h in notes.structured_content['results']],
+                    sorted(h['sessionKey'] for h in said.structured_content['results']),
+                )
 
-    assert anyio.run(ask, 'main') == (['MEMORY.md:# Main'], ['agent:main:main', 'agent:main:main',
-                                                             'agent:main:subagent:x1'])
+    assert anyio.run(ask, 'main') == (
+        ['MEMORY.md:# Main'],
+        ['agent:main:main', 'agent:main:main', 'agent:main:subagent:x1'],
+    )
     assert anyio.run(ask, 'ops') == (['MEMORY.md:# Ops'], ['agent:ops:ccc'])

@@ -1,16 +1,15 @@
 """Package-level contract: version, exports, errors, panics, typing files, stubs, GIL release."""
 
 import importlib.util
-import json
 import subprocess
 import sys
 import threading
 import time
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
 import memsift
 
@@ -89,7 +88,9 @@ def test_python_layer_type_checks(tmp_path):
         pytest.skip(f'{source} not found')
     proc = subprocess.run(
         [sys.executable, '-m', 'mypy', '--ignore-missing-imports', '--cache-dir', str(tmp_path), str(source)],
-        capture_output=True, text=True, timeout=280,
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     assert proc.returncode == 0, f'mypy failed:\n{proc.stdout}\n{proc.stderr}'
 

@@ -72,11 +72,14 @@ def test_openai_compatible_input_types_and_no_secret_without_a_key(server):
     assert server.requests[-1]['body']['input_type'] == 'text'
 
 
-@pytest.mark.parametrize(('provider_id', 'env', 'model'), [
-    ('mistral', 'MISTRAL_API_KEY', 'mistral-embed'),
-    ('deepinfra', 'DEEPINFRA_API_KEY', 'BAAI/bge-m3'),
-    ('lmstudio', 'LM_API_TOKEN', 'text-embedding-nomic-embed-text-v1.5'),
-])
+@pytest.mark.parametrize(
+    ('provider_id', 'env', 'model'),
+    [
+        ('mistral', 'MISTRAL_API_KEY', 'mistral-embed'),
+        ('deepinfra', 'DEEPINFRA_API_KEY', 'BAAI/bge-m3'),
+        ('lmstudio', 'LM_API_TOKEN', 'text-embedding-nomic-embed-text-v1.5'),
+    ],
+)
 def test_openai_style_providers_defaults(server, monkeypatch, provider_id, env, model):
     server.reply = openai_reply
     monkeypatch.setenv(env, KEY)
@@ -92,15 +95,20 @@ def test_voyage_input_types(server):
     provider.embed_query('q')
     provider.embed_documents(['d'])
     assert [(r['body']['input_type'], r['body']['model']) for r in server.requests] == [
-        ('query', 'voyage-4-large'), ('document', 'voyage-4-large')]
+        ('query', 'voyage-4-large'),
+        ('document', 'voyage-4-large'),
+    ]
 
 
 def test_gemini_embed_content_and_batch_embed_contents(server):
     def reply(request):
         if request['path'].endswith(':embedContent'):
             return 200, {}, {'embedding': {'values': vec('q')}}
-        return 200, {}, {'embeddings': [{'values': vec(r['content']['parts'][0]['text'])}
-                                        for r in request['body']['requests']]}
+        return (
+            200,
+            {},
+            {'embeddings': [{'values': vec(r['content']['parts'][0]['text'])} for r in request['body']['requests']]},
+        )
 
     server.reply = reply
     cfg = config(server, 'gemini', path='/v1beta/openai', outputDimensionality=768, remote={'apiKey': KEY})
@@ -110,22 +118,35 @@ def test_gemini_embed_content_and_batch_embed_contents(server):
     query, docs = server.requests
     assert query['path'] == '/v1beta/models/gemini-embedding-001:embedContent'  # the /openai suffix is dropped
     assert query['headers']['x-goog-api-key'] == KEY and 'authorization' not in query['headers']
-    assert query['body'] == {'content': {'parts': [{'text': 'q'}]}, 'taskType': 'RETRIEVAL_QUERY',
-                             'outputDimensionality': 768}
+    assert query['body'] == {
+        'content': {'parts': [{'text': 'q'}]},
+        'taskType': 'RETRIEVAL_QUERY',
+        'outputDimensionality': 768,
+    }
     assert docs['path'] == '/v1beta/models/gemini-embedding-001:batchEmbedContents'
-    assert docs['body']['requests'][0] == {'model': 'models/gemini-embedding-001', 'taskType': 'RETRIEVAL_DOCUMENT',
-                                           'content': {'parts': [{'text': 'ab'}]}, 'outputDimensionality': 768}
+    assert docs['body']['requests'][0] == {
+        'model': 'models/gemini-embedding-001',
+        'taskType': 'RETRIEVAL_DOCUMENT',
+        'content': {'parts': [{'text': 'ab'}]},
+        'outputDimensionality': 768,
+    }
     assert provider.dims == 768
 
 
 def test_ollama_api_embed_with_query_prefix(server):
-    server.reply = lambda r: (200, {}, {'model': r['body']['model'], 'embeddings': [vec(t) for t in r['body']['input']]})
+    server.reply = lambda r: (
+        200,
+        {},
+        {'model': r['body']['model'], 'embeddings': [vec(t) for t in r['body']['input']]},
+    )
     provider = create_provider('ollama', config(server, 'ollama', path=''))
     provider.embed_query('where is the key')
     provider.embed_documents(['note'])
     query, docs = server.requests
-    assert query['path'] == '/api/embed' and query['body'] == {'model': 'nomic-embed-text',
-                                                               'input': ['search_query: where is the key']}
+    assert query['path'] == '/api/embed' and query['body'] == {
+        'model': 'nomic-embed-text',
+        'input': ['search_query: where is the key'],
+    }
     assert docs['body']['input'] == ['note'] and 'authorization' not in docs['headers']
     assert provider.concurrency == 1
 
@@ -141,7 +162,9 @@ def test_requests_stay_under_8000_bytes_and_keep_order(server):
     assert len(server.requests) > 1
     for request in server.requests:
         assert sum(len(t.encode()) for t in request['body']['input']) <= 8000
-    assert [t for r in sorted(server.requests, key=lambda r: r['body']['input'][0]) for t in r['body']['input']] == texts
+    assert [
+        t for r in sorted(server.requests, key=lambda r: r['body']['input'][0]) for t in r['body']['input']
+    ] == texts
 
 
 def test_429_retry_after_is_honoured_then_success(server, pauses):
@@ -183,7 +206,9 @@ def test_connection_reset_is_retried(server, pauses):
 
 def test_a_request_that_keeps_breaking_the_connection_is_split_in_halves(server, pauses):
     server.reply = lambda r: (None, {}, b'') if len(r['body']['input']) > 1 else openai_reply(r)
-    out = create_provider('openai', config(server, 'openai', remote={'apiKey': KEY})).embed_documents(['a', 'bb', 'ccc'])
+    out = create_provider('openai', config(server, 'openai', remote={'apiKey': KEY})).embed_documents(
+        ['a', 'bb', 'ccc']
+    )
     assert out == [vec('a'), vec('bb'), vec('ccc')]
     assert [len(r['body']['input']) for r in server.requests] == [3] * 4 + [1] + [2] * 4 + [1, 1]
 
@@ -199,11 +224,14 @@ def test_timeout_is_a_clear_error(server):
         create_provider('openai', cfg).embed_documents(['d'])
 
 
-@pytest.mark.parametrize(('body', 'match'), [
-    (b'{not json', 'not JSON'),
-    ({'data': [{'embedding': [1.0, 2.0]}]}, 'expected 2 vectors'),
-    ({'unexpected': True}, 'expected 2 vectors'),
-])
+@pytest.mark.parametrize(
+    ('body', 'match'),
+    [
+        (b'{not json', 'not JSON'),
+        ({'data': [{'embedding': [1.0, 2.0]}]}, 'expected 2 vectors'),
+        ({'unexpected': True}, 'expected 2 vectors'),
+    ],
+)
 def test_garbage_answers_are_clear_errors(server, body, match):
     server.reply = lambda r: (200, {}, body)
     with pytest.raises(memsift.ProviderError, match=match):
@@ -214,8 +242,7 @@ def test_wrong_dims_and_nan_through_the_index(server, tmp_path):
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'note')
     server.reply = lambda r: (200, {}, b'{"data": [{"index": 0, "embedding": [NaN, 1.0, 2.0, 2.0]}]}')
-    cfg = memory_config(tmp_path, provider='openai-compatible', model='m',
-                        remote={'baseUrl': server.url + '/v1'})
+    cfg = memory_config(tmp_path, provider='openai-compatible', model='m', remote={'baseUrl': server.url + '/v1'})
     with memsift.MemoryIndex(ws, cfg) as index:
         index.sync()
         assert index.status()['vector']['vectors'] == 1  # NaN replaced, vector normalized
@@ -230,8 +257,12 @@ def test_redirects_to_another_host_are_refused(server):
     with pytest.raises(memsift.ProviderError, match='redirect'):
         create_provider('openai', config(server, 'openai', remote={'apiKey': KEY})).embed_query('q')
     with pytest.raises(memsift.ProviderError, match='http'):
-        create_provider('openai', memsift.load_config(
-            {'memory': {'search': {'provider': 'openai', 'remote': {'baseUrl': 'file:///etc', 'apiKey': KEY}}}}))
+        create_provider(
+            'openai',
+            memsift.load_config(
+                {'memory': {'search': {'provider': 'openai', 'remote': {'baseUrl': 'file:///etc', 'apiKey': KEY}}}}
+            ),
+        )
 
 
 # ---------------------------------------------------------------- resolution and failure semantics
@@ -240,8 +271,11 @@ def test_redirects_to_another_host_are_refused(server):
 def test_none_and_auto_without_keys_are_keyword_only_with_a_reason(tmp_path):
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'deploy key in the vault')
-    for settings in ({'provider': 'none'}, {'provider': 'auto'},
-                     {'provider': 'local', 'local': {'modelPath': str(tmp_path / 'missing.onnx')}}):
+    for settings in (
+        {'provider': 'none'},
+        {'provider': 'auto'},
+        {'provider': 'local', 'local': {'modelPath': str(tmp_path / 'missing.onnx')}},
+    ):
         with memsift.MemoryIndex(ws, memory_config(tmp_path, **settings)) as index:
             result = index.search('deploy key')
             assert result.mode == 'fts-only' and result.results and not result.unavailable
@@ -280,8 +314,9 @@ def test_fallback_provider_is_used_and_recorded(server, tmp_path, monkeypatch):
     monkeypatch.setenv('OPENAI_API_KEY', KEY)
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'deploy key in the vault')
-    cfg = memory_config(tmp_path, provider='voyage', fallback='openai', outputDimensionality=4,
-                        remote={'baseUrl': server.url + '/v1'})
+    cfg = memory_config(
+        tmp_path, provider='voyage', fallback='openai', outputDimensionality=4, remote={'baseUrl': server.url + '/v1'}
+    )
     with memsift.MemoryIndex(ws, cfg) as index:
         data = index.search('deploy key').to_dict()
     assert data['provider'] == 'openai' and data['model'] == 'text-embedding-3-small' and data['mode'] == 'hybrid'
@@ -294,15 +329,22 @@ def test_hybrid_search_end_to_end_over_http(server, tmp_path):
 
     def reply(request):
         calls.append(len(request['body']['input']))
-        return 200, {}, {'data': [{'index': i, 'embedding': [1.0 if 'vault' in t else 0.0, 1.0, 0.0]}
-                                  for i, t in enumerate(request['body']['input'])]}
+        return (
+            200,
+            {},
+            {
+                'data': [
+                    {'index': i, 'embedding': [1.0 if 'vault' in t else 0.0, 1.0, 0.0]}
+                    for i, t in enumerate(request['body']['input'])
+                ]
+            },
+        )
 
     server.reply = reply
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'deploy key in the vault')
     write(ws / 'memory' / 'other.md', 'lunch menu')
-    cfg = memory_config(tmp_path, provider='openai-compatible', model='tiny',
-                        remote={'baseUrl': server.url + '/v1'})
+    cfg = memory_config(tmp_path, provider='openai-compatible', model='tiny', remote={'baseUrl': server.url + '/v1'})
     with memsift.MemoryIndex(ws, cfg) as index:
         result = index.search('where is the vault')
         assert result.mode == 'hybrid' and result.results[0].path == 'MEMORY.md'
@@ -311,8 +353,18 @@ def test_hybrid_search_end_to_end_over_http(server, tmp_path):
 
 
 def test_every_adapter_is_registered():
-    assert set(ADAPTERS) >= {'openai', 'openai-compatible', 'gemini', 'voyage', 'mistral', 'deepinfra', 'ollama',
-                             'lmstudio', 'github-copilot', 'bedrock'}
+    assert set(ADAPTERS) >= {
+        'openai',
+        'openai-compatible',
+        'gemini',
+        'voyage',
+        'mistral',
+        'deepinfra',
+        'ollama',
+        'lmstudio',
+        'github-copilot',
+        'bedrock',
+    }
     with pytest.raises(memsift.ProviderError, match='not available'):
         create_provider('nope', memsift.load_config({}))
 
@@ -330,7 +382,10 @@ def test_local_model_embeds_offline_and_finds_meaning(tmp_path):
     write(ws / 'memory' / 'food.md', 'Lunch options near the office: ramen, tacos.')
     with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local')) as index:
         assert (index.provider.id, index.provider.model, index.provider.dims) == (
-            'local', 'all-MiniLM-L6-v2-onnx-int8', 384)
+            'local',
+            'all-MiniLM-L6-v2-onnx-int8',
+            384,
+        )
         result = index.search('automobile maintenance', min_score=0.1)
         assert result.mode == 'hybrid' and result.results[0].path == 'memory/garage.md'
         assert index.search('seeing a physician', min_score=0.1).results[0].path == 'memory/health.md'
@@ -351,20 +406,30 @@ def test_local_failure_degrades_silently(tmp_path, monkeypatch):
     (tmp_path / 'tokenizer.json').write_text('{}')
     with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local', local={'modelPath': str(model)})) as index:
         result = index.search('deploy key')
-    assert result.mode == 'fts-only' and result.results and 'local embeddings unavailable' in result.debug[
-        'embeddingBootstrap']
+    assert (
+        result.mode == 'fts-only'
+        and result.results
+        and 'local embeddings unavailable' in result.debug['embeddingBootstrap']
+    )
 
 
 def test_models_providers_entries(server, monkeypatch):
     server.reply = openai_reply
     root = {
-        'models': {'providers': {
-            'corp-proxy': {'api': 'openai-completions', 'baseUrl': server.url + '/v1', 'apiKey': KEY,
-                           'headers': {'X-Org': 'memory', 'X-Trace': 'entry'}},
-            'openai': {'apiKey': 'sk-from-models-providers', 'baseUrl': server.url + '/v1'},
-        }},
-        'memory': {'search': {'provider': 'corp-proxy', 'model': 'embed-small',
-                              'remote': {'headers': {'X-Trace': 'remote'}}}},
+        'models': {
+            'providers': {
+                'corp-proxy': {
+                    'api': 'openai-completions',
+                    'baseUrl': server.url + '/v1',
+                    'apiKey': KEY,
+                    'headers': {'X-Org': 'memory', 'X-Trace': 'entry'},
+                },
+                'openai': {'apiKey': 'sk-from-models-providers', 'baseUrl': server.url + '/v1'},
+            }
+        },
+        'memory': {
+            'search': {'provider': 'corp-proxy', 'model': 'embed-small', 'remote': {'headers': {'X-Trace': 'remote'}}}
+        },
     }
     provider = resolve_provider(memsift.load_config(root)).provider
     provider.embed_query('q')
@@ -389,8 +454,14 @@ def test_runtime_failure_switches_to_the_fallback_once(server, tmp_path, monkeyp
     monkeypatch.setenv('OPENAI_API_KEY', KEY)
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'deploy key in the vault')
-    cfg = memory_config(tmp_path, provider='openai-compatible', model='primary', fallback='openai',
-                        outputDimensionality=4, remote={'baseUrl': server.url + '/v1'})
+    cfg = memory_config(
+        tmp_path,
+        provider='openai-compatible',
+        model='primary',
+        fallback='openai',
+        outputDimensionality=4,
+        remote={'baseUrl': server.url + '/v1'},
+    )
     with memsift.MemoryIndex(ws, cfg) as index:
         assert index.sync().added == ['MEMORY.md']  # the primary answers 401: the fallback indexes everything
         data = index.search('deploy key').to_dict()
@@ -407,9 +478,16 @@ def test_a_model_switch_keeps_the_old_vectors_serving_until_the_new_ones_are_rea
         if model == 'm2' and broken['m2'] and any('vault' in t for t in inputs):
             return 503, {}, {'error': 'overloaded'}
         hot = 0 if model == 'm1' else 1  # each model puts "vault" texts on its own axis
-        return 200, {}, {'data': [{'index': i, 'embedding': [1.0 if ('vault' in t and d == hot) else 0.0
-                                                             for d in range(2)] + [0.1]}
-                                  for i, t in enumerate(inputs)]}
+        return (
+            200,
+            {},
+            {
+                'data': [
+                    {'index': i, 'embedding': [1.0 if ('vault' in t and d == hot) else 0.0 for d in range(2)] + [0.1]}
+                    for i, t in enumerate(inputs)
+                ]
+            },
+        )
 
     server.reply = reply
     ws = tmp_path / 'ws'
@@ -417,8 +495,13 @@ def test_a_model_switch_keeps_the_old_vectors_serving_until_the_new_ones_are_rea
     write(ws / 'memory' / 'other.md', 'lunch menu for friday')
 
     def config(model):
-        return memory_config(tmp_path, provider='openai-compatible', model=model, outputDimensionality=3,
-                             remote={'baseUrl': server.url + '/v1'})
+        return memory_config(
+            tmp_path,
+            provider='openai-compatible',
+            model=model,
+            outputDimensionality=3,
+            remote={'baseUrl': server.url + '/v1'},
+        )
 
     with memsift.MemoryIndex(ws, config('m1')) as index:
         index.sync()

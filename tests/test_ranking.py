@@ -370,22 +370,33 @@ def test_jaccard_examples():
 # ---------------------------------------------------------------- mmr (text)
 
 
-@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(GRID_SCORE, min_size=n, max_size=n),
-                                                      st.lists(TEXTS, min_size=n, max_size=n))), LAMBDA)
+@given(
+    st.integers(0, 8).flatmap(
+        lambda n: st.tuples(st.lists(GRID_SCORE, min_size=n, max_size=n), st.lists(TEXTS, min_size=n, max_size=n))
+    ),
+    LAMBDA,
+)
 def test_mmr_matches_reference_on_tied_scores(data, lam):
     scores, texts = data
     assert memsift.mmr(scores, texts, lam) == ref_mmr(scores, texts, lam)
 
 
-@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n),
-                                                      st.lists(TEXTS, min_size=n, max_size=n))), LAMBDA)
+@given(
+    st.integers(0, 8).flatmap(
+        lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n), st.lists(TEXTS, min_size=n, max_size=n))
+    ),
+    LAMBDA,
+)
 def test_mmr_matches_reference(data, lam):
     scores, texts = data
     assert memsift.mmr(scores, texts, lam) == ref_mmr(scores, texts, lam)
 
 
-@given(st.integers(0, 8).flatmap(lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n),
-                                                      st.lists(TEXTS, min_size=n, max_size=n))))
+@given(
+    st.integers(0, 8).flatmap(
+        lambda n: st.tuples(st.lists(ANY_SCORE, min_size=n, max_size=n), st.lists(TEXTS, min_size=n, max_size=n))
+    )
+)
 def test_mmr_default_lambda(data):
     scores, texts = data
     order = memsift.mmr(scores, texts)

@@ -23,122 +23,296 @@ def expected_mask(secret):
 # (case id, text, the secret value, text that must stay visible)
 SECRETS = [
     # ENV-style assignments
-    ('env-openai', 'export OPENAI_API_KEY=' + 'sk-proj-' + B36 + ' && python agent.py',
-     'sk-proj-' + B36, 'export OPENAI_API_KEY='),
+    (
+        'env-openai',
+        'export OPENAI_API_KEY=' + 'sk-proj-' + B36 + ' && python agent.py',
+        'sk-proj-' + B36,
+        'export OPENAI_API_KEY=',
+    ),
     ('env-yaml-password', 'services:\n  db:\n    DB_PASSWORD: hunter2hunter2\n', 'hunter2hunter2', 'DB_PASSWORD: '),
     ('env-export-quoted', 'export GITHUB_TOKEN="' + 'ghp_' + B36 + '"', 'ghp_' + B36, 'export GITHUB_TOKEN="'),
-    ('env-single-quoted-spaces', "SMTP_PASSWORD='correct horse battery staple'\n",
-     'correct horse battery staple', "SMTP_PASSWORD='"),
-    ('env-dotenv', 'JWT_SECRET=9f8e7d6c5b4a39281706f5e4d3c2b1a0\nPORT=8080', '9f8e7d6c5b4a39281706f5e4d3c2b1a0',
-     'JWT_SECRET='),
-    ('env-compose-list', '    environment:\n      - POSTGRES_PASSWORD=pg-Sup3r-S3cret!\n', 'pg-Sup3r-S3cret!',
-     '- POSTGRES_PASSWORD='),
+    (
+        'env-single-quoted-spaces',
+        "SMTP_PASSWORD='correct horse battery staple'\n",
+        'correct horse battery staple',
+        "SMTP_PASSWORD='",
+    ),
+    (
+        'env-dotenv',
+        'JWT_SECRET=9f8e7d6c5b4a39281706f5e4d3c2b1a0\nPORT=8080',
+        '9f8e7d6c5b4a39281706f5e4d3c2b1a0',
+        'JWT_SECRET=',
+    ),
+    (
+        'env-compose-list',
+        '    environment:\n      - POSTGRES_PASSWORD=pg-Sup3r-S3cret!\n',
+        'pg-Sup3r-S3cret!',
+        '- POSTGRES_PASSWORD=',
+    ),
     ('env-aws-secret', 'AWS_SECRET_ACCESS_KEY=' + B40 + ' aws s3 ls', B40, 'AWS_SECRET_ACCESS_KEY='),
-    ('env-json-upper', '{"ANTHROPIC_API_KEY": "' + 'sk-ant-api03-' + B36 + '"}', 'sk-ant-api03-' + B36,
-     '{"ANTHROPIC_API_KEY": "'),
-    ('aws-credentials-file', '[default]\nregion = us-east-1\naws_secret_access_key = ' + B40,
-     B40, 'aws_secret_access_key = '),
-    ('aws-access-key-id', '[default]\naws_access_key_id = ' + 'AKIA' + 'IOSFODNN7EXAMPLE' + '\nregion = eu-west-1',
-     'AKIA' + 'IOSFODNN7EXAMPLE', 'aws_access_key_id = '),
-    ('aws-session-key-id', 'assumed role, temporary key ' + 'ASIA' + 'ZX3Q5NPRT7LMK2WD' + ' expires at 12:00',
-     'ASIA' + 'ZX3Q5NPRT7LMK2WD', 'temporary key '),
+    (
+        'env-json-upper',
+        '{"ANTHROPIC_API_KEY": "' + 'sk-ant-api03-' + B36 + '"}',
+        'sk-ant-api03-' + B36,
+        '{"ANTHROPIC_API_KEY": "',
+    ),
+    (
+        'aws-credentials-file',
+        '[default]\nregion = us-east-1\naws_secret_access_key = ' + B40,
+        B40,
+        'aws_secret_access_key = ',
+    ),
+    (
+        'aws-access-key-id',
+        '[default]\naws_access_key_id = ' + 'AKIA' + 'IOSFODNN7EXAMPLE' + '\nregion = eu-west-1',
+        'AKIA' + 'IOSFODNN7EXAMPLE',
+        'aws_access_key_id = ',
+    ),
+    (
+        'aws-session-key-id',
+        'assumed role, temporary key ' + 'ASIA' + 'ZX3Q5NPRT7LMK2WD' + ' expires at 12:00',
+        'ASIA' + 'ZX3Q5NPRT7LMK2WD',
+        'temporary key ',
+    ),
     # JSON fields
-    ('json-apikey', '{"provider": "openai", "apiKey": "AbCdEf0123456789GhIjKl", "model": "gpt-4o"}',
-     'AbCdEf0123456789GhIjKl', '"apiKey": "'),
-    ('json-client-secret', '{"client_id": "1234.apps", "client_secret": "GOCSPX-' + B24 + '"}', 'GOCSPX-' + B24,
-     '"client_secret": "'),
-    ('json-access-token', '{"access_token":"ya29.a0AfB_' + B36 + '","token_type":"Bearer","expires_in":3599}',
-     'ya29.a0AfB_' + B36, '"access_token":"'),
-    ('json-refresh-token', '{"refresh_token": "1//0gLq' + B24 + '", "scope": "email"}', '1//0gLq' + B24,
-     '"refresh_token": "'),
+    (
+        'json-apikey',
+        '{"provider": "openai", "apiKey": "AbCdEf0123456789GhIjKl", "model": "gpt-4o"}',
+        'AbCdEf0123456789GhIjKl',
+        '"apiKey": "',
+    ),
+    (
+        'json-client-secret',
+        '{"client_id": "1234.apps", "client_secret": "GOCSPX-' + B24 + '"}',
+        'GOCSPX-' + B24,
+        '"client_secret": "',
+    ),
+    (
+        'json-access-token',
+        '{"access_token":"ya29.a0AfB_' + B36 + '","token_type":"Bearer","expires_in":3599}',
+        'ya29.a0AfB_' + B36,
+        '"access_token":"',
+    ),
+    (
+        'json-refresh-token',
+        '{"refresh_token": "1//0gLq' + B24 + '", "scope": "email"}',
+        '1//0gLq' + B24,
+        '"refresh_token": "',
+    ),
     ('json-password-short', '{"user": "admin", "password": "s3cr3t!"}', 's3cr3t!', '"password": "'),
-    ('json-escaped-in-string', '{"tool": "write", "content": "{\\"token\\": \\"' + B24 + '\\"}"}', B24,
-     '{\\"token\\": \\"'),
+    (
+        'json-escaped-in-string',
+        '{"tool": "write", "content": "{\\"token\\": \\"' + B24 + '\\"}"}',
+        B24,
+        '{\\"token\\": \\"',
+    ),
     # CLI flags
-    ('cli-token-space', 'openclaw gateway run --token 8f3a9c2e1b7d4f6a0e5c --port 18789', '8f3a9c2e1b7d4f6a0e5c',
-     'openclaw gateway run --token '),
-    ('cli-api-key-equals', 'memsift index --api-key=' + 'sk-ant-api03-' + B24 + ' notes/', 'sk-ant-api03-' + B24,
-     'memsift index --api-key='),
-    ('cli-hook-token-quoted', 'openclaw hooks add --hook-token "hk_' + B24 + '" --url /wake', 'hk_' + B24,
-     '--hook-token "'),
+    (
+        'cli-token-space',
+        'openclaw gateway run --token 8f3a9c2e1b7d4f6a0e5c --port 18789',
+        '8f3a9c2e1b7d4f6a0e5c',
+        'openclaw gateway run --token ',
+    ),
+    (
+        'cli-api-key-equals',
+        'memsift index --api-key=' + 'sk-ant-api03-' + B24 + ' notes/',
+        'sk-ant-api03-' + B24,
+        'memsift index --api-key=',
+    ),
+    (
+        'cli-hook-token-quoted',
+        'openclaw hooks add --hook-token "hk_' + B24 + '" --url /wake',
+        'hk_' + B24,
+        '--hook-token "',
+    ),
     ('cli-password', 'mysql -h db -u root --password hunter22 app', 'hunter22', 'mysql -h db -u root --password '),
     ('cli-secret', 'vault kv put --secret=Zq81' + B24 + ' kv/app', 'Zq81' + B24, '--secret='),
     # Authorization headers
-    ('curl-bearer', "curl -H 'Authorization: Bearer " + B36 + "' https://api.openai.com/v1/models", B36,
-     "curl -H 'Authorization: Bearer "),
-    ('curl-basic', 'curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" https://ci.example.com/api/json',
-     'dXNlcjpwYXNzd29yZA==', '"Authorization: Basic '),
-    ('json-authorization', '"headers": {"Authorization": "Bearer ' + B24 + '", "Accept": "*/*"}', B24,
-     '"Authorization": "Bearer '),
+    (
+        'curl-bearer',
+        "curl -H 'Authorization: Bearer " + B36 + "' https://api.openai.com/v1/models",
+        B36,
+        "curl -H 'Authorization: Bearer ",
+    ),
+    (
+        'curl-basic',
+        'curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" https://ci.example.com/api/json',
+        'dXNlcjpwYXNzd29yZA==',
+        '"Authorization: Basic ',
+    ),
+    (
+        'json-authorization',
+        '"headers": {"Authorization": "Bearer ' + B24 + '", "Accept": "*/*"}',
+        B24,
+        '"Authorization": "Bearer ',
+    ),
     ('bare-bearer', 'the gateway replied 401 for Bearer ' + B24 + ' (expired)', B24, 'for Bearer '),
-    ('x-api-key-header', "curl https://api.anthropic.com/v1/messages -H 'x-api-key: " + 'sk-ant-api03-' + B36 + "'",
-     'sk-ant-api03-' + B36, "-H 'x-api-key: "),
-    ('gitlab-private-token', 'curl --header "PRIVATE-TOKEN: ' + 'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT' + '" https://gitlab.com',
-     'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT', '"PRIVATE-TOKEN: '),
+    (
+        'x-api-key-header',
+        "curl https://api.anthropic.com/v1/messages -H 'x-api-key: " + 'sk-ant-api03-' + B36 + "'",
+        'sk-ant-api03-' + B36,
+        "-H 'x-api-key: ",
+    ),
+    (
+        'gitlab-private-token',
+        'curl --header "PRIVATE-TOKEN: ' + 'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT' + '" https://gitlab.com',
+        'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT',
+        '"PRIVATE-TOKEN: ',
+    ),
     # vendor prefixes
     ('openai-legacy', 'openai.api_key = "' + 'sk-' + B36 + '"', 'sk-' + B36, 'openai.api_key = "'),
-    ('anthropic', 'client = Anthropic(api_key="' + 'sk-ant-api03-' + B36 + '")', 'sk-ant-api03-' + B36,
-     'client = Anthropic(api_key="'),
-    ('github-ghp-in-url', 'git clone https://' + 'ghp_' + B36 + '@github.com/acme/infra.git', 'ghp_' + B36,
-     '@github.com/acme/infra.git'),
+    (
+        'anthropic',
+        'client = Anthropic(api_key="' + 'sk-ant-api03-' + B36 + '")',
+        'sk-ant-api03-' + B36,
+        'client = Anthropic(api_key="',
+    ),
+    (
+        'github-ghp-in-url',
+        'git clone https://' + 'ghp_' + B36 + '@github.com/acme/infra.git',
+        'ghp_' + B36,
+        '@github.com/acme/infra.git',
+    ),
     ('github-gho', 'oauth token for the app: ' + 'gho_' + B36, 'gho_' + B36, 'oauth token for the app: '),
     ('github-ghu', 'user-to-server token ' + 'ghu_' + B36 + ' was revoked', 'ghu_' + B36, ' was revoked'),
     ('github-ghs', 'GITHUB_APP_INSTALLATION=' + 'ghs_' + B36, 'ghs_' + B36, 'GITHUB_APP_INSTALLATION='),
     ('github-ghr', 'refresh with ' + 'ghr_' + B36 + '.', 'ghr_' + B36, 'refresh with '),
-    ('github-pat', 'gh auth login --with-token <<< ' + 'github_pat_' + '11ABCDEFG0' + B36, 'github_pat_11ABCDEFG0' + B36,
-     'gh auth login --with-token <<< '),
-    ('slack-bot', 'slack bot token is ' + 'xoxb-' + '2048-4096-' + B24 + ', channel #ops', 'xoxb-2048-4096-' + B24,
-     'slack bot token is '),
+    (
+        'github-pat',
+        'gh auth login --with-token <<< ' + 'github_pat_' + '11ABCDEFG0' + B36,
+        'github_pat_11ABCDEFG0' + B36,
+        'gh auth login --with-token <<< ',
+    ),
+    (
+        'slack-bot',
+        'slack bot token is ' + 'xoxb-' + '2048-4096-' + B24 + ', channel #ops',
+        'xoxb-2048-4096-' + B24,
+        'slack bot token is ',
+    ),
     ('slack-user', 'userToken: ' + 'xoxp-' + '1234567890-' + B24, 'xoxp-1234567890-' + B24, 'userToken: '),
     ('slack-app', 'appToken: ' + 'xapp-' + '1-A0123-' + B24, 'xapp-1-A0123-' + B24, 'appToken: '),
-    ('slack-webhook', 'curl -X POST https://hooks.slack.com/services/' + 'T0ABC1234/B0DEF5678/' + B24 + " -d '{}'",
-     'T0ABC1234/B0DEF5678/' + B24, 'https://hooks.slack.com/services/'),
-    ('discord-webhook', 'post to https://discord.com/api/webhooks/' + '112233445566778899/' + B36 + ' when done',
-     '112233445566778899/' + B36, 'https://discord.com/api/webhooks/'),
-    ('discord-bot-token', 'client.run("' + 'MTA5ODc2NTQzMjEwOTg3NjU0' + '.GhIjKl.' + 'Q' + B36[:30] + '")',
-     'MTA5ODc2NTQzMjEwOTg3NjU0.GhIjKl.Q' + B36[:30], 'client.run("'),
+    (
+        'slack-webhook',
+        'curl -X POST https://hooks.slack.com/services/' + 'T0ABC1234/B0DEF5678/' + B24 + " -d '{}'",
+        'T0ABC1234/B0DEF5678/' + B24,
+        'https://hooks.slack.com/services/',
+    ),
+    (
+        'discord-webhook',
+        'post to https://discord.com/api/webhooks/' + '112233445566778899/' + B36 + ' when done',
+        '112233445566778899/' + B36,
+        'https://discord.com/api/webhooks/',
+    ),
+    (
+        'discord-bot-token',
+        'client.run("' + 'MTA5ODc2NTQzMjEwOTg3NjU0' + '.GhIjKl.' + 'Q' + B36[:30] + '")',
+        'MTA5ODc2NTQzMjEwOTg3NjU0.GhIjKl.Q' + B36[:30],
+        'client.run("',
+    ),
     ('groq', 'llm = Groq(api_key="' + 'gsk_' + B36 + '")', 'gsk_' + B36, 'llm = Groq(api_key="'),
-    ('google-maps-query', 'GET https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=' + 'AIza' + B36[:35],
-     'AIza' + B36[:35], '?address=Paris&key='),
-    ('google-firebase', 'const firebaseConfig = { apiKey: "' + 'AIza' + B36[:35] + '", projectId: "demo" };',
-     'AIza' + B36[:35], 'apiKey: "'),
+    (
+        'google-maps-query',
+        'GET https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=' + 'AIza' + B36[:35],
+        'AIza' + B36[:35],
+        '?address=Paris&key=',
+    ),
+    (
+        'google-firebase',
+        'const firebaseConfig = { apiKey: "' + 'AIza' + B36[:35] + '", projectId: "demo" };',
+        'AIza' + B36[:35],
+        'apiKey: "',
+    ),
     ('perplexity', 'using pplx key ' + 'pplx-' + B36 + ' for search', 'pplx-' + B36, 'using pplx key '),
     ('npm', '//registry.npmjs.org/:_authToken=' + 'npm_' + B36, 'npm_' + B36, '//registry.npmjs.org/:_authToken='),
-    ('gitlab-in-url', 'git remote add origin https://oauth2:' + 'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT' + '@gitlab.com/g/p.git',
-     'glpat-Ab3dE6gH9jK2mN5pQ8sT', 'https://oauth2:'),
-    ('jwt', 'id_token: ' + 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9' + '.eyJzdWIiOiIxMjM0NTY3ODkwIn0'
-     + '.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
-     'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
-     'id_token: '),
+    (
+        'gitlab-in-url',
+        'git remote add origin https://oauth2:' + 'glpat-' + 'Ab3dE6gH9jK2mN5pQ8sT' + '@gitlab.com/g/p.git',
+        'glpat-Ab3dE6gH9jK2mN5pQ8sT',
+        'https://oauth2:',
+    ),
+    (
+        'jwt',
+        'id_token: '
+        + 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'
+        + '.eyJzdWIiOiIxMjM0NTY3ODkwIn0'
+        + '.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+        'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+        'id_token: ',
+    ),
     ('stripe-sk-live', 'stripe.api_key = "' + 'sk_live_' + B24 + '"', 'sk_live_' + B24, 'stripe.api_key = "'),
     ('stripe-sk-test', 'test mode key ' + 'sk_test_' + B24, 'sk_test_' + B24, 'test mode key '),
-    ('stripe-rk-live', 'restricted key ' + 'rk_live_' + B24 + ' for the reporting job', 'rk_live_' + B24,
-     'restricted key '),
+    (
+        'stripe-rk-live',
+        'restricted key ' + 'rk_live_' + B24 + ' for the reporting job',
+        'rk_live_' + B24,
+        'restricted key ',
+    ),
     ('stripe-pk-live', 'publishable: ' + 'pk_live_' + B24, 'pk_live_' + B24, 'publishable: '),
     ('stripe-whsec', 'STRIPE_WEBHOOK=' + 'whsec_' + B36, 'whsec_' + B36, 'STRIPE_WEBHOOK='),
     ('huggingface-cli', 'huggingface-cli login --token ' + 'hf_' + B36, 'hf_' + B36, 'huggingface-cli login --token '),
-    ('huggingface-code', 'AutoModel.from_pretrained("org/model", token="' + 'hf_' + B36 + '")', 'hf_' + B36,
-     'from_pretrained("org/model", token="'),
-    ('telegram', 'GET https://api.telegram.org/bot' + '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' + '/getMe',
-     '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw', 'https://api.telegram.org/bot'),
-    ('sendgrid', 'sg = SendGridAPIClient("' + 'SG.' + 'ngeVfQFYQlKU0ufo8x5d1A' + '.' + 'TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr' + '")',
-     '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', 'SendGridAPIClient("'),
+    (
+        'huggingface-code',
+        'AutoModel.from_pretrained("org/model", token="' + 'hf_' + B36 + '")',
+        'hf_' + B36,
+        'from_pretrained("org/model", token="',
+    ),
+    (
+        'telegram',
+        'GET https://api.telegram.org/bot' + '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw' + '/getMe',
+        '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw',
+        'https://api.telegram.org/bot',
+    ),
+    (
+        'sendgrid',
+        'sg = SendGridAPIClient("'
+        + 'SG.'
+        + 'ngeVfQFYQlKU0ufo8x5d1A'
+        + '.'
+        + 'TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr'
+        + '")',
+        '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',
+        'SendGridAPIClient("',
+    ),
     # URL user-info
-    ('url-userinfo-short', 'DATABASE_URL=postgres://app:s3cretpass@db.internal:5432/app', 's3cretpass',
-     'postgres://app:'),
+    (
+        'url-userinfo-short',
+        'DATABASE_URL=postgres://app:s3cretpass@db.internal:5432/app',
+        's3cretpass',
+        'postgres://app:',
+    ),
     ('url-userinfo-long', 'redis://:Zx8' + B24 + '@cache.internal:6379/0', 'Zx8' + B24, 'redis://:'),
     ('url-userinfo-https', 'open https://admin:hunter2@example.com/dashboard to check', 'hunter2', 'https://admin:'),
     # sensitive query / form keys
-    ('query-token', 'GET /api/export?token=abcdef1234567890abcdef&format=csv 200', 'abcdef1234567890abcdef',
-     '/api/export?token='),
-    ('query-access-token', 'https://graph.example.com/me?fields=id&access_token=EAAB' + B36, 'EAAB' + B36,
-     '&access_token='),
-    ('query-sig', 'https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig=Ab%2BcD' + B24 + '%3D',
-     'Ab%2BcD' + B24 + '%3D', '&sp=r&sig='),
-    ('query-amz-signature', 'https://bucket.s3.amazonaws.com/k?X-Amz-Expires=900&X-Amz-Signature=' + '9c1f' * 16,
-     '9c1f' * 16, '&X-Amz-Signature='),
-    ('form-client-secret', "curl -d 'grant_type=client_credentials&client_secret=" + B24 + "' https://auth/token",
-     B24, '&client_secret='),
+    (
+        'query-token',
+        'GET /api/export?token=abcdef1234567890abcdef&format=csv 200',
+        'abcdef1234567890abcdef',
+        '/api/export?token=',
+    ),
+    (
+        'query-access-token',
+        'https://graph.example.com/me?fields=id&access_token=EAAB' + B36,
+        'EAAB' + B36,
+        '&access_token=',
+    ),
+    (
+        'query-sig',
+        'https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig=Ab%2BcD' + B24 + '%3D',
+        'Ab%2BcD' + B24 + '%3D',
+        '&sp=r&sig=',
+    ),
+    (
+        'query-amz-signature',
+        'https://bucket.s3.amazonaws.com/k?X-Amz-Expires=900&X-Amz-Signature=' + '9c1f' * 16,
+        '9c1f' * 16,
+        '&X-Amz-Signature=',
+    ),
+    (
+        'form-client-secret',
+        "curl -d 'grant_type=client_credentials&client_secret=" + B24 + "' https://auth/token",
+        B24,
+        '&client_secret=',
+    ),
     ('query-password', 'POST /login?user=bob&password=letmein123 HTTP/1.1', 'letmein123', '&password='),
     ('query-auth', 'wss://relay.example.net/socket?auth=' + B36 + '&v=2', B36, '?auth='),
 ]
@@ -149,8 +323,9 @@ def test_the_secret_table_is_big_enough():
     assert len({case[0] for case in SECRETS}) == len(SECRETS)
 
 
-@pytest.mark.parametrize(('text', 'secret', 'visible'), [case[1:] for case in SECRETS],
-                         ids=[case[0] for case in SECRETS])
+@pytest.mark.parametrize(
+    ('text', 'secret', 'visible'), [case[1:] for case in SECRETS], ids=[case[0] for case in SECRETS]
+)
 def test_secret_is_masked_and_context_kept(text, secret, visible):
     assert secret in text and visible in text  # the case itself is well formed
     out = redact(text)
@@ -205,8 +380,9 @@ PEM_BODY = 'MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVT
 
 def test_pem_block_keeps_begin_and_end_lines():
     text = f'key.pem:\n-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}-----END RSA PRIVATE KEY-----\nnext line'
-    assert redact(text) == ('key.pem:\n-----BEGIN RSA PRIVATE KEY-----\n\u2026redacted\u2026\n'
-                            '-----END RSA PRIVATE KEY-----\nnext line')
+    assert redact(text) == (
+        'key.pem:\n-----BEGIN RSA PRIVATE KEY-----\n\u2026redacted\u2026\n-----END RSA PRIVATE KEY-----\nnext line'
+    )
 
 
 def test_openssh_and_encrypted_pem_blocks():
@@ -238,8 +414,10 @@ def test_mask_shapes():
 
 
 def test_several_secrets_in_one_transcript():
-    text = (f"user: here's my config\nOPENAI_API_KEY=sk-proj-{B36}\n"
-            f"assistant: I ran curl -H 'Authorization: Bearer {B24}' and git push https://ghp_{B36}@github.com/x/y\n")
+    text = (
+        f"user: here's my config\nOPENAI_API_KEY=sk-proj-{B36}\n"
+        f"assistant: I ran curl -H 'Authorization: Bearer {B24}' and git push https://ghp_{B36}@github.com/x/y\n"
+    )
     out = redact(text)
     for secret in (f'sk-proj-{B36}', B24, f'ghp_{B36}'):
         assert secret not in out
@@ -322,11 +500,13 @@ def test_redacting_twice_equals_once(text):
 
 def test_redacting_an_excerpt_of_redacted_text_changes_nothing():
     # sessions.py redacts a message, collapses whitespace and cuts an excerpt, then redacts the excerpt again.
-    text = (f'OPENAI_API_KEY=sk-proj-{B36}\n-----BEGIN PRIVATE KEY-----\n{PEM_BODY}-----END PRIVATE KEY-----\n'
-            f'curl -H "Authorization: Bearer {B24}" "https://x.io/?token={B36}"')
+    text = (
+        f'OPENAI_API_KEY=sk-proj-{B36}\n-----BEGIN PRIVATE KEY-----\n{PEM_BODY}-----END PRIVATE KEY-----\n'
+        f'curl -H "Authorization: Bearer {B24}" "https://x.io/?token={B36}"'
+    )
     once = ' '.join(redact(text).split())
     for cut in range(0, len(once), 7):
-        excerpt = '\u2026' + once[cut:cut + 60] + '\u2026'
+        excerpt = '\u2026' + once[cut : cut + 60] + '\u2026'
         assert redact(excerpt) == excerpt
 
 
@@ -361,18 +541,22 @@ def test_lone_surrogates_are_fine():
     assert redact('\ud800' * 1000) == '\ud800' * 1000
 
 
-@pytest.mark.parametrize('text', [
-    'a=' * 500_000,
-    '"' * 1_000_000,
-    'sk-' * 333_333,
-    'KEY=' + 'a.' * 500_000,
-    '-----BEGIN RSA PRIVATE KEY-----' * 33_000,
-    'https://a:' * 100_000,
-    '1234567:' * 125_000,
-    'Bearer ' + 'a' * 1_000_000,
-    '"token":"' + 'a\\' * 500_000,
-    '?token=' * 140_000,
-], ids=lambda t: repr(t[:12]))
+@pytest.mark.parametrize(
+    'text',
+    [
+        'a=' * 500_000,
+        '"' * 1_000_000,
+        'sk-' * 333_333,
+        'KEY=' + 'a.' * 500_000,
+        '-----BEGIN RSA PRIVATE KEY-----' * 33_000,
+        'https://a:' * 100_000,
+        '1234567:' * 125_000,
+        'Bearer ' + 'a' * 1_000_000,
+        '"token":"' + 'a\\' * 500_000,
+        '?token=' * 140_000,
+    ],
+    ids=lambda t: repr(t[:12]),
+)
 def test_large_hostile_input_completes(text):
     # No timing assert: a catastrophic-backtracking pattern would hang here for hours, not seconds.
     assert len(redact(text)) > 0

@@ -32,17 +32,20 @@ def keys(response):
 
 def counts(path):
     with sqlite3.connect(path) as db:
-        return tuple(db.execute(f'SELECT count(*) FROM {table}').fetchone()[0]
-                     for table in ('sessions', 'events', 'message_fts'))
+        return tuple(
+            db.execute(f'SELECT count(*) FROM {table}').fetchone()[0] for table in ('sessions', 'events', 'message_fts')
+        )
 
 
 def test_append_and_search_hit_shape(store):
     store.append(MAIN, msg('m1', 'user', 'Where did we deploy the billing service?', ts=1000))
-    store.append(MAIN, msg('m2', 'assistant', [{'type': 'text', 'text': 'The billing service runs in eu-west-1.'}],
-                           ts=2000))
+    store.append(
+        MAIN, msg('m2', 'assistant', [{'type': 'text', 'text': 'The billing service runs in eu-west-1.'}], ts=2000)
+    )
     response = store.search('billing', caller=MAIN)
-    assert [h['messageId'] for h in response['results']] == ['m2', 'm1'] or \
-        [h['messageId'] for h in response['results']] == ['m1', 'm2']
+    assert [h['messageId'] for h in response['results']] == ['m2', 'm1'] or [
+        h['messageId'] for h in response['results']
+    ] == ['m1', 'm2']
     hit = response['results'][0]
     assert set(hit) == {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId'}
     assert hit['sessionKey'] == MAIN and hit['score'] > 0 and hit['role'] in ('user', 'assistant')
@@ -65,20 +68,38 @@ def test_ranking_ties_prefer_newer_then_message_id(store):
 
 def test_only_user_and_assistant_text_is_indexed(store):
     store.append(MAIN, msg('m1', 'toolResult', 'zebra in a tool result'))
-    store.append(MAIN, msg('m2', 'assistant', [
-        {'type': 'thinking', 'thinking': 'zebra thinking'}, {'type': 'toolCall', 'name': 'zebra'},
-        {'type': 'image', 'data': 'zebra'}, {'type': 'output_text', 'text': 'giraffe answer'}]))
-    store.append(MAIN, msg('m3', 'user', [{'type': 'input_text', 'text': 'first line'},
-                                          {'type': 'text', 'text': 'okapi second'}]))
+    store.append(
+        MAIN,
+        msg(
+            'm2',
+            'assistant',
+            [
+                {'type': 'thinking', 'thinking': 'zebra thinking'},
+                {'type': 'toolCall', 'name': 'zebra'},
+                {'type': 'image', 'data': 'zebra'},
+                {'type': 'output_text', 'text': 'giraffe answer'},
+            ],
+        ),
+    )
+    store.append(
+        MAIN,
+        msg('m3', 'user', [{'type': 'input_text', 'text': 'first line'}, {'type': 'text', 'text': 'okapi second'}]),
+    )
     assert store.search('zebra', caller=MAIN)['results'] == []
     assert [h['messageId'] for h in store.search('giraffe', caller=MAIN)['results']] == ['m2']
     assert [h['snippet'] for h in store.search('okapi', caller=MAIN)['results']] == ['first line okapi second']
 
 
-@pytest.mark.parametrize(('query', 'limit', 'error'), [
-    ('   ', 10, 'non-space'), ('x' * 4097, 10, '4096'), ('ok', 0, 'positive'), ('ok', True, 'positive'),
-    (None, 10, 'string'),
-])
+@pytest.mark.parametrize(
+    ('query', 'limit', 'error'),
+    [
+        ('   ', 10, 'non-space'),
+        ('x' * 4097, 10, '4096'),
+        ('ok', 0, 'positive'),
+        ('ok', True, 'positive'),
+        (None, 10, 'string'),
+    ],
+)
 def test_bad_parameters_are_clear_errors(store, query, limit, error):
     response = store.search(query, caller=MAIN, limit=limit)
     assert response['status'] == 'error' and error in response['error']
@@ -103,8 +124,10 @@ def test_failed_append_leaves_neither_event_nor_index_row(store):
     store.append(MAIN, msg('m1', 'user', 'kept message'))
     before = counts(store.path)
     with sqlite3.connect(store.path) as db:  # the session row update is the last write of an append: make it fail
-        db.execute("CREATE TRIGGER fail BEFORE UPDATE ON sessions WHEN NEW.event_count > 1 "
-                   "BEGIN SELECT RAISE(ABORT, 'disk is full'); END")
+        db.execute(
+            'CREATE TRIGGER fail BEFORE UPDATE ON sessions WHEN NEW.event_count > 1 '
+            "BEGIN SELECT RAISE(ABORT, 'disk is full'); END"
+        )
     with pytest.raises(SessionStoreError, match='disk is full'):
         store.append(MAIN, msg('m2', 'user', 'doomed message'))
     assert counts(store.path) == before
@@ -136,8 +159,9 @@ def test_rewind_hides_abandoned_branch(store):
     store.append(MAIN, msg('m5', 'assistant', 'train booked', parent='m4'))  # extends the new leaf
     assert [m['id'] for m in store.history(MAIN, MAIN)['messages']] == ['m1', 'm2', 'm4', 'm5']
     store.append(MAIN, msg('m6', 'user', 'back to the airship', parent='m3'))  # switch to the old branch
-    assert [h['messageId'] for h in store.search('airship', caller=MAIN)['results']] == ['m6', 'm3'] or \
-        {h['messageId'] for h in store.search('airship', caller=MAIN)['results']} == {'m3', 'm6'}
+    assert [h['messageId'] for h in store.search('airship', caller=MAIN)['results']] == ['m6', 'm3'] or {
+        h['messageId'] for h in store.search('airship', caller=MAIN)['results']
+    } == {'m3', 'm6'}
     assert store.search('train', caller=MAIN)['results'] == []
 
 
@@ -155,8 +179,14 @@ def test_delete_removes_events_and_index_rows_together(store):
 #       │     └─ C (incognito)
 #       └─ B
 # plus S, a session nobody spawned, and ops (another agent) in the same store and in a peer store.
-TREE = {MAIN: None, 'agent:main:A': MAIN, 'agent:main:A1': 'agent:main:A', 'agent:main:C': 'agent:main:A',
-        'agent:main:B': MAIN, 'agent:main:S': None}
+TREE = {
+    MAIN: None,
+    'agent:main:A': MAIN,
+    'agent:main:A1': 'agent:main:A',
+    'agent:main:C': 'agent:main:A',
+    'agent:main:B': MAIN,
+    'agent:main:S': None,
+}
 
 
 @pytest.fixture
@@ -177,24 +207,31 @@ def tree(tmp_path):
 ALL_MAIN = {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B', 'agent:main:S'}
 
 
-@pytest.mark.parametrize(('caller', 'expected'), [
-    (Caller(MAIN, visibility='self'), {MAIN}),
-    (Caller('agent:main:A', visibility='self'), {'agent:main:A'}),
-    (Caller(MAIN, visibility='tree'), ALL_MAIN),  # the main session sees its whole agent
-    (Caller('agent:main:A', visibility='tree'), {'agent:main:A', 'agent:main:A1'}),
-    (Caller('agent:main:A1', visibility='tree'), {'agent:main:A1'}),
-    (Caller('agent:main:B', visibility='tree'), {'agent:main:B'}),
-    (Caller('agent:main:A', visibility='agent'), ALL_MAIN),
-    (Caller('agent:main:A', visibility='all'), ALL_MAIN),
-    (Caller('agent:main:A', visibility='all', agent_to_agent=True),
-     ALL_MAIN | {'agent:ops2:main', 'agent:ops:main'}),
-    (Caller(MAIN, visibility='all', agent_to_agent=True, sandboxed=True), {MAIN, 'agent:main:A', 'agent:main:A1',
-                                                                            'agent:main:B'}),
-    (Caller('agent:main:A', visibility='agent', sandboxed=True), {'agent:main:A', 'agent:main:A1'}),
-    (Caller('agent:main:A', visibility='agent', sandboxed=True, sandbox_visibility='all'), ALL_MAIN),
-    (Caller('agent:main:C', visibility='self'), set()),  # incognito: never returned, even to itself
-    (Caller('agent:main:nobody', visibility='tree'), set()),
-])
+@pytest.mark.parametrize(
+    ('caller', 'expected'),
+    [
+        (Caller(MAIN, visibility='self'), {MAIN}),
+        (Caller('agent:main:A', visibility='self'), {'agent:main:A'}),
+        (Caller(MAIN, visibility='tree'), ALL_MAIN),  # the main session sees its whole agent
+        (Caller('agent:main:A', visibility='tree'), {'agent:main:A', 'agent:main:A1'}),
+        (Caller('agent:main:A1', visibility='tree'), {'agent:main:A1'}),
+        (Caller('agent:main:B', visibility='tree'), {'agent:main:B'}),
+        (Caller('agent:main:A', visibility='agent'), ALL_MAIN),
+        (Caller('agent:main:A', visibility='all'), ALL_MAIN),
+        (
+            Caller('agent:main:A', visibility='all', agent_to_agent=True),
+            ALL_MAIN | {'agent:ops2:main', 'agent:ops:main'},
+        ),
+        (
+            Caller(MAIN, visibility='all', agent_to_agent=True, sandboxed=True),
+            {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B'},
+        ),
+        (Caller('agent:main:A', visibility='agent', sandboxed=True), {'agent:main:A', 'agent:main:A1'}),
+        (Caller('agent:main:A', visibility='agent', sandboxed=True, sandbox_visibility='all'), ALL_MAIN),
+        (Caller('agent:main:C', visibility='self'), set()),  # incognito: never returned, even to itself
+        (Caller('agent:main:nobody', visibility='tree'), set()),
+    ],
+)
 def test_visibility_matrix_has_no_leaks(tree, caller, expected):
     assert keys(tree.search('shared', caller=caller, limit=25)) == expected
     hidden = (set(TREE) | {'agent:ops:main', 'agent:ops2:main'}) - expected
@@ -215,8 +252,11 @@ def test_hidden_sessions_do_not_change_visible_results_or_counts(tmp_path):
             if with_hidden:
                 for i in range(30):
                     s.append('agent:main:B', msg(f'b{i}', 'user', f'release notes hidden {i}', ts=100 + i))
-            return [h['messageId'] for h in s.search('release notes', caller=Caller('agent:main:A', visibility='self'),
-                                                    limit=5)['results']]
+            return [
+                h['messageId']
+                for h in s.search('release notes', caller=Caller('agent:main:A', visibility='self'), limit=5)['results']
+            ]
+
     assert run(True) == run(False)
 
 
@@ -239,6 +279,7 @@ def test_session_key_aliases(store):
 
 
 # ---------------------------------------------------------------- snippets, redaction, byte cap
+
 
 def test_snippet_is_match_centred_redacted_and_capped(store):
     filler = ' '.join(f'word{i}' for i in range(300))
@@ -278,14 +319,18 @@ def test_response_stays_within_32_kib(store):
 
 # ---------------------------------------------------------------- CJK
 
-@pytest.mark.parametrize(('text', 'query'), [
-    ('我们决定把数据库迁移到新的集群', '数据库迁移'),
-    ('我们决定把数据库迁移到新的集群', '集群 数据库'),
-    ('明日の東京会議は午後三時からです', '東京会議'),
-    ('明日の東京会議は午後三時からです', '午後'),
-    ('회의는 내일 오전으로 옮겼습니다', '회의를'),  # particle-stripped stem
-    ('회의는 내일 오전으로 옮겼습니다', '내일 회의'),
-])
+
+@pytest.mark.parametrize(
+    ('text', 'query'),
+    [
+        ('我们决定把数据库迁移到新的集群', '数据库迁移'),
+        ('我们决定把数据库迁移到新的集群', '集群 数据库'),
+        ('明日の東京会議は午後三時からです', '東京会議'),
+        ('明日の東京会議は午後三時からです', '午後'),
+        ('회의는 내일 오전으로 옮겼습니다', '회의를'),  # particle-stripped stem
+        ('회의는 내일 오전으로 옮겼습니다', '내일 회의'),
+    ],
+)
 def test_cjk_queries_find_messages(store, text, query):
     store.append(MAIN, msg('m1', 'assistant', text))
     store.append(MAIN, msg('m2', 'assistant', 'unrelated english text'))
@@ -300,14 +345,23 @@ def test_cjk_terms_match_characters_in_order(store):
 
 # ---------------------------------------------------------------- import and reconciliation
 
+
 def write_transcript(path, count, *, bad_lines=0):
     lines = [json.dumps({'type': 'session', 'version': 3, 'id': 'sess-123', 'timestamp': '2026-11-01T10:00:00Z'})]
     parent = None
     for i in range(count):
         role = 'user' if i % 2 == 0 else 'assistant'
-        lines.append(json.dumps({'type': 'message', 'id': f'e{i}', 'parentId': parent,
-                                 'timestamp': f'2026-11-01T10:{i // 60:02}:{i % 60:02}.000Z',
-                                 'message': {'role': role, 'content': [{'type': 'text', 'text': f'turn {i} lantern'}]}}))
+        lines.append(
+            json.dumps(
+                {
+                    'type': 'message',
+                    'id': f'e{i}',
+                    'parentId': parent,
+                    'timestamp': f'2026-11-01T10:{i // 60:02}:{i % 60:02}.000Z',
+                    'message': {'role': role, 'content': [{'type': 'text', 'text': f'turn {i} lantern'}]},
+                }
+            )
+        )
         parent = f'e{i}'
     lines += ['{not json'] * bad_lines
     path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
@@ -317,7 +371,11 @@ def test_import_small_transcript_is_indexed_by_the_next_search(store, tmp_path):
     write_transcript(tmp_path / 't.jsonl', 6, bad_lines=2)
     report = store.import_jsonl(tmp_path / 't.jsonl', MAIN)
     assert {k: v for k, v in report.items() if k != 'skippedLines'} == {
-        'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 6, 'skipped': 2}
+        'sessionKey': MAIN,
+        'sessionId': 'sess-123',
+        'events': 6,
+        'skipped': 2,
+    }
     assert [line.split(':')[0] for line in report['skippedLines']] == ['line 8', 'line 9']  # the bad lines named
     response = store.search('lantern', caller=MAIN)
     assert len(response['results']) == 6 and 'indexing' not in response
@@ -355,11 +413,21 @@ def test_import_errors_name_the_file(store, tmp_path):
 
 # ---------------------------------------------------------------- sessions_history
 
+
 def test_history_strips_tools_and_redacts(store):
     store.append(MAIN, msg('m1', 'user', 'deploy with token ghp_' + 'a' * 36))
-    store.append(MAIN, msg('m2', 'assistant', [{'type': 'thinking', 'thinking': 'hmm'},
-                                               {'type': 'toolCall', 'name': 'bash', 'arguments': {}},
-                                               {'type': 'text', 'text': 'running it'}]))
+    store.append(
+        MAIN,
+        msg(
+            'm2',
+            'assistant',
+            [
+                {'type': 'thinking', 'thinking': 'hmm'},
+                {'type': 'toolCall', 'name': 'bash', 'arguments': {}},
+                {'type': 'text', 'text': 'running it'},
+            ],
+        ),
+    )
     store.append(MAIN, msg('m3', 'toolResult', [{'type': 'text', 'text': 'exit 0'}]))
     history = store.history(MAIN, MAIN)
     assert [(m['id'], m['role'], m['content']) for m in history['messages']][1:] == [('m2', 'assistant', 'running it')]
@@ -379,12 +447,25 @@ def test_history_stays_within_32_kib(store):
 
 # ---------------------------------------------------------------- session memory (memory_search over transcripts)
 
+
 def session_memory_index(tmp_path, sessions, **sync):
     (tmp_path / 'ws').mkdir(exist_ok=True)
     (tmp_path / 'ws' / 'MEMORY.md').write_text('# Notes\nThe staging cluster lives in Oslo.\n')
-    config = memsift.load_config({'agents': {'defaults': {'memorySearch': {
-        'provider': 'none', 'sources': ['memory', 'sessions'], 'experimental': {'sessionMemory': True},
-        'store': {'path': str(tmp_path / 'memory.sqlite')}, 'sync': {'sessions': sync}}}}})
+    config = memsift.load_config(
+        {
+            'agents': {
+                'defaults': {
+                    'memorySearch': {
+                        'provider': 'none',
+                        'sources': ['memory', 'sessions'],
+                        'experimental': {'sessionMemory': True},
+                        'store': {'path': str(tmp_path / 'memory.sqlite')},
+                        'sync': {'sessions': sync},
+                    }
+                }
+            }
+        }
+    )
     return memsift.MemoryIndex(tmp_path / 'ws', config, sessions=sessions)
 
 
@@ -396,8 +477,10 @@ def test_memory_search_finds_transcripts_with_visibility(store, tmp_path):
     with session_memory_index(tmp_path, store) as index:
         index.sync()
         hits = index.search('walrus protocol', min_score=0).results
-        assert {(h.path, h.source) for h in hits} == {('sessions/agent:main:main.jsonl', 'sessions'),
-                                                      ('sessions/agent:main:child.jsonl', 'sessions')}
+        assert {(h.path, h.source) for h in hits} == {
+            ('sessions/agent:main:main.jsonl', 'sessions'),
+            ('sessions/agent:main:child.jsonl', 'sessions'),
+        }
         main_hit = next(h for h in hits if h.path == 'sessions/agent:main:main.jsonl')
         assert 'User: remember the walrus' in main_hit.snippet and 'tool output' not in main_hit.snippet
         assert (main_hit.start_line, main_hit.end_line) == (1, 3)  # transcript lines: the tool result is line 2
@@ -437,8 +520,18 @@ def test_reimport_reads_only_what_was_appended(store, tmp_path):
     write_transcript(path, 4)
     assert store.import_jsonl(path, MAIN)['events'] == 4
     with path.open('a', encoding='utf-8') as f:  # the transcript grows, the last line still being written
-        f.write(json.dumps({'type': 'message', 'id': 'e4', 'parentId': 'e3', 'timestamp': 5,
-                            'message': {'role': 'user', 'content': 'separator\u2028inside lantern'}}) + '\n')
+        f.write(
+            json.dumps(
+                {
+                    'type': 'message',
+                    'id': 'e4',
+                    'parentId': 'e3',
+                    'timestamp': 5,
+                    'message': {'role': 'user', 'content': 'separator\u2028inside lantern'},
+                }
+            )
+            + '\n'
+        )
         f.write('{"type": "message", "id": "e5", "parentId": "e4", "message": {"role": "us')
     grown = store.import_jsonl(path, MAIN, forward=True)
     assert grown == {'sessionKey': MAIN, 'sessionId': 'sess-123', 'events': 1, 'skipped': 0}

@@ -41,9 +41,15 @@ def test_memory_search_and_get_shapes(tmp_path, ws):
         assert {'results', 'provider', 'model', 'citations', 'mode', 'debug'} <= set(found)
         hit = found['results'][0]
         assert set(hit) >= {'path', 'startLine', 'endLine', 'score', 'snippet', 'source', 'corpus'}
-        assert (hit['path'], hit['source'], hit['corpus'], hit['citation']) == ('MEMORY.md', 'memory', 'memory',
-                                                                                 'MEMORY.md#L1-L3')
-        assert tools.memory_search('数据库迁移', maxResults=1, minScore=0)['results'][0]['path'] == 'memory/2026-11-28.md'
+        assert (hit['path'], hit['source'], hit['corpus'], hit['citation']) == (
+            'MEMORY.md',
+            'memory',
+            'memory',
+            'MEMORY.md#L1-L3',
+        )
+        assert (
+            tools.memory_search('数据库迁移', maxResults=1, minScore=0)['results'][0]['path'] == 'memory/2026-11-28.md'
+        )
         got = tools.memory_get('MEMORY.md', from_=2, lines=1)
         assert (got['path'], got['text']) == ('MEMORY.md', 'The deploy key lives in the team vault.')
         missing = tools.memory_get('../etc/passwd')
@@ -60,7 +66,9 @@ def test_citations_follow_the_calling_session(tmp_path, ws):
 def test_bad_arguments_come_back_as_errors(tmp_path, ws):
     with open_tools(tmp_path, ws) as tools:
         assert tools.memory_search('x', corpus='wiki') == {
-            'status': 'error', 'error': 'unknown corpus \'wiki\': use "memory", "sessions" or "all"'}
+            'status': 'error',
+            'error': 'unknown corpus \'wiki\': use "memory", "sessions" or "all"',
+        }
         assert tools.memory_search(42)['status'] == 'error'
         assert 'max_results' in tools.memory_search('x', maxResults=0)['error']
         assert tools.sessions_search('   ')['status'] == 'error'
@@ -149,8 +157,11 @@ def test_module_functions_and_asyncio(tmp_path, ws):
 
         async def run():
             async_tools = AsyncMemoryTools(tools)
-            return await asyncio.gather(*(async_tools.memory_search('deploy key', minScore=0) for _ in range(4)),
-                                        async_tools.sessions_history(MAIN))
+            return await asyncio.gather(
+                *(async_tools.memory_search('deploy key', minScore=0) for _ in range(4)),
+                async_tools.sessions_history(MAIN),
+            )
+
         *searches, history = asyncio.run(run())
         assert all(s['results'][0]['path'] == 'MEMORY.md' for s in searches)
         assert history['messages'][0]['id'] == 'm1'

@@ -71,8 +71,13 @@ def test_entries_carry_absolute_path_and_source(tmp_path):
     write(tmp_path / 'MEMORY.md')
     [entry] = list_memory_files(tmp_path)
     stat = (tmp_path / 'MEMORY.md').stat()
-    assert entry == MemoryFile(path='MEMORY.md', abs_path=tmp_path.absolute() / 'MEMORY.md', mtime=stat.st_mtime,
-                               size=stat.st_size, source='memory')
+    assert entry == MemoryFile(
+        path='MEMORY.md',
+        abs_path=tmp_path.absolute() / 'MEMORY.md',
+        mtime=stat.st_mtime,
+        size=stat.st_size,
+        source='memory',
+    )
 
 
 def test_read_returns_text_without_bom(tmp_path):

@@ -30,8 +30,7 @@ BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another connection's write (another process's append or sync) before failing."""
 
 
-def connect(path: str, schema: str, version: int, error: type[MemsiftError], what: str,
-            fix: str) -> sqlite3.Connection:
+def connect(path: str, schema: str, version: int, error: type[MemsiftError], what: str, fix: str) -> sqlite3.Connection:
     """Open ``path`` (or ``':memory:'``) with memsift's settings and ``schema`` (statements that must be idempotent;
     a ``meta(key, value)`` table among them).
 

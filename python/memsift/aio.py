@@ -39,21 +39,36 @@ class AsyncMemoryTools:
 
         return cls(from_openclaw(*args, **kwargs))
 
-    async def memory_search(self, query: str, maxResults: int | None = None,  # noqa: N803
-                            minScore: float | None = None, corpus: str = 'memory',  # noqa: N803
-                            *, sessionKey: str | None = None) -> dict[str, Any]:  # noqa: N803
-        return await asyncio.to_thread(self.tools.memory_search, query, maxResults, minScore, corpus,
-                                       sessionKey=sessionKey)
+    async def memory_search(
+        self,
+        query: str,
+        maxResults: int | None = None,  # noqa: N803
+        minScore: float | None = None,
+        corpus: str = 'memory',  # noqa: N803
+        *,
+        sessionKey: str | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
+        return await asyncio.to_thread(
+            self.tools.memory_search, query, maxResults, minScore, corpus, sessionKey=sessionKey
+        )
 
     async def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return await asyncio.to_thread(self.tools.memory_get, path, from_, lines)
 
-    async def sessions_search(self, query: str, sessionKey: str | None = None,  # noqa: N803
-                              limit: int | None = None) -> dict[str, Any]:
+    async def sessions_search(
+        self,
+        query: str,
+        sessionKey: str | None = None,  # noqa: N803
+        limit: int | None = None,
+    ) -> dict[str, Any]:
         return await asyncio.to_thread(self.tools.sessions_search, query, sessionKey, limit)
 
-    async def sessions_history(self, sessionKey: str, limit: int | None = None,  # noqa: N803
-                               includeTools: bool = False) -> dict[str, Any]:  # noqa: N803
+    async def sessions_history(
+        self,
+        sessionKey: str,
+        limit: int | None = None,  # noqa: N803
+        includeTools: bool = False,
+    ) -> dict[str, Any]:  # noqa: N803
         return await asyncio.to_thread(self.tools.sessions_history, sessionKey, limit, includeTools)
 
     async def close(self) -> None:

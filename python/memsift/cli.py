@@ -49,8 +49,9 @@ MCP_TOKEN_ENV = 'MEMSIFT_MCP_TOKEN'
 """The environment variable ``memsift mcp --http`` reads its bearer token from by default."""
 
 
-def _common(agent_default: str | None = 'main',
-            agent_help: str = 'agent id (default: main)') -> argparse.ArgumentParser:
+def _common(
+    agent_default: str | None = 'main', agent_help: str = 'agent id (default: main)'
+) -> argparse.ArgumentParser:
     """The options every command takes."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
@@ -82,10 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
 
     sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
-    sessions_common.add_argument('--sessions-db', metavar='PATH',
-                                 help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)')
-    sessions_common.add_argument('--as', dest='caller', metavar='KEY',
-                                 help="calling session; visibility starts there (default: the agent's main session)")
+    sessions_common.add_argument(
+        '--sessions-db', metavar='PATH', help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)'
+    )
+    sessions_common.add_argument(
+        '--as',
+        dest='caller',
+        metavar='KEY',
+        help="calling session; visibility starts there (default: the agent's main session)",
+    )
     sessions = commands.add_parser('sessions', help='session transcripts: import, search, history')
     session_commands = sessions.add_subparsers(dest='sessions_command', required=True, metavar='COMMAND')
     imported = session_commands.add_parser('import', parents=[sessions_common], help='import an OpenClaw JSONL file')
@@ -103,20 +109,36 @@ def _parser() -> argparse.ArgumentParser:
 
     # Its own --agent default (None): with --openclaw, no --agent means OpenClaw's default agent.
     mcp_common = _common(None, "agent id (default: main; with --openclaw, OpenClaw's default agent)")
-    mcp = commands.add_parser('mcp', parents=[mcp_common], help='serve the memory tools over MCP (stdio or HTTP)',
-                              description='Serve memory_search, memory_get, sessions_search and sessions_history '
-                                          'to MCP clients; stdio by default.')
+    mcp = commands.add_parser(
+        'mcp',
+        parents=[mcp_common],
+        help='serve the memory tools over MCP (stdio or HTTP)',
+        description='Serve memory_search, memory_get, sessions_search and sessions_history '
+        'to MCP clients; stdio by default.',
+    )
     mcp.add_argument('--http', type=int, metavar='PORT', help='serve streamable HTTP on this port instead of stdio')
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP address to bind (default 127.0.0.1)')
-    mcp.add_argument('--token-env', metavar='NAME',
-                     help='environment variable holding the bearer token HTTP clients must send (default: '
-                          f'{MCP_TOKEN_ENV} when set)')
-    mcp.add_argument('--openclaw', action='store_true',
-                     help="serve an agent of the user's OpenClaw setup (--agent, default: OpenClaw's default agent)")
-    mcp.add_argument('--deadline', type=float, default=DEFAULT_DEADLINE_S, metavar='SECONDS',
-                     help='longest a tool call may take before answering with what it has (default 15)')
-    mcp.add_argument('--sessions-db', metavar='PATH',
-                     help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)')
+    mcp.add_argument(
+        '--token-env',
+        metavar='NAME',
+        help='environment variable holding the bearer token HTTP clients must send (default: '
+        f'{MCP_TOKEN_ENV} when set)',
+    )
+    mcp.add_argument(
+        '--openclaw',
+        action='store_true',
+        help="serve an agent of the user's OpenClaw setup (--agent, default: OpenClaw's default agent)",
+    )
+    mcp.add_argument(
+        '--deadline',
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        metavar='SECONDS',
+        help='longest a tool call may take before answering with what it has (default 15)',
+    )
+    mcp.add_argument(
+        '--sessions-db', metavar='PATH', help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)'
+    )
     return parser
 
 
@@ -145,10 +167,17 @@ def _progress(enabled: bool) -> Iterator[Progress | None]:
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
 
-    with Bar(TextColumn('indexing'), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-             TextColumn('{task.description}'), transient=True) as bar:
+    with Bar(
+        TextColumn('indexing'),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn('{task.description}'),
+        transient=True,
+    ) as bar:
         task = bar.add_task('', total=None)
 
         def update(done: int, total: int, path: str) -> None:
@@ -158,8 +187,12 @@ def _progress(enabled: bool) -> Iterator[Progress | None]:
 
 
 def _report_line(report: SyncReport) -> str:
-    parts = [f'{len(report.added)} added', f'{len(report.updated)} updated', f'{len(report.removed)} removed',
-             f'{report.unchanged} unchanged']
+    parts = [
+        f'{len(report.added)} added',
+        f'{len(report.updated)} updated',
+        f'{len(report.removed)} removed',
+        f'{report.unchanged} unchanged',
+    ]
     if report.skipped:
         parts.append(f'{len(report.skipped)} skipped')
     return f'indexed: {", ".join(parts)} · {report.chunks_written} chunks written · {report.seconds:.2f} s'
@@ -256,10 +289,16 @@ def _watch(args: argparse.Namespace) -> int:
                 if index.store.generation != generation:
                     generation = index.store.generation
                     status = index.status()
-                    line = {'event': 'synced', 'files': status['files'], 'chunks': status['chunks'],
-                            'generation': generation}
-                    print(json.dumps(line) if args.json else f'synced: {line["files"]} files · {line["chunks"]} '
-                          'chunks', flush=True)
+                    line = {
+                        'event': 'synced',
+                        'files': status['files'],
+                        'chunks': status['chunks'],
+                        'generation': generation,
+                    }
+                    print(
+                        json.dumps(line) if args.json else f'synced: {line["files"]} files · {line["chunks"]} chunks',
+                        flush=True,
+                    )
         except KeyboardInterrupt:
             return 0
 
@@ -267,17 +306,27 @@ def _watch(args: argparse.Namespace) -> int:
 def _sessions(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.agent).session_tools
     caller = Caller(args.caller or f'agent:{args.agent}:main')
-    with SessionStore(args.sessions_db, args.agent, visibility=config.visibility,  # type: ignore[arg-type]
-                      agent_to_agent=config.agent_to_agent, redact_patterns=config.redact_patterns) as store:
+    with SessionStore(
+        args.sessions_db,
+        args.agent,
+        visibility=config.visibility,  # type: ignore[arg-type]
+        agent_to_agent=config.agent_to_agent,
+        redact_patterns=config.redact_patterns,
+    ) as store:
         if args.sessions_command == 'import':
-            data = store.import_jsonl(args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}',
-                                      spawned_by=args.spawned_by)
+            data = store.import_jsonl(
+                args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}', spawned_by=args.spawned_by
+            )
             store.reconcile()
             text = f'imported {data["events"]} events into {data["sessionKey"]} ({data["skipped"]} lines skipped)'
         elif args.sessions_command == 'search':
             data = store.search(args.query, caller, args.session, args.limit)
-            text = '\n'.join(f'{h["score"]:.3f}  {h["sessionKey"]}  {h["role"]}  {h["snippet"]}'
-                             for h in data.get('results', [])) or 'no results'
+            text = (
+                '\n'.join(
+                    f'{h["score"]:.3f}  {h["sessionKey"]}  {h["role"]}  {h["snippet"]}' for h in data.get('results', [])
+                )
+                or 'no results'
+            )
         else:
             data = store.history(args.key, caller, limit=args.limit, include_tools=args.include_tools)
             text = '\n'.join(f'[{m["role"]}] {m["content"]}' for m in data.get('messages', []))
@@ -304,22 +353,41 @@ def _mcp(args: argparse.Namespace) -> int:
             raise ConfigError(f'--token-env {name}: the environment variable {name} is not set')
     if args.openclaw:
         if args.workspace or args.store or args.sessions_db:
-            raise ConfigError('--openclaw serves the workspace and stores of the OpenClaw setup: drop --workspace, '
-                              '--store and --sessions-db (--config names the OpenClaw config)')
+            raise ConfigError(
+                '--openclaw serves the workspace and stores of the OpenClaw setup: drop --workspace, '
+                '--store and --sessions-db (--config names the OpenClaw config)'
+            )
         tools = from_openclaw(args.agent, config_path=args.config, deadline_s=args.deadline, watch=True)
     else:
         args.agent = args.agent or 'main'
         config = _config(args)
-        tools = MemoryTools.open(args.workspace or config.workspace or '.', config, args.agent,
-                                 sessions_path=args.sessions_db, deadline_s=args.deadline, watch=True)
+        tools = MemoryTools.open(
+            args.workspace or config.workspace or '.',
+            config,
+            args.agent,
+            sessions_path=args.sessions_db,
+            deadline_s=args.deadline,
+            watch=True,
+        )
     with tools:
         where = f'http://{args.host}:{args.http}/mcp' if args.http is not None else 'stdio'
         # In stdio mode stdout carries the protocol and nothing else: the line goes to stderr there.
-        print(json.dumps({'event': 'serving', 'agent': tools.agent_id, 'workspace': str(tools.index.workspace),
-                          'transport': where, 'token': token is not None}) if args.json else
-              f'memsift mcp: serving agent {tools.agent_id} ({tools.index.workspace}) on {where}'
-              f'{" (bearer token required)" if token else ""}',
-              file=sys.stdout if args.json and args.http is not None else sys.stderr, flush=True)
+        print(
+            json.dumps(
+                {
+                    'event': 'serving',
+                    'agent': tools.agent_id,
+                    'workspace': str(tools.index.workspace),
+                    'transport': where,
+                    'token': token is not None,
+                }
+            )
+            if args.json
+            else f'memsift mcp: serving agent {tools.agent_id} ({tools.index.workspace}) on {where}'
+            f'{" (bearer token required)" if token else ""}',
+            file=sys.stdout if args.json and args.http is not None else sys.stderr,
+            flush=True,
+        )
         try:
             if args.http is not None:
                 serve_http(tools, args.host, args.http, token=token)
@@ -330,8 +398,15 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {'index': _index, 'search': _search, 'status': _status, 'get': _get, 'watch': _watch,
-             'sessions': _sessions, 'mcp': _mcp}
+_COMMANDS = {
+    'index': _index,
+    'search': _search,
+    'status': _status,
+    'get': _get,
+    'watch': _watch,
+    'sessions': _sessions,
+    'mcp': _mcp,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

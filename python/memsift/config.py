@@ -342,8 +342,11 @@ def _extra_path(value: Any) -> str | ExtraPath:
         return value.strip()
     if isinstance(value, Mapping) and set(value) <= {'path', 'pattern', 'evergreen'}:
         path, pattern, evergreen = value.get('path'), value.get('pattern'), value.get('evergreen', False)
-        if isinstance(path, str) and path.strip() and isinstance(pattern, (str, type(None))) and isinstance(
-            evergreen, bool
+        if (
+            isinstance(path, str)
+            and path.strip()
+            and isinstance(pattern, (str, type(None)))
+            and isinstance(evergreen, bool)
         ):
             return ExtraPath(path.strip(), pattern, evergreen)
     raise _Expected('a non-empty path string or an object {path: string, pattern?: string, evergreen?: boolean}')
@@ -363,7 +366,7 @@ class _Each:
     item: Leaf
 
 
-Schema = Union[Mapping[str, 'Schema'], _Each, Leaf]
+Schema = Union[Mapping[str, 'Schema'], _Each, Leaf]  # noqa: UP007 - recursive: the forward reference needs Union
 
 _SCHEMA: Mapping[str, Schema] = {
     'enabled': _boolean,
@@ -527,11 +530,15 @@ def _session_tools(root: Mapping[str, Any]) -> SessionToolsConfig:
     if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
         raise _invalid('logging.redactPatterns', patterns, 'a list of regular expression strings')
     return SessionToolsConfig(
-        visibility=_check(_string('self', 'tree', 'agent', 'all'), sessions.get('visibility', 'tree'),
-                          'tools.sessions.visibility'),
+        visibility=_check(
+            _string('self', 'tree', 'agent', 'all'), sessions.get('visibility', 'tree'), 'tools.sessions.visibility'
+        ),
         agent_to_agent=_check(_boolean, a2a.get('enabled', False), 'tools.agentToAgent.enabled'),
-        sandbox_visibility=_check(_string('spawned', 'all'), sandbox.get('sessionToolsVisibility', 'spawned'),
-                                  'agents.defaults.sandbox.sessionToolsVisibility'),
+        sandbox_visibility=_check(
+            _string('spawned', 'all'),
+            sandbox.get('sessionToolsVisibility', 'spawned'),
+            'agents.defaults.sandbox.sessionToolsVisibility',
+        ),
         redact_patterns=tuple(patterns),
     )
 
@@ -617,7 +624,8 @@ def _chunking(raw: Mapping[str, Any]) -> ChunkingConfig:
 def _cache(raw: Mapping[str, Any]) -> CacheConfig:
     max_entries = raw.get('maxEntries')
     return CacheConfig(
-        enabled=raw.get('enabled', True), max_entries=None if max_entries is None else int(_clamp(math.floor(max_entries), 1, MAX_INTEGER))
+        enabled=raw.get('enabled', True),
+        max_entries=None if max_entries is None else int(_clamp(math.floor(max_entries), 1, MAX_INTEGER)),
     )
 
 
@@ -674,8 +682,9 @@ def _sources(sources: tuple[str, ...], session_memory: bool) -> tuple[str, ...]:
     return tuple(source for source in sources if source != 'sessions' or session_memory) or ('memory',)
 
 
-def _resolve(merged: Mapping[str, Any], *, agent_id: str, workspace: str | None, citations: str,
-             source_path: str | None) -> MemoryConfig:
+def _resolve(
+    merged: Mapping[str, Any], *, agent_id: str, workspace: str | None, citations: str, source_path: str | None
+) -> MemoryConfig:
     provider = merged.get('provider', 'auto')
     session_memory = merged.get('experimental', {}).get('sessionMemory', False)
     return MemoryConfig(
@@ -733,18 +742,22 @@ def _read_file(file: str) -> Any:
     try:
         size = os.stat(file).st_size
         if size > MAX_CONFIG_BYTES:
-            raise ConfigError(f'{file}: the config file is {size} bytes, more than the {MAX_CONFIG_BYTES} a config '
-                              'may have; point --config at the OpenClaw config (openclaw.json)', file=file)
+            raise ConfigError(
+                f'{file}: the config file is {size} bytes, more than the {MAX_CONFIG_BYTES} a config '
+                'may have; point --config at the OpenClaw config (openclaw.json)',
+                file=file,
+            )
         data = Path(file).read_bytes()
     except FileNotFoundError:
         raise ConfigError(
             f'{file}: config file not found; check the path, create the file (OpenClaw JSON5 such as '
-            "{agents: {defaults: {memorySearch: {}}}}), or pass a dict or None to use the defaults",
+            '{agents: {defaults: {memorySearch: {}}}}), or pass a dict or None to use the defaults',
             file=file,
         ) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL or an unencodable character in the path
-        raise ConfigError(f'{preview(file)}: cannot read config file: {getattr(exc, "strerror", None) or exc}',
-                          file=file) from None
+        raise ConfigError(
+            f'{preview(file)}: cannot read config file: {getattr(exc, "strerror", None) or exc}', file=file
+        ) from None
     try:
         text = data.decode('utf-8-sig')
     except UnicodeDecodeError as exc:
@@ -804,8 +817,9 @@ def _model_providers(root: Mapping[str, Any]) -> dict[str, ModelProvider]:
     return found
 
 
-def load_config(path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None = None,
-                agent_id: str = 'main') -> MemoryConfig:
+def load_config(
+    path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None = None, agent_id: str = 'main'
+) -> MemoryConfig:
     """Resolve the memory-search settings of ``agent_id`` from an OpenClaw config.
 
     ``path_or_dict`` is a path to an OpenClaw JSON5 file (comments and trailing commas allowed), the parsed config
@@ -825,8 +839,9 @@ def load_config(path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None 
         except RecursionError:
             raise ConfigError('the config is nested too deeply') from None
     if not isinstance(path_or_dict, (str, os.PathLike)):
-        raise ConfigError(f'load_config() takes a config file path, a config dict or None, not '
-                          f'{type(path_or_dict).__name__}')
+        raise ConfigError(
+            f'load_config() takes a config file path, a config dict or None, not {type(path_or_dict).__name__}'
+        )
     file = os.fspath(path_or_dict)
     root = _read_file(file)
     try:

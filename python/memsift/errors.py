@@ -27,8 +27,17 @@ from pathlib import Path
 from memsift._core import InternalError, InvalidInputError, MemsiftError, SearchIndexError
 
 __all__ = [
-    'ConfigError', 'ConfigWarning', 'InternalError', 'InvalidInputError', 'MemsiftError', 'ProviderError',
-    'RedactPatternError', 'SearchIndexError', 'SessionStoreError', 'SkippedFile', 'StoreError',
+    'ConfigError',
+    'ConfigWarning',
+    'InternalError',
+    'InvalidInputError',
+    'MemsiftError',
+    'ProviderError',
+    'RedactPatternError',
+    'SearchIndexError',
+    'SessionStoreError',
+    'SkippedFile',
+    'StoreError',
 ]
 
 

@@ -23,19 +23,24 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 import numpy.typing as npt
 
-from memsift.errors import SkippedFile
 from memsift._core import Bm25Index, VectorStore, chunk_markdown
+from memsift.errors import SkippedFile
 from memsift.media import MediaInput, read_media_file
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, list_memory_files, read_memory_file
 
 __all__ = [
-    'Embedder', 'Progress', 'SyncReport', 'ensure_index_current', 'load_vectors', 'sync_workspace', 'workspace_changed'
+    'Embedder',
+    'Progress',
+    'SyncReport',
+    'ensure_index_current',
+    'load_vectors',
+    'sync_workspace',
+    'workspace_changed',
 ]
 
 _REBUILD_BATCH = 2000
@@ -49,7 +54,7 @@ _RACY_S = 2.0
 """A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
 in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
 
-Embedder = Callable[[Sequence[Union[str, MediaInput]]], npt.NDArray[np.float32]]
+Embedder = Callable[[Sequence[str | MediaInput]], npt.NDArray[np.float32]]
 """Chunk texts (or media inputs) -> one float32 row each (the provider's ``embed_documents`` after validation)."""
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)`` after each file of a sync."""
@@ -112,15 +117,13 @@ def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
 
 
 def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
-    return (
-        previous.mtime == entry.mtime
-        and previous.size == entry.size
-        and entry.mtime < previous.indexed_at - _RACY_S
-    )
+    return previous.mtime == entry.mtime and previous.size == entry.size and entry.mtime < previous.indexed_at - _RACY_S
 
 
 def workspace_changed(
-    store: MemoryStore, workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = (),
+    store: MemoryStore,
+    workspace: str | os.PathLike[str],
+    extra_paths: Iterable[str | os.PathLike[str]] = (),
     media_suffixes: Iterable[str] = (),
 ) -> bool:
     """Whether a sync would find work: a memory file added, removed, or with a new size or mtime (stat only)."""
@@ -170,8 +173,9 @@ def sync_workspace(
     entries = [*list_memory_files(workspace, extra_paths, media), *documents]
     seen: set[str] = set()
 
-    def sync_file(entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None,
-                  report: SyncReport) -> None:
+    def sync_file(
+        entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None, report: SyncReport
+    ) -> None:
         if previous is not None and not force and _stat_unchanged(previous, entry):
             report.unchanged += 1
             return
@@ -224,7 +228,7 @@ def sync_workspace(
         matrix = embedder(inputs) if embedder is not None and inputs else None
         offset = 0
         for entry, previous, digest, chunks, _ in changes:
-            rows = None if matrix is None else matrix[offset:offset + len(chunks)]
+            rows = None if matrix is None else matrix[offset : offset + len(chunks)]
             offset += len(chunks)
             # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
             # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
@@ -252,8 +256,10 @@ def sync_workspace(
     def flush_vectors() -> None:
         # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
         if vectors is not None and pending:
-            vectors.add(np.fromiter((i for ids, _ in pending for i in ids), dtype=np.uint64),
-                        np.concatenate([matrix for _, matrix in pending]))
+            vectors.add(
+                np.fromiter((i for ids, _ in pending for i in ids), dtype=np.uint64),
+                np.concatenate([matrix for _, matrix in pending]),
+            )
             pending.clear()
 
     last_commit = time.monotonic()
@@ -288,4 +294,3 @@ def sync_workspace(
     report.generation = store.generation
     report.seconds = time.perf_counter() - started
     return report
-

@@ -52,7 +52,8 @@ DEFAULT_PORT = 8765
 LOCAL_HOSTS = ('127.0.0.1', 'localhost', '[::1]')
 """Host header values :func:`http_app` accepts by default (with or without a port): DNS-rebinding protection."""
 LOCAL_ORIGINS = tuple(f'{scheme}://{host}:*' for scheme in ('http', 'https') for host in LOCAL_HOSTS) + tuple(
-    f'{scheme}://{host}' for scheme in ('http', 'https') for host in LOCAL_HOSTS)
+    f'{scheme}://{host}' for scheme in ('http', 'https') for host in LOCAL_HOSTS
+)
 """Origin header values accepted by default; a request without an Origin (not from a browser) is accepted too."""
 
 INSTRUCTIONS = """\
@@ -111,16 +112,39 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
     server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level='WARNING')
 
     async def memory_search(
-        query: Annotated[str, Field(description='What to look for: a question, keywords or a file name, in any '
-                                                'language. At most 4096 characters (a longer query is cut).')],
-        maxResults: Annotated[int | None, Field(  # noqa: N803
-            ge=1, description='How many results to return (default 6).')] = None,
-        minScore: Annotated[float | None, Field(ge=0, le=1, description=(  # noqa: N803
-            'Leave out results scoring below this, 0 to 1 (default 0.35). Lower it (e.g. 0.1) when nothing comes '
-            'back.'))] = None,
-        corpus: Annotated[Literal['memory', 'sessions', 'all'], Field(description=(
-            'Where to search: "memory" (the memory files; default), "sessions" (past conversations, when session '
-            'memory is on) or "all".'))] = 'memory',
+        query: Annotated[
+            str,
+            Field(
+                description='What to look for: a question, keywords or a file name, in any '
+                'language. At most 4096 characters (a longer query is cut).'
+            ),
+        ],
+        maxResults: Annotated[
+            int | None,
+            Field(  # noqa: N803
+                ge=1, description='How many results to return (default 6).'
+            ),
+        ] = None,
+        minScore: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                le=1,
+                description=(  # noqa: N803
+                    'Leave out results scoring below this, 0 to 1 (default 0.35). Lower it (e.g. 0.1) when nothing '
+                    'comes back.'
+                ),
+            ),
+        ] = None,
+        corpus: Annotated[
+            Literal['memory', 'sessions', 'all'],
+            Field(
+                description=(
+                    'Where to search: "memory" (the memory files; default), "sessions" (past conversations, when '
+                    'session memory is on) or "all".'
+                )
+            ),
+        ] = 'memory',
     ) -> CallToolResult:
         return await _run(lambda: tools.memory_search(query, maxResults, minScore, corpus))
 
@@ -129,40 +153,102 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
 
     # `from` is a Python keyword, so no parameter can carry the name: the signature the SDK reads declares `from_`
     # with the alias `from`, and the SDK then passes the validated arguments by alias, into **arguments.
-    memory_get.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        _param('path', Annotated[str, Field(description=(
-            'Workspace-relative path exactly as memory_search returned it, e.g. "memory/2026-11-28.md".'))]),
-        _param('from_', Annotated[int | None, Field(alias='from', ge=1, description=(
-            'First line to read, 1-based (default 1): usually a result\'s startLine.'))], None),
-        _param('lines', Annotated[int | None, Field(ge=1, description=(
-            'How many lines to read (default: to the end of the file, within the 20,000-character cap).'))], None),
-    ], return_annotation=CallToolResult)
+    memory_get.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            _param(
+                'path',
+                Annotated[
+                    str,
+                    Field(
+                        description=(
+                            'Workspace-relative path exactly as memory_search returned it, e.g. "memory/2026-11-28.md".'
+                        )
+                    ),
+                ],
+            ),
+            _param(
+                'from_',
+                Annotated[
+                    int | None,
+                    Field(
+                        alias='from',
+                        ge=1,
+                        description=("First line to read, 1-based (default 1): usually a result's startLine."),
+                    ),
+                ],
+                None,
+            ),
+            _param(
+                'lines',
+                Annotated[
+                    int | None,
+                    Field(
+                        ge=1,
+                        description=(
+                            'How many lines to read (default: to the end of the file, within the 20,000-character cap).'
+                        ),
+                    ),
+                ],
+                None,
+            ),
+        ],
+        return_annotation=CallToolResult,
+    )
 
     async def sessions_search(
-        query: Annotated[str, Field(max_length=4096, description=(
-            'Words that must all appear in a message, in any language; 1 to 4096 characters.'))],
-        sessionKey: Annotated[str | None, Field(description=(  # noqa: N803
-            'Only search this conversation (a sessionKey such as "agent:main:main"); default: every visible one.'
-        ))] = None,
-        limit: Annotated[int | None, Field(ge=1, description=(
-            'Most hits to return: default 10, at most 25 (larger values count as 25).'))] = None,
+        query: Annotated[
+            str,
+            Field(
+                max_length=4096,
+                description=('Words that must all appear in a message, in any language; 1 to 4096 characters.'),
+            ),
+        ],
+        sessionKey: Annotated[
+            str | None,
+            Field(
+                description=(  # noqa: N803
+                    'Only search this conversation (a sessionKey such as "agent:main:main"); default: every visible '
+                    'one.'
+                )
+            ),
+        ] = None,
+        limit: Annotated[
+            int | None,
+            Field(ge=1, description=('Most hits to return: default 10, at most 25 (larger values count as 25).')),
+        ] = None,
     ) -> CallToolResult:
         return await _run(lambda: tools.sessions_search(query, sessionKey, limit))
 
     async def sessions_history(
-        sessionKey: Annotated[str, Field(description=(  # noqa: N803
-            'The conversation: a sessionKey from sessions_search (e.g. "agent:main:main") or a sessionId.'))],
-        limit: Annotated[int | None, Field(ge=1, description=(
-            'How many of the most recent messages to return: default 50, at most 200.'))] = None,
-        includeTools: Annotated[bool, Field(description=(  # noqa: N803
-            'Also return tool results (default false: only user and assistant messages).'))] = False,
+        sessionKey: Annotated[
+            str,
+            Field(
+                description=(  # noqa: N803
+                    'The conversation: a sessionKey from sessions_search (e.g. "agent:main:main") or a sessionId.'
+                )
+            ),
+        ],
+        limit: Annotated[
+            int | None,
+            Field(ge=1, description=('How many of the most recent messages to return: default 50, at most 200.')),
+        ] = None,
+        includeTools: Annotated[
+            bool,
+            Field(
+                description=(  # noqa: N803
+                    'Also return tool results (default false: only user and assistant messages).'
+                )
+            ),
+        ] = False,
     ) -> CallToolResult:
         return await _run(lambda: tools.sessions_history(sessionKey, limit, includeTools))
 
-    for fn, title, description in ((memory_search, 'Search memory', MEMORY_SEARCH),
-                                   (memory_get, 'Read a memory file', MEMORY_GET),
-                                   (sessions_search, 'Search past conversations', SESSIONS_SEARCH),
-                                   (sessions_history, 'Read a past conversation', SESSIONS_HISTORY)):
+    for fn, title, description in (
+        (memory_search, 'Search memory', MEMORY_SEARCH),
+        (memory_get, 'Read a memory file', MEMORY_GET),
+        (sessions_search, 'Search past conversations', SESSIONS_SEARCH),
+        (sessions_history, 'Read a past conversation', SESSIONS_HISTORY),
+    ):
         server.add_tool(fn, name=fn.__name__, title=title, description=description, annotations=READ_ONLY)
     return server
 
@@ -175,8 +261,11 @@ async def _run(call: Callable[[], dict[str, Any]]) -> CallToolResult:
     """``call()`` in a worker thread (the tools block up to their deadline), as a tool result."""
     data = await anyio.to_thread.run_sync(call)
     failed = data.get('status') in ('error', 'forbidden') or ('error' in data and data.get('text') == '')
-    return CallToolResult(content=[TextContent(type='text', text=json.dumps(data, ensure_ascii=False))],
-                          structured_content=data, is_error=failed)
+    return CallToolResult(
+        content=[TextContent(type='text', text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+        is_error=failed,
+    )
 
 
 # ---------------------------------------------------------------- transports
@@ -191,9 +280,15 @@ def serve_stdio(tools: MemoryTools) -> None:
     anyio.run(build_server(tools).run_stdio_async)
 
 
-def http_app(tools: MemoryTools, *, host: str = '127.0.0.1', token: str | None = None,
-             allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = LOCAL_ORIGINS,
-             path: str = '/mcp') -> ASGIApp:
+def http_app(
+    tools: MemoryTools,
+    *,
+    host: str = '127.0.0.1',
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = LOCAL_ORIGINS,
+    path: str = '/mcp',
+) -> ASGIApp:
     """The streamable HTTP app (ASGI) serving the tools at ``path``.
 
     Args:
@@ -206,16 +301,26 @@ def http_app(tools: MemoryTools, *, host: str = '127.0.0.1', token: str | None =
     hosts = [*LOCAL_HOSTS, *allowed_hosts]
     if host not in ('0.0.0.0', '::', ''):
         hosts.append(f'[{host}]' if ':' in host else host)
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                         allowed_hosts=[*hosts, *(f'{h}:*' for h in hosts if not h.endswith(':*'))],
-                                         allowed_origins=list(allowed_origins))
-    app: ASGIApp = build_server(tools).streamable_http_app(streamable_http_path=path, transport_security=security,
-                                                           host=host)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *(f'{h}:*' for h in hosts if not h.endswith(':*'))],
+        allowed_origins=list(allowed_origins),
+    )
+    app: ASGIApp = build_server(tools).streamable_http_app(
+        streamable_http_path=path, transport_security=security, host=host
+    )
     return _BearerAuth(app, token) if token else app
 
 
-def serve_http(tools: MemoryTools, host: str = '127.0.0.1', port: int = DEFAULT_PORT, *, token: str | None = None,
-               allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = LOCAL_ORIGINS) -> None:
+def serve_http(
+    tools: MemoryTools,
+    host: str = '127.0.0.1',
+    port: int = DEFAULT_PORT,
+    *,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = LOCAL_ORIGINS,
+) -> None:
     """Serve the tools over streamable HTTP at ``http://{host}:{port}/mcp`` until interrupted (see :func:`http_app`).
 
     Raises:
@@ -224,8 +329,10 @@ def serve_http(tools: MemoryTools, host: str = '127.0.0.1', port: int = DEFAULT_
     import uvicorn
 
     if token is None and host not in ('127.0.0.1', 'localhost', '::1'):
-        print(f'memsift mcp: warning: serving on {host} without a token; anyone who can reach it can read this '
-              'memory', file=sys.stderr)
+        print(
+            f'memsift mcp: warning: serving on {host} without a token; anyone who can reach it can read this memory',
+            file=sys.stderr,
+        )
     app = http_app(tools, host=host, token=token, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level='warning', lifespan='on')).run()
 
@@ -249,5 +356,8 @@ class _BearerAuth:
             return
         challenge = 'Bearer realm="memsift"' + (', error="invalid_token"' if header else '')
         message = 'invalid bearer token' if header else 'missing bearer token: send Authorization: Bearer <token>'
-        await JSONResponse({'error': 'unauthorized', 'error_description': message}, status_code=401,
-                           headers={'WWW-Authenticate': challenge})(scope, receive, send)
+        await JSONResponse(
+            {'error': 'unauthorized', 'error_description': message},
+            status_code=401,
+            headers={'WWW-Authenticate': challenge},
+        )(scope, receive, send)

@@ -26,10 +26,20 @@ EXTENSIONS = {
     'audio': ('.mp3', '.wav', '.ogg', '.opus', '.m4a', '.aac', '.flac'),
 }
 _EXPECTED = {
-    '.jpg': {'image/jpeg'}, '.jpeg': {'image/jpeg'}, '.png': {'image/png'}, '.webp': {'image/webp'},
-    '.gif': {'image/gif'}, '.heic': {'image/heic', 'image/heif'}, '.heif': {'image/heif', 'image/heic'},
-    '.mp3': {'audio/mpeg'}, '.wav': {'audio/wav'}, '.ogg': {'audio/ogg'}, '.opus': {'audio/ogg'},
-    '.m4a': {'audio/mp4'}, '.aac': {'audio/aac'}, '.flac': {'audio/flac'},
+    '.jpg': {'image/jpeg'},
+    '.jpeg': {'image/jpeg'},
+    '.png': {'image/png'},
+    '.webp': {'image/webp'},
+    '.gif': {'image/gif'},
+    '.heic': {'image/heic', 'image/heif'},
+    '.heif': {'image/heif', 'image/heic'},
+    '.mp3': {'audio/mpeg'},
+    '.wav': {'audio/wav'},
+    '.ogg': {'audio/ogg'},
+    '.opus': {'audio/ogg'},
+    '.m4a': {'audio/mp4'},
+    '.aac': {'audio/aac'},
+    '.flac': {'audio/flac'},
 }
 
 

@@ -41,11 +41,11 @@ from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay
 from memsift._text import preview, scrub
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
-from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
 from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError, SkippedFile, StoreError
+from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
-from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
+from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
 from memsift.sessions import Caller, SessionStore, default_sessions_path
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import MemoryFile, extra_roots, is_inside, read_memory_file
@@ -71,8 +71,60 @@ WRITER_WAIT_S = 600.0
 
 _EXACT_PATH_CANDIDATE_LIMIT = 200
 _STOP_WORDS = frozenset(
-    'a an and are as at be by did do does for from had has have how i in is it its me my of on or our so that the '
-    'their them then there these they this to was we were what when where which who why will with you your'.split()
+    [
+        'a',
+        'an',
+        'and',
+        'are',
+        'as',
+        'at',
+        'be',
+        'by',
+        'did',
+        'do',
+        'does',
+        'for',
+        'from',
+        'had',
+        'has',
+        'have',
+        'how',
+        'i',
+        'in',
+        'is',
+        'it',
+        'its',
+        'me',
+        'my',
+        'of',
+        'on',
+        'or',
+        'our',
+        'so',
+        'that',
+        'the',
+        'their',
+        'them',
+        'then',
+        'there',
+        'these',
+        'they',
+        'this',
+        'to',
+        'was',
+        'we',
+        'were',
+        'what',
+        'when',
+        'where',
+        'which',
+        'who',
+        'why',
+        'will',
+        'with',
+        'you',
+        'your',
+    ]
 )
 """English function words left out of the FTS-only overlap boost, so a question's wording does not dilute it."""
 
@@ -190,8 +242,15 @@ class SearchResult:
 
     def to_dict(self) -> dict[str, Any]:
         if self.unavailable:
-            return {'results': [], 'disabled': True, 'unavailable': True, 'error': self.error,
-                    'warning': self.warning, 'action': self.action, 'debug': self.debug}
+            return {
+                'results': [],
+                'disabled': True,
+                'unavailable': True,
+                'error': self.error,
+                'warning': self.warning,
+                'action': self.action,
+                'debug': self.debug,
+            }
         out: dict[str, Any] = {
             'results': [hit.to_dict() for hit in self.results],
             'provider': self.provider,
@@ -266,8 +325,9 @@ class MemoryIndex:
         if not self.workspace.is_dir():
             raise InvalidInputError(f'workspace {self.workspace} is not a folder')
         if provider is not None and not isinstance(provider, EmbeddingProvider):
-            raise InvalidInputError(f'{provider!r} is not an embedding provider (needs id, model, dims, embed_query, '
-                                    'embed_documents)')
+            raise InvalidInputError(
+                f'{provider!r} is not an embedding provider (needs id, model, dims, embed_query, embed_documents)'
+            )
         if provider is None:
             self.resolution = resolve_provider(self.config)
         else:
@@ -278,8 +338,16 @@ class MemoryIndex:
         self.store = MemoryStore(self.db_path)
         # Every process that writes this index (store and BM25 folder) holds this lock while it writes: the rest
         # wait (an explicit sync) or leave the work to it (a sync started by a search).
-        self._writer = None if self.db_path == ':memory:' else FileLock(
-            Path(self.db_path).with_suffix('.lock'), thread_local=True, preserve_lock_file=True, fallback_to_soft=False)
+        self._writer = (
+            None
+            if self.db_path == ':memory:'
+            else FileLock(
+                Path(self.db_path).with_suffix('.lock'),
+                thread_local=True,
+                preserve_lock_file=True,
+                fallback_to_soft=False,
+            )
+        )
         try:
             self.index = self._open_bm25()
         except BaseException:
@@ -320,8 +388,13 @@ class MemoryIndex:
             return sessions
         tools = self.config.session_tools
         self._owns_sessions = True
-        return SessionStore(default_sessions_path(agent_id), agent_id, visibility=tools.visibility,  # type: ignore[arg-type]
-                            agent_to_agent=tools.agent_to_agent, redact_patterns=tools.redact_patterns)
+        return SessionStore(
+            default_sessions_path(agent_id),
+            agent_id,
+            visibility=tools.visibility,  # type: ignore[arg-type]
+            agent_to_agent=tools.agent_to_agent,
+            redact_patterns=tools.redact_patterns,
+        )
 
     def _open_bm25(self) -> Bm25Index:
         if self.db_path == ':memory:':
@@ -355,8 +428,10 @@ class MemoryIndex:
             self._writer.acquire(timeout=WRITER_WAIT_S if wait else 0, poll_interval=0.02)
         except Timeout:
             if wait:
-                raise StoreError(f'another process has been writing the index {self.db_path} for {WRITER_WAIT_S:.0f} '
-                                 's; try again when its sync ends (memsift status shows the index)') from None
+                raise StoreError(
+                    f'another process has been writing the index {self.db_path} for {WRITER_WAIT_S:.0f} '
+                    's; try again when its sync ends (memsift status shows the index)'
+                ) from None
             yield False
             return
         try:
@@ -382,8 +457,10 @@ class MemoryIndex:
                 except ProviderError:
                     raise
                 except Exception as exc:
-                    raise ProviderError(f'embedding provider {self.provider.id!r}: cannot tell its dimension: '
-                                        f'{type(exc).__name__}: {exc}') from exc
+                    raise ProviderError(
+                        f'embedding provider {self.provider.id!r}: cannot tell its dimension: '
+                        f'{type(exc).__name__}: {exc}'
+                    ) from exc
                 self.vectors = VectorStore(dims)
             identity = self._wanted_identity(dims)
             self._identity_ok = self.store.identity == identity
@@ -405,8 +482,10 @@ class MemoryIndex:
         if any(stored.get(k) != v for k, v in identity.items() if k not in self._PROVIDER_KEYS):
             return None  # chunking, sources or extra paths changed too: the stored vectors describe other chunks
         try:
-            previous = create_provider(stored['provider'], dataclasses.replace(
-                self.config, model=stored['model'], output_dimensionality=stored['dims']))
+            previous = create_provider(
+                stored['provider'],
+                dataclasses.replace(self.config, model=stored['model'], output_dimensionality=stored['dims']),
+            )
             if int(previous.dims) != stored['dims']:
                 return None
         except Exception:  # no key for it any more, an unknown id...: semantic search pauses as in OpenClaw
@@ -433,7 +512,9 @@ class MemoryIndex:
             'tokenizer': TOKENIZER,
             'sources': sorted(self.config.sources),
             'extraPaths': sorted({os.path.normpath(p) for p in self._extra_paths()}),
-            'media': [*self._media_suffixes(), self.config.multimodal.max_file_bytes] if self._media_suffixes() else None,
+            'media': [*self._media_suffixes(), self.config.multimodal.max_file_bytes]
+            if self._media_suffixes()
+            else None,
         }
 
     def _check_open(self) -> None:
@@ -486,10 +567,18 @@ class MemoryIndex:
             embedder = self._embed_chunks if self.provider is not None else None
             try:
                 report = sync_workspace(
-                    self.store, self.index, self.workspace, self._extra_paths(),
-                    tokens=self.config.chunking.tokens, overlap=self.config.chunking.overlap, force=full,
-                    embedder=embedder, vectors=self.vectors, progress=progress,
-                    media_suffixes=self._media_suffixes(), media_max_bytes=self.config.multimodal.max_file_bytes,
+                    self.store,
+                    self.index,
+                    self.workspace,
+                    self._extra_paths(),
+                    tokens=self.config.chunking.tokens,
+                    overlap=self.config.chunking.overlap,
+                    force=full,
+                    embedder=embedder,
+                    vectors=self.vectors,
+                    progress=progress,
+                    media_suffixes=self._media_suffixes(),
+                    media_max_bytes=self.config.multimodal.max_file_bytes,
                     documents=self._session_documents(full),
                 )
                 if not self._identity_ok:
@@ -530,15 +619,22 @@ class MemoryIndex:
             previous = known.get(path)
             if previous is not None and not force and self._grew_little(previous, count, size):
                 count, size = int(previous.mtime), previous.size  # looks unchanged to the sync
-            documents.append(MemoryFile(path, Path(path), float(count), size, 'sessions',
-                                        read=functools.partial(self._render_session, key)))
+            documents.append(
+                MemoryFile(
+                    path, Path(path), float(count), size, 'sessions', read=functools.partial(self._render_session, key)
+                )
+            )
         return documents
 
     def _grew_little(self, previous: FileRecord, count: int, size: int) -> bool:
         """Below both ``sync.sessions`` deltas (a threshold of 0 or less means any change counts)."""
         delta = self.config.sync.sessions
-        return (delta.delta_bytes > 0 and delta.delta_messages > 0 and 0 <= size - previous.size < delta.delta_bytes
-                and 0 <= count - previous.mtime < delta.delta_messages)
+        return (
+            delta.delta_bytes > 0
+            and delta.delta_messages > 0
+            and 0 <= size - previous.size < delta.delta_bytes
+            and 0 <= count - previous.mtime < delta.delta_messages
+        )
 
     def _sessions_due(self) -> bool:
         """Whether a transcript grew past the delta thresholds, appeared or went away since it was indexed."""
@@ -550,7 +646,8 @@ class MemoryIndex:
         known = {path: record for path, record in self.store.files().items() if record.source == 'sessions'}
         documents = self._session_documents(None)
         due = {d.path for d in documents} != set(known) or any(
-            (d.mtime, d.size) != (known[d.path].mtime, known[d.path].size) for d in documents)
+            (d.mtime, d.size) != (known[d.path].mtime, known[d.path].size) for d in documents
+        )
         if not due:
             self._sessions_checked = fingerprint
         return due
@@ -587,8 +684,9 @@ class MemoryIndex:
         except ProviderError:
             return False
         with self._state_lock:
-            self.resolution = ProviderResolution(provider, resolution.requested, fallback_from=resolution.requested,
-                                                 fallback_reason=str(error))
+            self.resolution = ProviderResolution(
+                provider, resolution.requested, fallback_from=resolution.requested, fallback_reason=str(error)
+            )
             self.provider = provider
             self.vectors = None
             self._serving = None
@@ -601,10 +699,18 @@ class MemoryIndex:
         """What makes cached embeddings reusable: provider, model, dims, endpoint and non-auth headers (hashed)."""
         provider = self.provider
         assert provider is not None and self.vectors is not None
-        headers = sorted((k.lower(), v) for k, v in self.config.remote.headers.items()
-                         if k.lower() not in ('authorization', 'x-goog-api-key', 'api-key'))
-        identity = {'provider': provider.id, 'model': provider.model, 'dims': self.vectors.dims,
-                    'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None), 'headers': headers}
+        headers = sorted(
+            (k.lower(), v)
+            for k, v in self.config.remote.headers.items()
+            if k.lower() not in ('authorization', 'x-goog-api-key', 'api-key')
+        )
+        identity = {
+            'provider': provider.id,
+            'model': provider.model,
+            'dims': self.vectors.dims,
+            'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None),
+            'headers': headers,
+        }
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def _embed_chunks(self, texts: Sequence[str | MediaInput]) -> npt.NDArray[np.float32]:
@@ -613,8 +719,9 @@ class MemoryIndex:
         if not self.config.cache.enabled:
             return embed_documents(self.provider, texts)
         key = self._provider_key()
-        hashes = [t.sha256 if isinstance(t, MediaInput) else hashlib.sha256(t.encode('utf-8')).hexdigest()
-                  for t in texts]
+        hashes = [
+            t.sha256 if isinstance(t, MediaInput) else hashlib.sha256(t.encode('utf-8')).hexdigest() for t in texts
+        ]
         cached = self.store.cached_vectors(key, hashes, self.vectors.dims)
         missing = sorted({h: i for i, h in reversed(list(enumerate(hashes))) if h not in cached}.values())
         self.cache_hits += len(texts) - len(missing)
@@ -700,11 +807,14 @@ class MemoryIndex:
             return
         if self.index.generation != self.store.generation:
             self.index.reload()  # another process (a watcher, the CLI) committed, or this one's sync is underway
-            if not self._sync_lock.locked():  # a sync here keeps its own vectors current
-                if self.index.generation != self.store.generation:
-                    self._dirty = True  # the store is ahead of its index: a sync rebuilds it
-        if (self.vectors is not None and self._identity_ok and self._vectors_generation != self.store.generation
-                and not self._sync_lock.locked()):
+            if not self._sync_lock.locked() and self.index.generation != self.store.generation:
+                self._dirty = True  # the store is ahead of its index (no sync here is writing it): a sync rebuilds it
+        if (
+            self.vectors is not None
+            and self._identity_ok
+            and self._vectors_generation != self.store.generation
+            and not self._sync_lock.locked()
+        ):
             self._reload_vectors()  # another process wrote
         if not self._dirty and self._sessions_due():
             self._dirty = True
@@ -747,8 +857,11 @@ class MemoryIndex:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInputError(f'max_results must be a positive integer, got {preview(max_results)}')
         floor = self.config.query.min_score if min_score is None else min_score
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or (isinstance(floor, float)
-                                                                                and not math.isfinite(floor)):
+        if (
+            isinstance(floor, bool)
+            or not isinstance(floor, (int, float))
+            or (isinstance(floor, float) and not math.isfinite(floor))
+        ):
             raise InvalidInputError(f'min_score must be a number between 0 and 1, got {preview(min_score)}')
         floor = 1.0 if floor > 1 else 0.0 if floor < 0 else float(floor)  # compared first: 10**400 has no float
         debug: dict[str, Any] = {'backend': 'memsift'}
@@ -766,18 +879,28 @@ class MemoryIndex:
         provider = self.provider  # read after _prepare: a sync there may have switched to the fallback
         serving = self._serving
         vector_ready = provider is not None and (self._identity_ok or serving is not None)
-        mode = 'hybrid' if vector_ready and self.config.query.hybrid.enabled else (
-            'vector-only' if vector_ready else 'fts-only')
+        mode = (
+            'hybrid'
+            if vector_ready and self.config.query.hybrid.enabled
+            else ('vector-only' if vector_ready else 'fts-only')
+        )
         debug['effectiveMode'] = mode
         if provider is not None and not vector_ready:
             debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
         if serving is not None and not self._identity_ok and provider is not None:
-            debug['servingModel'] = f'{serving[0].id}/{serving[0].model} until {provider.id}/{provider.model} is indexed'
+            debug['servingModel'] = (
+                f'{serving[0].id}/{serving[0].model} until {provider.id}/{provider.model} is indexed'
+            )
         if self.resolution.reason is not None:
             debug['embeddingBootstrap'] = self.resolution.reason
         result = SearchResult(
-            [], provider.id if provider is not None else 'none', provider.model if provider is not None else 'fts-only',
-            citations=self.config.citations, mode=mode, debug=debug, fallback=self._fallback(),
+            [],
+            provider.id if provider is not None else 'none',
+            provider.model if provider is not None else 'fts-only',
+            citations=self.config.citations,
+            mode=mode,
+            debug=debug,
+            fallback=self._fallback(),
         )
         handles = getattr(self.provider, 'handles', None)
         if keyword_only and mode != 'fts-only':
@@ -797,8 +920,14 @@ class MemoryIndex:
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
                     if self._switch_to_fallback(exc):
-                        return self.search(query, max_results, min_score, session_key=session_key, sources=sources,
-                                           wait_for_sync=wait_for_sync)
+                        return self.search(
+                            query,
+                            max_results,
+                            min_score,
+                            session_key=session_key,
+                            sources=sources,
+                            wait_for_sync=wait_for_sync,
+                        )
                     return self._unavailable(str(exc), debug, started)
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
@@ -806,10 +935,17 @@ class MemoryIndex:
                 hits = self._ranked(text, limit, floor, 'fts-only', debug, session_key, sources)
             cite = _wants_citations(self.config.citations, session_key)
             result.results = [
-                MemoryHit(c.row.path, c.row.start_line, c.row.end_line, min(1.0, c.score),
-                          _utf16_prefix(c.row.text, SNIPPET_MAX_CHARS), c.row.source,
-                          _citation(c.row) if cite else None)
-                for c in hits if c.row is not None
+                MemoryHit(
+                    c.row.path,
+                    c.row.start_line,
+                    c.row.end_line,
+                    min(1.0, c.score),
+                    _utf16_prefix(c.row.text, SNIPPET_MAX_CHARS),
+                    c.row.source,
+                    _citation(c.row) if cite else None,
+                )
+                for c in hits
+                if c.row is not None
             ]
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
@@ -833,11 +969,15 @@ class MemoryIndex:
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         provider = self.provider
         return SearchResult(
-            [], provider.id if provider is not None else self.resolution.requested,
-            provider.model if provider is not None else '', citations=self.config.citations, debug=debug,
-            error=error, warning='memory search is unavailable because the embedding provider failed',
+            [],
+            provider.id if provider is not None else self.resolution.requested,
+            provider.model if provider is not None else '',
+            citations=self.config.citations,
+            debug=debug,
+            error=error,
+            warning='memory search is unavailable because the embedding provider failed',
             action='check the provider settings and API key (memsift status --deep), or set provider to "none" '
-                   'for keyword-only search',
+            'for keyword-only search',
         )
 
     def _timed(self, debug: dict[str, Any], name: str, since: float) -> float:
@@ -845,8 +985,16 @@ class MemoryIndex:
         debug[name] = round((now - since) * 1000, 3)
         return now
 
-    def _ranked(self, text: str, limit: int, floor: float, mode: str, debug: dict[str, Any],
-                session_key: str | None = None, sources: Sequence[str] | None = None) -> list[_Candidate]:
+    def _ranked(
+        self,
+        text: str,
+        limit: int,
+        floor: float,
+        mode: str,
+        debug: dict[str, Any],
+        session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> list[_Candidate]:
         hybrid = self.config.query.hybrid
         vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
         t = time.perf_counter()
@@ -869,8 +1017,9 @@ class MemoryIndex:
             t = self._timed(debug, 'keywordMs', t)
         if mode != 'fts-only':
             serving = self._serving
-            query_provider, vectors = serving if serving is not None and not self._identity_ok else (
-                self.provider, self.vectors)
+            query_provider, vectors = (
+                serving if serving is not None and not self._identity_ok else (self.provider, self.vectors)
+            )
             assert query_provider is not None and vectors is not None
             query_vector = embed_query(query_provider, text)
             t = self._timed(debug, 'embedMs', t)
@@ -905,8 +1054,11 @@ class MemoryIndex:
         if mode == 'hybrid' and hybrid.mmr.enabled and len(rest) > 1:
             pool_size = min(LEG_CANDIDATES, max(1, limit * hybrid.candidate_multiplier))
             head, tail = rest[:pool_size], rest[pool_size:]
-            order = mmr([c.score for c in head], [_utf16_prefix(c.row.text, SNIPPET_MAX_CHARS) for c in head
-                                                  if c.row is not None], hybrid.mmr.lambda_)
+            order = mmr(
+                [c.score for c in head],
+                [_utf16_prefix(c.row.text, SNIPPET_MAX_CHARS) for c in head if c.row is not None],
+                hybrid.mmr.lambda_,
+            )
             rest = [head[i] for i in order] + tail
             t = self._timed(debug, 'mmrMs', t)
         for entry in exact:
@@ -934,8 +1086,11 @@ class MemoryIndex:
         while True:
             hits = self.index.search(text, LEG_CANDIDATES)
             rows = {row.id: row for row in self.store.chunks([chunk_id for chunk_id, _ in hits])}
-            if (len(rows) == len(hits) or self.index.generation == self.store.generation
-                    or time.monotonic() - started > COMMIT_WAIT_S):
+            if (
+                len(rows) == len(hits)
+                or self.index.generation == self.store.generation
+                or time.monotonic() - started > COMMIT_WAIT_S
+            ):
                 break
             time.sleep(0.005)
             self.index.reload()
@@ -985,8 +1140,12 @@ class MemoryIndex:
         rows = [c.row for c in pool if c.row is not None]
         base = [(1 + min(1.0, max(0.0, c.score))) / 2 if c.tier else c.score for c in pool]
         decayed = apply_temporal_decay(
-            base, [r.path for r in rows], [r.source for r in rows],
-            [files[r.path].mtime if r.path in files else None for r in rows], time.time(), decay.half_life_days,
+            base,
+            [r.path for r in rows],
+            [r.source for r in rows],
+            [files[r.path].mtime if r.path in files else None for r in rows],
+            time.time(),
+            decay.half_life_days,
         )
         for entry, score in zip(pool, decayed):
             entry.score = score
@@ -1017,12 +1176,15 @@ class MemoryIndex:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise InvalidInputError(f'{name} must be a positive integer, got {preview(value)}')
         if self._current_catalogue().files[wanted].source == 'sessions':
-            raise InvalidInputError(f'{wanted} is a session transcript; read it with sessions_history (memsift '
-                                    'sessions history KEY)')
+            raise InvalidInputError(
+                f'{wanted} is a session transcript; read it with sessions_history (memsift sessions history KEY)'
+            )
         target = self.workspace / wanted
         if not is_inside(target, [self.workspace, *extra_roots(self.workspace, self._extra_paths())]):
-            raise InvalidInputError(f'{wanted} is no longer a regular file inside the workspace (it or a folder on its '
-                                    'path is now a symlink; memory is never read through links); run sync')
+            raise InvalidInputError(
+                f'{wanted} is no longer a regular file inside the workspace (it or a folder on its '
+                'path is now a symlink; memory is never read through links); run sync'
+            )
         if not target.is_file():
             raise InvalidInputError(f'{wanted} is no longer a regular file; run sync')
         try:
@@ -1031,7 +1193,7 @@ class MemoryIndex:
             raise InvalidInputError(f'cannot read {wanted}: {exc.reason}') from exc
         all_lines = content.split('\n')
         stop = len(all_lines) if lines is None else min(len(all_lines), start - 1 + lines)
-        selected = all_lines[start - 1:stop]
+        selected = all_lines[start - 1 : stop]
         text = '\n'.join(selected)
         out: dict[str, Any] = {'path': wanted, 'from': start, 'lines': len(selected), 'totalLines': len(all_lines)}
         if len(text) > MAX_GET_CHARS:
@@ -1066,32 +1228,52 @@ class MemoryIndex:
             'agentId': self.config.agent_id,
             'files': len(files),
             'chunks': chunks,
-            'dirty': self._dirty and workspace_changed(self.store, self.workspace, self._extra_paths(),
-                                                          self._media_suffixes()),
+            'dirty': self._dirty
+            and workspace_changed(self.store, self.workspace, self._extra_paths(), self._media_suffixes()),
             'workspaceDir': str(self.workspace),
             'dbPath': self.db_path,
             'indexPath': self.index.path,
             'extraPaths': self._extra_paths(),
             'sources': list(self.config.sources),
             'sourceCounts': [{'source': s, 'files': f, 'chunks': c} for s, f, c in self.store.source_counts()],
-            'cache': {'enabled': self.config.cache.enabled, 'entries': self.store.cache_size(),
-                      'maxEntries': self.config.cache.max_entries, 'hits': self.cache_hits, 'misses': self.cache_misses},
-            'fts': {'enabled': True, 'available': True, 'error': None, 'tokenizer': TOKENIZER,
-                    'docs': self.index.num_docs, 'generation': self.index.generation},
-            'vector': {'enabled': provider is not None,
-                       'available': bool(self.vectors is not None and self._identity_ok),
-                       'dims': self.vectors.dims if self.vectors is not None else None,
-                       'vectors': len(self.vectors) if self.vectors is not None else 0,
-                       'ann': bool(self.vectors is not None and self.vectors.ann_active)},
-            'batch': {'enabled': self.config.remote.batch.enabled,
-                      'failures': getattr(provider, 'batch_failures', 0),
-                      'lastError': getattr(provider, 'batch_error', None),
-                      'wait': self.config.remote.batch.wait, 'concurrency': self.config.remote.batch.concurrency,
-                      'pollIntervalMs': self.config.remote.batch.poll_interval_ms,
-                      'timeoutMs': self.config.remote.batch.timeout_minutes * 60_000},
+            'cache': {
+                'enabled': self.config.cache.enabled,
+                'entries': self.store.cache_size(),
+                'maxEntries': self.config.cache.max_entries,
+                'hits': self.cache_hits,
+                'misses': self.cache_misses,
+            },
+            'fts': {
+                'enabled': True,
+                'available': True,
+                'error': None,
+                'tokenizer': TOKENIZER,
+                'docs': self.index.num_docs,
+                'generation': self.index.generation,
+            },
+            'vector': {
+                'enabled': provider is not None,
+                'available': bool(self.vectors is not None and self._identity_ok),
+                'dims': self.vectors.dims if self.vectors is not None else None,
+                'vectors': len(self.vectors) if self.vectors is not None else 0,
+                'ann': bool(self.vectors is not None and self.vectors.ann_active),
+            },
+            'batch': {
+                'enabled': self.config.remote.batch.enabled,
+                'failures': getattr(provider, 'batch_failures', 0),
+                'lastError': getattr(provider, 'batch_error', None),
+                'wait': self.config.remote.batch.wait,
+                'concurrency': self.config.remote.batch.concurrency,
+                'pollIntervalMs': self.config.remote.batch.poll_interval_ms,
+                'timeoutMs': self.config.remote.batch.timeout_minutes * 60_000,
+            },
             'generation': self.store.generation,
-            'identity': {'status': 'current' if self._identity_ok else (
-                'switching' if self._serving is not None else 'rebuild-pending'), **(self._identity or {})},
+            'identity': {
+                'status': 'current'
+                if self._identity_ok
+                else ('switching' if self._serving is not None else 'rebuild-pending'),
+                **(self._identity or {}),
+            },
             'providerError': provider_error,
             'providerReason': self.resolution.reason,
             'fallback': self._fallback(),

@@ -29,8 +29,14 @@ from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore
 from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
-__all__ = ['OpenClawAgent', 'from_openclaw', 'import_openclaw_sessions', 'openclaw_agents', 'openclaw_config_path',
-           'openclaw_state_dir']
+__all__ = [
+    'OpenClawAgent',
+    'from_openclaw',
+    'import_openclaw_sessions',
+    'openclaw_agents',
+    'openclaw_config_path',
+    'openclaw_state_dir',
+]
 
 _log = logging.getLogger('memsift.openclaw')
 
@@ -62,8 +68,11 @@ class OpenClawAgent:
 
 def _read_config(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise ConfigError(f'{path}: no OpenClaw config here; set OPENCLAW_CONFIG_PATH to your openclaw.json (or '
-                          'OPENCLAW_STATE_DIR to the folder holding it)', file=str(path))
+        raise ConfigError(
+            f'{path}: no OpenClaw config here; set OPENCLAW_CONFIG_PATH to your openclaw.json (or '
+            'OPENCLAW_STATE_DIR to the folder holding it)',
+            file=str(path),
+        )
     load_config(path)  # the same validation and messages as everywhere else
     return json5.loads(path.read_text(encoding='utf-8-sig'))  # type: ignore[no-any-return]
 
@@ -85,8 +94,9 @@ def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[O
         config = load_config(path, agent_id)
         fallback = state / ('workspace' if agent_id == default_id else f'workspace-{agent_id}')
         workspace = Path(config.workspace).expanduser() if config.workspace else fallback
-        found.append(OpenClawAgent(agent_id, workspace, state / 'agents' / agent_id / 'sessions',
-                                   agent_id == default_id, config))
+        found.append(
+            OpenClawAgent(agent_id, workspace, state / 'agents' / agent_id / 'sessions', agent_id == default_id, config)
+        )
     return found
 
 
@@ -104,8 +114,12 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
         try:
             data = json.loads(index.read_bytes())
         except (OSError, ValueError, RecursionError) as exc:
-            _log.warning('%s: unreadable OpenClaw session index (%s); transcripts are imported under their file '
-                         'names until it is fixed', index, exc)
+            _log.warning(
+                '%s: unreadable OpenClaw session index (%s); transcripts are imported under their file '
+                'names until it is fixed',
+                index,
+                exc,
+            )
             data = None
         if isinstance(data, Mapping):
             listed = {key: entry for key, entry in data.items() if isinstance(entry, Mapping)}
@@ -144,8 +158,14 @@ class _TranscriptWatcher:
             self._last = time.monotonic()
 
 
-def from_openclaw(agent_id: str | None = None, *, config_path: str | os.PathLike[str] | None = None,
-                  deadline_s: float = DEFAULT_DEADLINE_S, sync: bool = True, watch: bool = False) -> MemoryTools:
+def from_openclaw(
+    agent_id: str | None = None,
+    *,
+    config_path: str | os.PathLike[str] | None = None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    sync: bool = True,
+    watch: bool = False,
+) -> MemoryTools:
     """Memory tools for one agent of the user's OpenClaw setup, with no other configuration.
 
     Args:

@@ -61,10 +61,10 @@ def _value(exclude_start: str) -> str:
     """
     exclude = re.escape(exclude_start)
     return (
-        rf'''["']?(?P<secret>(?![{exclude}])(?:'''
-        r'''(?<=")(?:[^"\\\n]|\\[^"\n])+'''
+        rf"""["']?(?P<secret>(?![{exclude}])(?:"""
+        r"""(?<=")(?:[^"\\\n]|\\[^"\n])+"""
         r"""|(?<=')[^'\n]+"""
-        r'''|(?<!["'])(?![A-Za-z_][\w.]*[(\[])[^\s"'\\]+'''
+        r"""|(?<!["'])(?![A-Za-z_][\w.]*[(\[])[^\s"'\\]+"""
         r'))'
     )
 
@@ -79,8 +79,11 @@ def _token(prefix: str, body: str, not_after: str = r'[\w-]') -> str:
 
 
 # Upper-case assignment names: the keyword must not follow a lower-case letter ("monkey", "apiKey=" stay).
-_ENV_NAME = '(?:' + '|'.join(rf'{word}(?<![^\W_A-Z0-9]{word})' for word in
-                            ('KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'PASSWD')) + r')\b'
+_ENV_NAME = (
+    '(?:'
+    + '|'.join(rf'{word}(?<![^\W_A-Z0-9]{word})' for word in ('KEY', 'TOKEN', 'SECRET', 'PASSWORD', 'PASSWD'))
+    + r')\b'
+)
 _JSON_KEYS = (
     r'(?i:api[_-]?key|token|secret|password|passwd|access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token'
     r'|session[_-]?token|client[_-]?secret|secret[_-]?access[_-]?key|private[_-]?key)'
@@ -110,25 +113,33 @@ _DEFAULT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # The same fields in JSON that was itself put in a JSON string: \"apiKey\": \"…\".
         ('json-field-escaped', rf'\\"{_JSON_KEYS}\\"[ \t]*:[ \t]*\\"(?P<secret>[^"\\\n]+)'),
         # CLI flags, with a space or "=": --api-key X, --token=X (not --token-file, --password-stdin).
-        ('cli-flag',
-         r'--(?<![\w-]--)(?:api[-_]?key|hook[-_]token|access[-_]token|auth[-_]token|client[-_]secret|token|secret'
-         + r'|password|passwd)(?:=|[ \t]+)' + _value('=:${<-')),
+        (
+            'cli-flag',
+            r'--(?<![\w-]--)(?:api[-_]?key|hook[-_]token|access[-_]token|auth[-_]token|client[-_]secret|token|secret'
+            + r'|password|passwd)(?:=|[ \t]+)'
+            + _value('=:${<-'),
+        ),
         # Authorization header values (plain, curl -H '...', or a JSON "Authorization": "Bearer …").
-        ('authorization-header',
-         r'(?i:authorization)["\']?[ \t]*[:=][ \t]*["\']?(?i:bearer|basic|token|bot|digest)[ \t]+'
-         + r'(?P<secret>[A-Za-z0-9._~+/=-]+)'),
+        (
+            'authorization-header',
+            r'(?i:authorization)["\']?[ \t]*[:=][ \t]*["\']?(?i:bearer|basic|token|bot|digest)[ \t]+'
+            + r'(?P<secret>[A-Za-z0-9._~+/=-]+)',
+        ),
         # API-key style headers: x-api-key: …, PRIVATE-TOKEN: … (GitLab).
-        ('api-key-header',
-         r'(?i:x-api-key|api-key|x-goog-api-key|x-auth-token|private-token)["\']?[ \t]*:[ \t]*["\']?'
-         + r'(?P<secret>[A-Za-z0-9._~+/=-]+)'),
+        (
+            'api-key-header',
+            r'(?i:x-api-key|api-key|x-goog-api-key|x-auth-token|private-token)["\']?[ \t]*:[ \t]*["\']?'
+            + r'(?P<secret>[A-Za-z0-9._~+/=-]+)',
+        ),
         # A bare "Bearer <token>" of 18+ characters; the token must contain a digit so prose stays ("Bearer
         # authentication/authorisation").
-        ('bearer-token',
-         r'(?i:bearer(?<![\w-]bearer))[ \t]+(?=[A-Za-z._~+/=-]*\d)(?P<secret>[A-Za-z0-9._~+/=-]{18,})'),
+        ('bearer-token', r'(?i:bearer(?<![\w-]bearer))[ \t]+(?=[A-Za-z._~+/=-]*\d)(?P<secret>[A-Za-z0-9._~+/=-]{18,})'),
         # Sensitive URL query / form keys: ?token=…, &api_key=…, 'client_secret=…&… (curl -d); not templates ({x}, $x).
         ('url-query', rf'[?&"\']{_QUERY_KEYS}=(?P<secret>(?![{{$])[^&\s#"\'<>\\]+)'),
-        ('aws-secret-access-key',
-         r'(?i:aws_secret_access_key)\b["\']?[ \t]*[=:][ \t]*["\']?(?P<secret>[A-Za-z0-9/+=]{20,})'),
+        (
+            'aws-secret-access-key',
+            r'(?i:aws_secret_access_key)\b["\']?[ \t]*[=:][ \t]*["\']?(?P<secret>[A-Za-z0-9/+=]{20,})',
+        ),
         # Vendor token prefixes. "sk-" needs 20+ characters and a digit, so "sk-learn" and other words stay.
         ('openai-anthropic', _token('sk-', r'(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}')),
         ('github', _token('gh[pousr]_', '[A-Za-z0-9]{20,}')),
@@ -138,8 +149,10 @@ _DEFAULT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ('slack-app-token', _token('xapp-', '[A-Za-z0-9-]{10,}')),
         ('slack-webhook', r'hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{8,})'),
         ('discord-webhook', r'discord(?:app)?\.com/api/webhooks/(?P<secret>[0-9]+/[A-Za-z0-9_-]{20,})'),
-        ('discord-bot-token',
-         _token('[MNO]', r'[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}', r'[\w.-]')),
+        (
+            'discord-bot-token',
+            _token('[MNO]', r'[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}', r'[\w.-]'),
+        ),
         ('groq', _token('gsk_', '[A-Za-z0-9]{20,}')),
         ('google', _token('AIza', '[0-9A-Za-z_-]{20,}')),
         ('perplexity', _token('pplx-', '[A-Za-z0-9]{20,}')),
@@ -175,7 +188,9 @@ def _compile_user_pattern(raw: str, index: int) -> re.Pattern[str] | None:
     """
     key_path = f'logging.redactPatterns[{index}]'
     if not isinstance(raw, str):
-        raise RedactPatternError(f'{key_path}: got {preview(raw)}; expected a regular expression string', key_path=key_path)
+        raise RedactPatternError(
+            f'{key_path}: got {preview(raw)}; expected a regular expression string', key_path=key_path
+        )
     if not raw.strip():
         return None  # OpenClaw skips blank entries too
     body, flags = raw, re.IGNORECASE

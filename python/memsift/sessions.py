@@ -59,7 +59,7 @@ MAX_TIMESTAMP_MS = 8_640_000_000_000_000
 """The range of a JavaScript ``Date``: a timestamp beyond it is unreadable and the event gets the import time."""
 MAX_REPORTED_LINE_ERRORS = 10
 """``import_jsonl`` names at most this many skipped lines (the count covers them all)."""
-INDEXING_WARNING = ('Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.')
+INDEXING_WARNING = 'Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.'
 _INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
 _SCHEMA_VERSION = 1
 # The event goes in only if new; its line, parent (a legacy event without parentId continues from the leaf) and
@@ -198,8 +198,29 @@ def message_text(event: Mapping[str, Any]) -> str | None:
 
 
 _HANGUL = re.compile(r'^[\uac00-\ud7af]+$')
-_KOREAN_PARTICLES = ('에서', '으로', '에게', '한테', '까지', '부터', '처럼', '보다', '을', '를', '이', '가', '은', '는',
-                     '에', '의', '로', '와', '과', '도', '만')
+_KOREAN_PARTICLES = (
+    '에서',
+    '으로',
+    '에게',
+    '한테',
+    '까지',
+    '부터',
+    '처럼',
+    '보다',
+    '을',
+    '를',
+    '이',
+    '가',
+    '은',
+    '는',
+    '에',
+    '의',
+    '로',
+    '와',
+    '과',
+    '도',
+    '만',
+)
 
 
 def _compound_only(tokens: list[str]) -> list[str]:
@@ -234,10 +255,18 @@ class SessionStore:
         peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, agent_id: str = 'main', *,
-                 visibility: Visibility = 'tree', agent_to_agent: bool = False, redact_patterns: Sequence[str] = (),
-                 peers: Sequence[SessionStore] = (), sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
-                 sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        agent_id: str = 'main',
+        *,
+        visibility: Visibility = 'tree',
+        agent_to_agent: bool = False,
+        redact_patterns: Sequence[str] = (),
+        peers: Sequence[SessionStore] = (),
+        sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
+        sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
+    ) -> None:
         if visibility not in VISIBILITIES:
             raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {preview(visibility)}')
         self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
@@ -253,9 +282,14 @@ class SessionStore:
         self._reconciler: threading.Thread | None = None
         self._cache: _Snapshot | None = None
         self._closed = False
-        self._db = connect(self.path if self.path == ':memory:' else str(Path(self.path).expanduser()), _SCHEMA,
-                           _SCHEMA_VERSION, SessionStoreError, 'the session store',
-                           'move the file aside and re-import the transcripts')
+        self._db = connect(
+            self.path if self.path == ':memory:' else str(Path(self.path).expanduser()),
+            _SCHEMA,
+            _SCHEMA_VERSION,
+            SessionStoreError,
+            'the session store',
+            'move the file aside and re-import the transcripts',
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -284,8 +318,9 @@ class SessionStore:
 
     def _session_state(self, key: str) -> tuple[str | None, int, int, str | None] | None:
         """``(leaf, needs_rebuild, event_count, spawned_by)`` of a stored session."""
-        return self._db.execute('SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = ?',
-                                (key,)).fetchone()
+        return self._db.execute(
+            'SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = ?', (key,)
+        ).fetchone()
 
     def append(self, session_key: str, event: Mapping[str, Any], spawned_by: str | None = None) -> bool:
         """Append one transcript event to ``session_key`` (created on first use, ``spawned_by`` its parent session).
@@ -299,8 +334,7 @@ class SessionStore:
         """
         return self.append_many(session_key, [event], spawned_by) == 1
 
-    def append_many(self, session_key: str, events: Iterable[Mapping[str, Any]],
-                    spawned_by: str | None = None) -> int:
+    def append_many(self, session_key: str, events: Iterable[Mapping[str, Any]], spawned_by: str | None = None) -> int:
         """Append events in order, all in one transaction (all or none are stored); returns how many were new."""
         session_key, spawned_by = _session_key(session_key), _spawned_by(spawned_by)
         checked = [(event, _event_line(event)) for event in events]
@@ -308,8 +342,16 @@ class SessionStore:
             self._adopt(session_key, spawned_by)
             return sum(self._append(session_key, event, body, spawned_by, index=True) for event, body in checked)
 
-    def _append(self, session_key: str, event: Mapping[str, Any], body: str, spawned_by: str | None, *,
-                index: bool, line: int | None = None) -> bool:
+    def _append(
+        self,
+        session_key: str,
+        event: Mapping[str, Any],
+        body: str,
+        spawned_by: str | None,
+        *,
+        index: bool,
+        line: int | None = None,
+    ) -> bool:
         event_id = event.get('id')
         if event_id is not None:  # a JSON value (bounded: its line was encoded), maybe a string cut mid-emoji
             event_id = scrub(event_id if isinstance(event_id, str) else json.dumps(event_id))
@@ -323,10 +365,18 @@ class SessionStore:
         text = message_text(event)
         role = event['message'].get('role') if isinstance(event.get('message'), Mapping) else None
         parent = event.get('parentId')
-        values = {'key': session_key, 'id': event_id or uuid.uuid4().hex, 'has_parent': 'parentId' in event,
-                  'parent': scrub(parent) if isinstance(parent, str) else None, 'type': scrub(event['type']),
-                  'role': scrub(role) if isinstance(role, str) else None, 'timestamp': timestamp, 'searchable': text is not None,
-                  'index': index, 'body': body}
+        values = {
+            'key': session_key,
+            'id': event_id or uuid.uuid4().hex,
+            'has_parent': 'parentId' in event,
+            'parent': scrub(parent) if isinstance(parent, str) else None,
+            'type': scrub(event['type']),
+            'role': scrub(role) if isinstance(role, str) else None,
+            'timestamp': timestamp,
+            'searchable': text is not None,
+            'index': index,
+            'body': body,
+        }
         inserted = self._db.execute(_INSERT_EVENT, values).fetchone()
         if inserted is None:
             if self._session_state(session_key) is not None:
@@ -337,36 +387,41 @@ class SessionStore:
         if line is not None:  # an imported event keeps its line in the JSONL file
             self._db.execute('UPDATE events SET line = ? WHERE seq = ?', (line, seq))
         if active and text is not None:
-            self._db.execute(_INSERT_FTS, (seq, ' '.join(self._analyzer.tokenize(text)), session_key, timestamp,
-                                           values['id']))
+            self._db.execute(
+                _INSERT_FTS, (seq, ' '.join(self._analyzer.tokenize(text)), session_key, timestamp, values['id'])
+            )
         self._db.execute(
             'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
             'updated_at = MAX(updated_at, ?) WHERE key = ?',
-            (values['id'], int(not active), len(body.encode('utf-8')), timestamp, session_key))
+            (values['id'], int(not active), len(body.encode('utf-8')), timestamp, session_key),
+        )
         return True
 
     def _adopt(self, session_key: str, spawned_by: str | None) -> None:
         """Record the parent of an existing session that has none yet (a new session gets it when created)."""
         if spawned_by is not None:
-            self._db.execute('UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL',
-                             (spawned_by, session_key))
+            self._db.execute(
+                'UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL', (spawned_by, session_key)
+            )
 
     def _create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> None:
         if self._session_state(key) is not None:
             return
         if session_id and self._db.execute('SELECT 1 FROM sessions WHERE id = ?', (session_id,)).fetchone():
             session_id = None  # the same transcript imported under a second key: that session gets its own id
-        self._db.execute('INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) '
-                         'VALUES (?, ?, ?, ?, ?, ?)',
-                         (key, session_id or uuid.uuid4().hex, self.agent_id, spawned_by, timestamp, timestamp))
+        self._db.execute(
+            'INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+            (key, session_id or uuid.uuid4().hex, self.agent_id, spawned_by, timestamp, timestamp),
+        )
 
-    def import_jsonl(self, path: str | os.PathLike[str], session_key: str, *, spawned_by: str | None = None,
-                     forward: bool = False) -> dict[str, Any]:
+    def import_jsonl(
+        self, path: str | os.PathLike[str], session_key: str, *, spawned_by: str | None = None, forward: bool = False
+    ) -> dict[str, Any]:
         """Import an OpenClaw JSONL transcript as ``session_key``.
 
         Lines that are not JSON objects with a ``type`` (cut, not UTF-8, nested too deeply) are skipped and counted,
-        and the first few named in ``skippedLines``: one bad line never fails the import. The next search that can see the
-        session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
+        and the first few named in ``skippedLines``: one bad line never fails the import. The next search that can
+        see the session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
         ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now. Importing the
         same file again reads only what was appended to it since (a file that shrank is read again from the start;
         events already stored are skipped). ``forward=True`` indexes events that extend the transcript at once, as
@@ -386,8 +441,9 @@ class SessionStore:
         except OSError as exc:
             raise SessionStoreError(f'{file}: cannot read the transcript: {exc.strerror or exc}') from exc
         with self._lock:
-            seen = self._db.execute('SELECT session_key, offset, lines FROM imports WHERE path = ?',
-                                    (source,)).fetchone()
+            seen = self._db.execute(
+                'SELECT session_key, offset, lines FROM imports WHERE path = ?', (source,)
+            ).fetchone()
         offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
         end = max(offset, raw.rfind(b'\n') + 1)
         unfinished = _parse_line(raw[end:]) if len(raw) > end else None
@@ -410,20 +466,27 @@ class SessionStore:
                 if isinstance(event, str):
                     problems.append(f'line {number}: {event}')
                     continue
-                added += self._append(session_key, event, line.decode('utf-8'), spawned_by, index=forward,
-                                      line=number)
+                added += self._append(session_key, event, line.decode('utf-8'), spawned_by, index=forward, line=number)
             if self._session_state(session_key) is None:
                 if unfinished is not None:  # a last line without its newline waits to be completed
                     problems.append(f'line {lines_before + len(lines) + 1} (no newline yet): {unfinished}')
-                raise SessionStoreError(f'{file}: no transcript events found ({len(problems)} unreadable lines'
-                                        f'{"; " + problems[0] if problems else ""})')
+                raise SessionStoreError(
+                    f'{file}: no transcript events found ({len(problems)} unreadable lines'
+                    f'{"; " + problems[0] if problems else ""})'
+                )
             if added and not forward:
                 self._db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
-            self._db.execute('INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (?, ?, ?, ?)',
-                             (source, session_key, end, lines_before + len(lines)))
+            self._db.execute(
+                'INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (?, ?, ?, ?)',
+                (source, session_key, end, lines_before + len(lines)),
+            )
             session_id = self._db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
-        out: dict[str, Any] = {'sessionKey': session_key, 'sessionId': session_id, 'events': added,
-                               'skipped': len(problems)}
+        out: dict[str, Any] = {
+            'sessionKey': session_key,
+            'sessionId': session_id,
+            'events': added,
+            'skipped': len(problems),
+        }
         if problems:
             out['skippedLines'] = problems[:MAX_REPORTED_LINE_ERRORS]
         return out
@@ -452,22 +515,35 @@ class SessionStore:
             if row is None or not row[1]:
                 return
             leaf = row[0]
-            parents = dict(self._db.execute('SELECT event_id, parent_id FROM events WHERE session_key = ?',
-                                            (session_key,)).fetchall())
+            parents = dict(
+                self._db.execute(
+                    'SELECT event_id, parent_id FROM events WHERE session_key = ?', (session_key,)
+                ).fetchall()
+            )
             active: set[str] = set()
             node = leaf
             while node is not None and node in parents and node not in active:  # a parent loop stops the walk
                 active.add(node)
                 node = parents[node]
             self._db.execute('UPDATE events SET active = 0 WHERE session_key = ?', (session_key,))
-            self._db.executemany('UPDATE events SET active = 1 WHERE session_key = ? AND event_id = ?',
-                                 [(session_key, event_id) for event_id in active])
+            self._db.executemany(
+                'UPDATE events SET active = 1 WHERE session_key = ? AND event_id = ?',
+                [(session_key, event_id) for event_id in active],
+            )
             self._db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
-            rows = self._db.execute('SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND '
-                                    'active = 1 AND searchable = 1', (session_key,)).fetchall()
+            rows = self._db.execute(
+                'SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND '
+                'active = 1 AND searchable = 1',
+                (session_key,),
+            ).fetchall()
             tokens = self._analyzer.tokenize_batch([_body_text(row[1]) for row in rows])
-            self._db.executemany(_INSERT_FTS, [(seq, ' '.join(t), session_key, timestamp, event_id)
-                                               for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)])
+            self._db.executemany(
+                _INSERT_FTS,
+                [
+                    (seq, ' '.join(t), session_key, timestamp, event_id)
+                    for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)
+                ],
+            )
             self._db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
 
     def _stale(self, keys: Iterable[str] | None = None) -> list[tuple[str, int, int]]:
@@ -492,8 +568,9 @@ class SessionStore:
         with self._lock:
             if self._closed or (self._reconciler is not None and self._reconciler.is_alive()):
                 return
-            self._reconciler = threading.Thread(target=self._reconcile_loop, name='memsift-sessions-reconcile',
-                                                daemon=True)
+            self._reconciler = threading.Thread(
+                target=self._reconcile_loop, name='memsift-sessions-reconcile', daemon=True
+            )
             self._reconciler.start()
 
     def _reconcile_loop(self) -> None:
@@ -519,8 +596,9 @@ class SessionStore:
         version = self._db.execute("SELECT value FROM meta WHERE key = 'sessions_version'").fetchone()[0]
         if self._cache is None or self._cache.version != version:
             rows = self._db.execute('SELECT key, id, agent, spawned_by, incognito, needs_rebuild FROM sessions')
-            self._cache = _Snapshot(version, {row[0]: _Session(row[0], row[1], row[2], row[3], bool(row[4]),
-                                                               bool(row[5])) for row in rows})
+            self._cache = _Snapshot(
+                version, {row[0]: _Session(row[0], row[1], row[2], row[3], bool(row[4]), bool(row[5])) for row in rows}
+            )
         return self._cache
 
     def _caller(self, caller: str | Caller) -> Caller:
@@ -531,9 +609,14 @@ class SessionStore:
         visibility = caller.visibility or self.visibility
         if visibility not in VISIBILITIES:
             raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {preview(visibility)}')
-        return Caller(caller.session_key, caller.agent_id or self.agent_id, visibility, caller.sandboxed,
-                      caller.sandbox_visibility,
-                      self.agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent)
+        return Caller(
+            caller.session_key,
+            caller.agent_id or self.agent_id,
+            visibility,
+            caller.sandboxed,
+            caller.sandbox_visibility,
+            self.agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent,
+        )
 
     def _visible(self, caller: Caller, snapshot: _Snapshot | None = None) -> frozenset[str]:
         """The keys of the sessions of this store ``caller`` may see (incognito ones never)."""
@@ -561,8 +644,9 @@ class SessionStore:
 
     # ------------------------------------------------------------------ sessions_search
 
-    def search(self, query: str, caller: str | Caller, session_key: str | None = None,
-               limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    def search(
+        self, query: str, caller: str | Caller, session_key: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> dict[str, Any]:
         """``sessions_search``: messages of the caller's visible sessions that contain every query term.
 
         Args:
@@ -624,9 +708,11 @@ class SessionStore:
         if session_key is not None:
             key = self._resolve_key(session_key, caller)
             if key not in visible:
-                return {'status': 'forbidden',
-                        'error': f'session {preview(session_key)} is not visible to {preview(caller.session_key)} under '
-                                 f'{caller.visibility!r} visibility (or does not exist)'}
+                return {
+                    'status': 'forbidden',
+                    'error': f'session {preview(session_key)} is not visible to {preview(caller.session_key)} under '
+                    f'{caller.visibility!r} visibility (or does not exist)',
+                }
             visible = frozenset((key,))
         indexing = self._catch_up(visible)
         expression, terms = self._match_expression(query)
@@ -643,23 +729,35 @@ class SessionStore:
                 if not searchable:
                     rows = []
                 else:
-                    where, keys = (('', []) if not hidden else
-                                   ('AND session_key NOT IN (SELECT value FROM json_each(?))', [hidden])
-                                   if len(hidden) <= len(searchable) else
-                                   ('AND session_key IN (SELECT value FROM json_each(?))', [searchable]))
+                    where, keys = (
+                        ('', [])
+                        if not hidden
+                        else ('AND session_key NOT IN (SELECT value FROM json_each(?))', [hidden])
+                        if len(hidden) <= len(searchable)
+                        else ('AND session_key IN (SELECT value FROM json_each(?))', [searchable])
+                    )
                     rows = self._db.execute(
                         'SELECT f.seq, f.session_key, f.timestamp, f.event_id, f.rank, e.role, e.body FROM ('
                         'SELECT rowid AS seq, session_key, timestamp, event_id, bm25(message_fts) AS rank '
                         f'FROM message_fts WHERE message_fts MATCH ? {where} '
                         'ORDER BY rank, timestamp DESC, event_id LIMIT ?) f JOIN events e ON e.seq = f.seq '
                         'ORDER BY f.rank, f.timestamp DESC, f.event_id',
-                        (expression, *(json.dumps(sorted(k)) for k in keys), limit)).fetchall()
+                        (expression, *(json.dumps(sorted(k)) for k in keys), limit),
+                    ).fetchall()
             finally:
                 self._db.execute('COMMIT')
-        results = [{'sessionKey': key, 'timestamp': timestamp, 'role': role,
-                    'snippet': self._snippet(_body_text(body), terms), 'score': -rank, 'sessionId': sessions[key].id,
-                    'messageId': message_id}
-                   for _, key, timestamp, message_id, rank, role, body in rows]
+        results = [
+            {
+                'sessionKey': key,
+                'timestamp': timestamp,
+                'role': role,
+                'snippet': self._snippet(_body_text(body), terms),
+                'score': -rank,
+                'sessionId': sessions[key].id,
+                'messageId': message_id,
+            }
+            for _, key, timestamp, message_id, rank, role, body in rows
+        ]
         return {'results': results, 'indexing': indexing}
 
     def _catch_up(self, visible: frozenset[str]) -> bool:
@@ -684,8 +782,11 @@ class SessionStore:
         terms = query.split()
         clauses: list[str] = []
         for term in dict.fromkeys(terms):  # a repeated term adds nothing but work
-            phrases = ['"' + ' '.join(_compound_only(tokens)).replace('"', '""') + '"'
-                       for tokens in self._analyzer.tokenize_batch(_term_alternatives(term)) if tokens]
+            phrases = [
+                '"' + ' '.join(_compound_only(tokens)).replace('"', '""') + '"'
+                for tokens in self._analyzer.tokenize_batch(_term_alternatives(term))
+                if tokens
+            ]
             if phrases:
                 clauses.append(phrases[0] if len(phrases) == 1 else '(' + ' OR '.join(phrases) + ')')
         return (' AND '.join(clauses) if clauses else None), terms
@@ -710,8 +811,9 @@ class SessionStore:
 
     # ------------------------------------------------------------------ sessions_history
 
-    def history(self, session_key: str, caller: str | Caller, *, limit: int = HISTORY_DEFAULT_LIMIT,
-                include_tools: bool = False) -> dict[str, Any]:
+    def history(
+        self, session_key: str, caller: str | Caller, *, limit: int = HISTORY_DEFAULT_LIMIT, include_tools: bool = False
+    ) -> dict[str, Any]:
         """``sessions_history``: the last ``limit`` messages on the active branch of a visible session.
 
         Text is redacted, each message capped at 4000 characters, tool calls and thinking blocks are stripped
@@ -728,8 +830,10 @@ class SessionStore:
             return {'status': 'error', 'error': str(exc)}
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             return {'status': 'error', 'error': f'limit must be a positive integer, not {preview(limit)}'}
-        answers = [store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
-                   for store in self._stores(who)]
+        answers = [
+            store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
+            for store in self._stores(who)
+        ]
         return next((answer for answer in answers if 'status' not in answer), answers[0])
 
     def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
@@ -740,27 +844,38 @@ class SessionStore:
                 key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
             visible = self._visible(who, snapshot)
         if key not in visible:
-            return {'status': 'forbidden', 'error': f'session {preview(session_key)} is not visible to {preview(who.session_key)} '
-                                                    f'under {who.visibility!r} visibility (or does not exist)'}
+            return {
+                'status': 'forbidden',
+                'error': f'session {preview(session_key)} is not visible to {preview(who.session_key)} '
+                f'under {who.visibility!r} visibility (or does not exist)',
+            }
         self._catch_up(frozenset((key,)))
         with self._lock:
             rows = self._db.execute(
-                "SELECT event_id, timestamp, body FROM events WHERE session_key = ? AND active = 1 AND type = 'message' "
-                'ORDER BY seq', (key,)).fetchall()
+                'SELECT event_id, timestamp, body FROM events WHERE session_key = ? AND active = 1 '
+                "AND type = 'message' ORDER BY seq",
+                (key,),
+            ).fetchall()
         kept = []
         for event_id, timestamp, body in rows:
             message = json.loads(body).get('message')
             if not isinstance(message, Mapping):
                 continue  # an event whose "message" is not an object has no role or text to show
             role = message.get('role')
-            if role == 'toolResult' and not include_tools or role not in ('user', 'assistant', 'toolResult'):
+            if (role == 'toolResult' and not include_tools) or role not in ('user', 'assistant', 'toolResult'):
                 continue
             content = _visible_text(message.get('content'))
             if content:
                 kept.append((event_id, role, timestamp, content))
-        messages = [{'id': event_id, 'role': role, 'timestamp': timestamp,
-                     'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS)}
-                    for event_id, role, timestamp, content in kept[-limit:]]  # only what is returned is redacted
+        messages = [
+            {
+                'id': event_id,
+                'role': role,
+                'timestamp': timestamp,
+                'content': _cap(self.redactor.redact(content), HISTORY_MESSAGE_CHARS),
+            }
+            for event_id, role, timestamp, content in kept[-limit:]
+        ]  # only what is returned is redacted
         session_id = snapshot.sessions[key].id
         response: dict[str, Any] = {'sessionKey': key, 'sessionId': session_id, 'messages': messages}
         while messages and len(json.dumps(response, ensure_ascii=False).encode('utf-8')) > MAX_RESPONSE_BYTES:
@@ -775,24 +890,44 @@ class SessionStore:
         with self._lock:
             rows = self._db.execute(
                 'SELECT key, id, agent, spawned_by, created_at, updated_at, archived, incognito, needs_rebuild, '
-                'event_count, bytes FROM sessions ORDER BY updated_at DESC').fetchall()
-        return [{'key': r[0], 'sessionId': r[1], 'agentId': r[2], 'spawnedBy': r[3], 'createdAt': r[4],
-                 'updatedAt': r[5], 'archived': bool(r[6]), 'incognito': bool(r[7]), 'indexed': not r[8],
-                 'events': r[9], 'bytes': r[10]} for r in rows]
+                'event_count, bytes FROM sessions ORDER BY updated_at DESC'
+            ).fetchall()
+        return [
+            {
+                'key': r[0],
+                'sessionId': r[1],
+                'agentId': r[2],
+                'spawnedBy': r[3],
+                'createdAt': r[4],
+                'updatedAt': r[5],
+                'archived': bool(r[6]),
+                'incognito': bool(r[7]),
+                'indexed': not r[8],
+                'events': r[9],
+                'bytes': r[10],
+            }
+            for r in rows
+        ]
 
     def fingerprint(self) -> tuple[Any, ...]:
         """Changes whenever a session is added, removed, flagged, branched or grows: a cheap "anything new?" check."""
         with self._lock:
-            return tuple(self._db.execute(
-                "SELECT count(*), total(event_count), total(bytes), (SELECT value FROM meta WHERE key = "
-                "'sessions_version') FROM sessions").fetchone())
+            return tuple(
+                self._db.execute(
+                    'SELECT count(*), total(event_count), total(bytes), (SELECT value FROM meta WHERE key = '
+                    "'sessions_version') FROM sessions"
+                ).fetchone()
+            )
 
     def active_messages(self, session_key: str) -> Iterator[tuple[int, str, str]]:
         """``(line, role, text)`` of the searchable messages on a session's active branch, in order (session memory
         chunks these)."""
         with self._lock:
-            rows = self._db.execute('SELECT line, role, body FROM events WHERE session_key = ? AND active = 1 AND '
-                                    'searchable = 1 ORDER BY seq', (session_key,)).fetchall()
+            rows = self._db.execute(
+                'SELECT line, role, body FROM events WHERE session_key = ? AND active = 1 AND '
+                'searchable = 1 ORDER BY seq',
+                (session_key,),
+            ).fetchall()
         for line, role, body in rows:
             yield line, role, _body_text(body)
 
@@ -865,8 +1000,15 @@ def _visible_text(content: Any) -> str:
     if isinstance(content, str):
         return scrub(content)
     if isinstance(content, list):
-        return scrub('\n'.join(block['text'] for block in content if isinstance(block, Mapping)
-                               and block.get('type') in _INDEXED_BLOCKS and isinstance(block.get('text'), str)))
+        return scrub(
+            '\n'.join(
+                block['text']
+                for block in content
+                if isinstance(block, Mapping)
+                and block.get('type') in _INDEXED_BLOCKS
+                and isinstance(block.get('text'), str)
+            )
+        )
     return ''
 
 
@@ -917,5 +1059,3 @@ def _event_line(event: object) -> str:
 def _body_text(body: str) -> str:
     """The searchable text of a stored event (the events table keeps only the JSON line)."""
     return message_text(json.loads(body)) or ''
-
-

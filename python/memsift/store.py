@@ -101,9 +101,14 @@ class MemoryStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._lock = threading.RLock()
-        self._db = connect(self.path if self.path == ':memory:' else str(Path(self.path).expanduser()), _SCHEMA,
-                           SCHEMA_VERSION, StoreError, 'the memory store',
-                           'delete the file to rebuild it from the workspace')
+        self._db = connect(
+            self.path if self.path == ':memory:' else str(Path(self.path).expanduser()),
+            _SCHEMA,
+            SCHEMA_VERSION,
+            StoreError,
+            'the memory store',
+            'delete the file to rebuild it from the workspace',
+        )
 
     # ------------------------------------------------------------------ meta
 
@@ -112,8 +117,9 @@ class MemoryStore:
         return None if row is None else row[0]
 
     def _set_meta(self, key: str, value: str) -> None:
-        self._db.execute('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?',
-                         (key, value, value))
+        self._db.execute(
+            'INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?', (key, value, value)
+        )
 
     @property
     def generation(self) -> int:
@@ -176,8 +182,10 @@ class MemoryStore:
                 ids.append(int(cur.lastrowid or 0))
             if vectors is not None:
                 rows = np.ascontiguousarray(vectors, dtype=np.float32)
-                db.executemany('INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',
-                               [(i, rows[n].tobytes()) for n, i in enumerate(ids)])
+                db.executemany(
+                    'INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',
+                    [(i, rows[n].tobytes()) for n, i in enumerate(ids)],
+                )
             return ids
 
         return self._write(work)
@@ -198,8 +206,10 @@ class MemoryStore:
         moved)."""
         with self._lock:
             try:
-                self._db.execute('UPDATE files SET mtime = ?, size = ?, indexed_at = ? WHERE path = ?',
-                                 (mtime, size, time.time(), path))
+                self._db.execute(
+                    'UPDATE files SET mtime = ?, size = ?, indexed_at = ? WHERE path = ?',
+                    (mtime, size, time.time(), path),
+                )
             except sqlite3.Error as exc:
                 raise StoreError(f'cannot write the memory store {self.path}: {exc}') from exc
 
@@ -208,8 +218,10 @@ class MemoryStore:
 
         def work(db: sqlite3.Connection) -> None:
             db.execute('DELETE FROM files WHERE path = ?', (path,))
-            db.execute('INSERT INTO skipped(path, reason) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET reason = ?',
-                       (path, reason, reason))
+            db.execute(
+                'INSERT INTO skipped(path, reason) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET reason = ?',
+                (path, reason, reason),
+            )
 
         self._write(work)
 
@@ -267,14 +279,17 @@ class MemoryStore:
             ).fetchall()
         return dict(rows)
 
-    def iter_vectors(self, dims: int, batch: int = 4096) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
+    def iter_vectors(
+        self, dims: int, batch: int = 4096
+    ) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
         """Stored embeddings in id order as ``(ids, (n, dims) float32)`` batches; rows of another size are skipped."""
         last = 0
         width = dims * 4
         while True:
             with self._lock:
                 rows = self._db.execute(
-                    'SELECT chunk_id, vector FROM embeddings WHERE chunk_id > ? ORDER BY chunk_id LIMIT ?', (last, batch)
+                    'SELECT chunk_id, vector FROM embeddings WHERE chunk_id > ? ORDER BY chunk_id LIMIT ?',
+                    (last, batch),
                 ).fetchall()
             if not rows:
                 return
@@ -320,11 +335,12 @@ class MemoryStore:
         found: dict[str, npt.NDArray[np.float32]] = {}
         unique = sorted(set(hashes))
         for start in range(0, len(unique), 400):
-            part = unique[start:start + 400]
+            part = unique[start : start + 400]
             with self._lock:
                 rows = self._db.execute(
                     f'SELECT hash, vector FROM embedding_cache WHERE provider_key = ? AND hash IN '
-                    f'({",".join("?" * len(part))})', [provider_key, *part],
+                    f'({",".join("?" * len(part))})',
+                    [provider_key, *part],
                 ).fetchall()
             found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows if len(v) == dims * 4)
         return found
@@ -354,7 +370,9 @@ class MemoryStore:
         with self._lock:
             cur = self._db.execute(
                 'DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache '
-                'ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)', (max_entries,))
+                'ORDER BY updated_at DESC, rowid DESC LIMIT -1 OFFSET ?)',
+                (max_entries,),
+            )
             return cur.rowcount
 
     def close(self) -> None:

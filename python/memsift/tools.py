@@ -26,14 +26,22 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memsift.config import MemoryConfig, load_config
 from memsift._text import preview, scrub
+from memsift.config import MemoryConfig, load_config
 from memsift.errors import InvalidInputError, MemsiftError
 from memsift.memory import MemoryIndex
 from memsift.sessions import Caller, SessionStore, default_sessions_path
 
-__all__ = ['DEFAULT_DEADLINE_S', 'MemoryTools', 'configure', 'default_tools', 'memory_get', 'memory_search',
-           'sessions_history', 'sessions_search']
+__all__ = [
+    'DEFAULT_DEADLINE_S',
+    'MemoryTools',
+    'configure',
+    'default_tools',
+    'memory_get',
+    'memory_search',
+    'sessions_history',
+    'sessions_search',
+]
 
 DEFAULT_DEADLINE_S = 15.0
 CORPORA = ('memory', 'sessions', 'all')
@@ -54,8 +62,15 @@ class MemoryTools:
     Thread-safe: calls may come from many threads (an MCP server serves them concurrently).
     """
 
-    def __init__(self, index: MemoryIndex, sessions: SessionStore | None = None, *, session_key: str | None = None,
-                 deadline_s: float = DEFAULT_DEADLINE_S, refresh: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        index: MemoryIndex,
+        sessions: SessionStore | None = None,
+        *,
+        session_key: str | None = None,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        refresh: Callable[[], None] | None = None,
+    ) -> None:
         if not deadline_s > 0:
             raise InvalidInputError(f'deadline_s must be a positive number of seconds, got {preview(deadline_s)}')
         self.index = index
@@ -68,10 +83,18 @@ class MemoryTools:
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix='memsift-tool')
 
     @classmethod
-    def open(cls, workspace: str | os.PathLike[str] | None = None,
-             config: MemoryConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None, agent_id: str = 'main',
-             *, sessions_path: str | os.PathLike[str] | None = None, session_key: str | None = None,
-             deadline_s: float = DEFAULT_DEADLINE_S, sync: bool = True, watch: bool = False) -> MemoryTools:
+    def open(
+        cls,
+        workspace: str | os.PathLike[str] | None = None,
+        config: MemoryConfig | str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        agent_id: str = 'main',
+        *,
+        sessions_path: str | os.PathLike[str] | None = None,
+        session_key: str | None = None,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        sync: bool = True,
+        watch: bool = False,
+    ) -> MemoryTools:
         """Open an agent's memory index and session store and bind the tools to them.
 
         Args:
@@ -83,9 +106,13 @@ class MemoryTools:
         """
         resolved = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
         options = resolved.session_tools
-        sessions = SessionStore(sessions_path or default_sessions_path(agent_id), agent_id,
-                                visibility=options.visibility,  # type: ignore[arg-type]
-                                agent_to_agent=options.agent_to_agent, redact_patterns=options.redact_patterns)
+        sessions = SessionStore(
+            sessions_path or default_sessions_path(agent_id),
+            agent_id,
+            visibility=options.visibility,  # type: ignore[arg-type]
+            agent_to_agent=options.agent_to_agent,
+            redact_patterns=options.redact_patterns,
+        )
         try:
             index = MemoryIndex(workspace, resolved, agent_id, sessions=sessions)
         except BaseException:
@@ -101,8 +128,15 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ the tools
 
-    def memory_search(self, query: str, maxResults: int | None = None, minScore: float | None = None,  # noqa: N803
-                      corpus: str = 'memory', *, sessionKey: str | None = None) -> dict[str, Any]:  # noqa: N803
+    def memory_search(
+        self,
+        query: str,
+        maxResults: int | None = None,
+        minScore: float | None = None,  # noqa: N803
+        corpus: str = 'memory',
+        *,
+        sessionKey: str | None = None,
+    ) -> dict[str, Any]:  # noqa: N803
         """Search the agent's memory notes (and, with session memory, its past conversations) by meaning and words.
 
         Args:
@@ -124,8 +158,15 @@ class MemoryTools:
         caller = sessionKey or self.session_key
 
         def search(keyword_only: bool) -> dict[str, Any]:
-            result = self.index.search(query, maxResults, minScore, session_key=caller, sources=sources,
-                                       keyword_only=keyword_only, wait_for_sync=False)
+            result = self.index.search(
+                query,
+                maxResults,
+                minScore,
+                session_key=caller,
+                sources=sources,
+                keyword_only=keyword_only,
+                wait_for_sync=False,
+            )
             return result.to_dict()
 
         started = time.monotonic()
@@ -137,14 +178,18 @@ class MemoryTools:
             except MemsiftError as exc:
                 return _error(str(exc))
             data['partial'] = True
-            data['warning'] = (f'memory search did not finish within {self.deadline_s:g} s; these are keyword '
-                               'results only. Retry shortly for the full search.')
+            data['warning'] = (
+                f'memory search did not finish within {self.deadline_s:g} s; these are keyword '
+                'results only. Retry shortly for the full search.'
+            )
             data.setdefault('debug', {})['deadlineMs'] = round((time.monotonic() - started) * 1000, 3)
         except MemsiftError as exc:
             return _error(str(exc))
         if corpus == 'sessions' and self.index.sessions is None:
-            data['warning'] = ('conversation transcripts are not in the memory index: set experimental.sessionMemory '
-                               'to true and add "sessions" to sources, or use sessions_search')
+            data['warning'] = (
+                'conversation transcripts are not in the memory index: set experimental.sessionMemory '
+                'to true and add "sessions" to sources, or use sessions_search'
+            )
         return data
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
@@ -156,12 +201,20 @@ class MemoryTools:
         try:
             return self._call(lambda: self.index.get(path, from_, lines))
         except FutureTimeout:
-            return {'path': _shown(path), 'text': '', 'error': f'memory_get did not finish within {self.deadline_s:g} s'}
+            return {
+                'path': _shown(path),
+                'text': '',
+                'error': f'memory_get did not finish within {self.deadline_s:g} s',
+            }
         except MemsiftError as exc:
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
 
-    def sessions_search(self, query: str, sessionKey: str | None = None,  # noqa: N803
-                        limit: int | None = None) -> dict[str, Any]:
+    def sessions_search(
+        self,
+        query: str,
+        sessionKey: str | None = None,  # noqa: N803
+        limit: int | None = None,
+    ) -> dict[str, Any]:
         """Find messages of earlier conversations that contain every query term (any language).
 
         Returns:
@@ -171,11 +224,16 @@ class MemoryTools:
         store = self.sessions
         if store is None:
             return _error('no session store is configured for this agent')
-        return self._session_call(lambda: store.search(query, Caller(self.session_key), sessionKey,
-                                                      10 if limit is None else limit))
+        return self._session_call(
+            lambda: store.search(query, Caller(self.session_key), sessionKey, 10 if limit is None else limit)
+        )
 
-    def sessions_history(self, sessionKey: str, limit: int | None = None,  # noqa: N803
-                         includeTools: bool = False) -> dict[str, Any]:  # noqa: N803
+    def sessions_history(
+        self,
+        sessionKey: str,
+        limit: int | None = None,  # noqa: N803
+        includeTools: bool = False,
+    ) -> dict[str, Any]:  # noqa: N803
         """The recent messages of one visible session (a key from ``sessions_search``, or a session id).
 
         Returns:
@@ -185,9 +243,11 @@ class MemoryTools:
         store = self.sessions
         if store is None:
             return _error('no session store is configured for this agent')
-        return self._session_call(lambda: store.history(sessionKey, Caller(self.session_key),
-                                                       limit=50 if limit is None else limit,
-                                                       include_tools=includeTools))
+        return self._session_call(
+            lambda: store.history(
+                sessionKey, Caller(self.session_key), limit=50 if limit is None else limit, include_tools=includeTools
+            )
+        )
 
     # ------------------------------------------------------------------ plumbing
 
@@ -252,8 +312,12 @@ def default_tools() -> MemoryTools:
         return _default
 
 
-def memory_search(query: str, maxResults: int | None = None, minScore: float | None = None,  # noqa: N803
-                  corpus: str = 'memory') -> dict[str, Any]:
+def memory_search(
+    query: str,
+    maxResults: int | None = None,
+    minScore: float | None = None,  # noqa: N803
+    corpus: str = 'memory',
+) -> dict[str, Any]:
     """:meth:`MemoryTools.memory_search` on :func:`default_tools`."""
     return default_tools().memory_search(query, maxResults, minScore, corpus)
 

@@ -86,8 +86,7 @@ class Watcher:
             self._observer.daemon = True
             self._observer.start()
         if self.interval > 0:
-            self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval',
-                                                     daemon=True)
+            self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval', daemon=True)
             self._interval_thread.start()
 
     def changed(self) -> None:

@@ -24,8 +24,14 @@ from pathlib import Path
 from memsift.errors import SkippedFile
 
 __all__ = [
-    'DEFAULT_MAX_FILE_BYTES', 'IGNORED_DIRS', 'MemoryFile', 'extra_roots', 'is_inside',
-    'list_memory_files', 'read_bounded', 'read_memory_file',
+    'DEFAULT_MAX_FILE_BYTES',
+    'IGNORED_DIRS',
+    'MemoryFile',
+    'extra_roots',
+    'is_inside',
+    'list_memory_files',
+    'read_bounded',
+    'read_memory_file',
 ]
 
 IGNORED_DIRS = frozenset(
@@ -124,8 +130,9 @@ def is_inside(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
-def _candidates(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]],
-                media: frozenset[str]) -> Iterator[tuple[Path, os.stat_result]]:
+def _candidates(
+    workspace: Path, extra_paths: Iterable[str | os.PathLike[str]], media: frozenset[str]
+) -> Iterator[tuple[Path, os.stat_result]]:
     for name in ('MEMORY.md', 'memory.md'):
         yield from _plain_file(workspace / name)
     if _is_plain_dir(workspace / 'memory'):
@@ -142,7 +149,8 @@ def _relative(workspace: Path, path: Path) -> str:
 
 
 def list_memory_files(
-    workspace: str | os.PathLike[str], extra_paths: Iterable[str | os.PathLike[str]] = (),
+    workspace: str | os.PathLike[str],
+    extra_paths: Iterable[str | os.PathLike[str]] = (),
     media_suffixes: Iterable[str] = (),
 ) -> list[MemoryFile]:
     """Memory files of ``workspace`` in scan order, each once (the same file reached twice, through overlapping

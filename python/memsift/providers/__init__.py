@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
+from memsift.errors import ProviderError
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
 from memsift.providers.bedrock import BedrockEmbeddings
 from memsift.providers.copilot import CopilotEmbeddings
@@ -34,15 +34,30 @@ from memsift.providers.openai import (
 from memsift.providers.voyage import VoyageEmbeddings
 
 __all__ = [
-    'ADAPTERS', 'AUTO_ORDER', 'SILENT', 'LocalEmbeddings', 'MissingApiKey', 'ProviderResolution', 'create_provider',
+    'ADAPTERS',
+    'AUTO_ORDER',
+    'SILENT',
+    'LocalEmbeddings',
+    'MissingApiKey',
+    'ProviderResolution',
+    'create_provider',
     'resolve_provider',
 ]
 
 ADAPTERS: dict[str, type[RemoteEmbeddings]] = {
     adapter.id: adapter
-    for adapter in (OpenAIEmbeddings, OpenAICompatibleEmbeddings, GeminiEmbeddings, VoyageEmbeddings,
-                    MistralEmbeddings, DeepInfraEmbeddings, OllamaEmbeddings, LmStudioEmbeddings, CopilotEmbeddings,
-                    BedrockEmbeddings)
+    for adapter in (
+        OpenAIEmbeddings,
+        OpenAICompatibleEmbeddings,
+        GeminiEmbeddings,
+        VoyageEmbeddings,
+        MistralEmbeddings,
+        DeepInfraEmbeddings,
+        OllamaEmbeddings,
+        LmStudioEmbeddings,
+        CopilotEmbeddings,
+        BedrockEmbeddings,
+    )
 }
 """Provider id -> adapter class."""
 
@@ -74,8 +89,9 @@ SILENT = frozenset({'auto', 'local'})
 """Requested providers that degrade to keyword-only search silently (with the reason in debug and status)."""
 
 
-def create_provider(provider_id: str, config: MemoryConfig,
-                    env: Mapping[str, str] | None = None) -> RemoteEmbeddings | LocalEmbeddings:
+def create_provider(
+    provider_id: str, config: MemoryConfig, env: Mapping[str, str] | None = None
+) -> RemoteEmbeddings | LocalEmbeddings:
     """Build the adapter ``provider_id`` from ``config`` (``remote.*``, ``model``, keys from config or ``env``)."""
     if provider_id == 'local':
         return LocalEmbeddings(config)
@@ -84,9 +100,11 @@ def create_provider(provider_id: str, config: MemoryConfig,
         # models.providers.<id>: endpoint defaults under memorySearch.remote (remote.* wins, headers merge), and
         # for a custom id the adapter its `api` names.
         remote = dataclasses.replace(
-            config.remote, base_url=config.remote.base_url or entry.base_url,
+            config.remote,
+            base_url=config.remote.base_url or entry.base_url,
             api_key=config.remote.api_key if config.remote.api_key is not None else entry.api_key,
-            headers={**entry.headers, **config.remote.headers})
+            headers={**entry.headers, **config.remote.headers},
+        )
         config = dataclasses.replace(config, remote=remote)
         api = API_ALIASES.get(entry.api or '', entry.api)
         if provider_id not in ADAPTERS and api in ADAPTERS:
@@ -109,7 +127,9 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
         try:
             return ProviderResolution(LocalEmbeddings(config), requested)
         except Exception as exc:  # any local failure degrades silently (OpenClaw)
-            return ProviderResolution(None, requested, reason=f'local embeddings unavailable ({exc}): keyword search only')
+            return ProviderResolution(
+                None, requested, reason=f'local embeddings unavailable ({exc}): keyword search only'
+            )
     if requested == 'auto':
         reasons = []
         for provider_id in AUTO_ORDER:
@@ -121,8 +141,9 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
                 return ProviderResolution(create_provider(provider_id, config, env), requested)
             except Exception as exc:  # a missing key (or a broken local model) moves on to the next provider
                 reasons.append(str(exc))
-        return ProviderResolution(None, requested, reason='no embedding provider available (' + '; '.join(reasons) +
-                                  '): keyword search only')
+        return ProviderResolution(
+            None, requested, reason='no embedding provider available (' + '; '.join(reasons) + '): keyword search only'
+        )
     try:
         return ProviderResolution(create_provider(requested, config, env), requested)
     except ProviderError as exc:
@@ -131,8 +152,12 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
             try:
                 # The fallback gets its own default model: the configured one belongs to the primary provider.
                 fallback_config = dataclasses.replace(config, model=None)
-                return ProviderResolution(create_provider(fallback, fallback_config, env), requested,
-                                          fallback_from=requested, fallback_reason=str(exc))
+                return ProviderResolution(
+                    create_provider(fallback, fallback_config, env),
+                    requested,
+                    fallback_from=requested,
+                    fallback_reason=str(exc),
+                )
             except ProviderError as fallback_exc:
                 return ProviderResolution(None, requested, error=f'{exc}; fallback {fallback!r}: {fallback_exc}')
         return ProviderResolution(None, requested, error=str(exc))

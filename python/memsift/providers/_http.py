@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-
+from memsift.errors import ProviderError
 
 __all__ = ['MAX_BATCH_BYTES', 'EmbeddingHttp', 'batches', 'map_concurrently']
 
@@ -94,8 +94,13 @@ class EmbeddingHttp:
         secrets: Further strings to scrub from error text (the API key).
     """
 
-    def __init__(self, provider_id: str, base_url: str, headers: Mapping[str, str], secrets: Iterable[str] = (),
-                 ) -> None:
+    def __init__(
+        self,
+        provider_id: str,
+        base_url: str,
+        headers: Mapping[str, str],
+        secrets: Iterable[str] = (),
+    ) -> None:
         self.provider_id = provider_id
         self.base_url = base_url.rstrip('/')
         try:
@@ -149,13 +154,18 @@ class EmbeddingHttp:
                 if response.is_success:
                     return response
                 if 300 <= response.status_code < 400:
-                    raise self._fail(f'{response.status_code} redirect to {response.headers.get("location")!r} '
-                                     'refused (only the configured base URL is contacted)')
+                    raise self._fail(
+                        f'{response.status_code} redirect to {response.headers.get("location")!r} '
+                        'refused (only the configured base URL is contacted)'
+                    )
                 message = f'{response.status_code} {response.text[:500]}'
                 error = self._fail(message)
                 error.status = response.status_code
-                retryable = response.status_code == 429 or response.status_code >= 500 or bool(
-                    _RETRYABLE.search(response.text[:500]))
+                retryable = (
+                    response.status_code == 429
+                    or response.status_code >= 500
+                    or bool(_RETRYABLE.search(response.text[:500]))
+                )
                 wait = _retry_after(response)
             if not retryable or attempt == RETRIES:
                 raise error
@@ -182,4 +192,3 @@ class EmbeddingHttp:
 
     def close(self) -> None:
         self._client.close()
-from memsift.errors import ProviderError

@@ -9,9 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-
+from memsift.errors import ProviderError
 from memsift.providers._http import EmbeddingHttp, batches, map_concurrently
 from memsift.providers.batch import FAILURE_LIMIT, BatchUnavailable
 
@@ -94,8 +93,9 @@ class RemoteEmbeddings:
             except ProviderError as exc:
                 self.batch_failures = FAILURE_LIMIT if isinstance(exc, BatchUnavailable) else self.batch_failures + 1
                 self.batch_error = str(exc)
-        done = map_concurrently(self._embed_split, [[texts[i] for i in group] for group in batches(texts)],
-                                self.concurrency)
+        done = map_concurrently(
+            self._embed_split, [[texts[i] for i in group] for group in batches(texts)], self.concurrency
+        )
         return [vector for group in done for vector in group]
 
     def _embed_split(self, texts: list[Any]) -> list[list[float]]:

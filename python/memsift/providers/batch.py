@@ -22,9 +22,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from memsift.errors import ProviderError
 from memsift.config import BatchConfig
-
+from memsift.errors import ProviderError
 from memsift.providers._http import EmbeddingHttp, batches
 
 __all__ = ['FAILURE_LIMIT', 'MAX_REQUESTS', 'BatchUnavailable', 'run_gemini_batch', 'run_openai_batch']
@@ -42,8 +41,9 @@ class BatchUnavailable(ProviderError):
     """The endpoint has no batch API for this model: embed inline from now on."""
 
 
-def _await(job: Any, state: Callable[[Any], str], fetch: Callable[[], Any], *, label: str, settings: BatchConfig,
-           sleep: Sleep) -> Any:
+def _await(
+    job: Any, state: Callable[[Any], str], fetch: Callable[[], Any], *, label: str, settings: BatchConfig, sleep: Sleep
+) -> Any:
     """Poll ``fetch()`` until ``state(job)`` is ``done`` or ``failed``; returns the final job."""
     deadline = time.monotonic() + settings.timeout_minutes * 60
     while (current := state(job)) == 'running':
@@ -91,8 +91,15 @@ def _openai_state(job: Any) -> str:
     return 'done' if status in _SUCCEEDED else 'failed' if status in _FAILED else 'running'
 
 
-def run_openai_batch(http: EmbeddingHttp, texts: list[str], body: Callable[[list[str]], dict[str, Any]], *,
-                     window: str, settings: BatchConfig, sleep: Sleep = time.sleep) -> list[Any]:
+def run_openai_batch(
+    http: EmbeddingHttp,
+    texts: list[str],
+    body: Callable[[list[str]], dict[str, Any]],
+    *,
+    window: str,
+    settings: BatchConfig,
+    sleep: Sleep = time.sleep,
+) -> list[Any]:
     """Embed ``texts`` through the OpenAI-style batch API (OpenAI, Voyage); one vector per text, in order.
 
     Raises:
@@ -102,20 +109,37 @@ def run_openai_batch(http: EmbeddingHttp, texts: list[str], body: Callable[[list
     groups = batches(texts)
     _check_size(http, len(groups))
     lines = '\n'.join(
-        json.dumps({'custom_id': str(n), 'method': 'POST', 'url': '/v1/embeddings',
-                    'body': body([texts[i] for i in group])})
+        json.dumps(
+            {'custom_id': str(n), 'method': 'POST', 'url': '/v1/embeddings', 'body': body([texts[i] for i in group])}
+        )
         for n, group in enumerate(groups)
     )
-    upload = http.json(http.send('POST', 'files', timeout=_REQUEST_TIMEOUT_S, data={'purpose': 'batch'},
-                                 files={'file': ('memsift-batch.jsonl', lines.encode('utf-8'), 'application/jsonl')}))
+    upload = http.json(
+        http.send(
+            'POST',
+            'files',
+            timeout=_REQUEST_TIMEOUT_S,
+            data={'purpose': 'batch'},
+            files={'file': ('memsift-batch.jsonl', lines.encode('utf-8'), 'application/jsonl')},
+        )
+    )
     file_id = upload.get('id') if isinstance(upload, dict) else None
     if not isinstance(file_id, str):
         raise ProviderError(f'{http.provider_id} batch: the file upload answered no id')
-    job = http.post('batches', {'input_file_id': file_id, 'endpoint': '/v1/embeddings', 'completion_window': window},
-                    timeout=_REQUEST_TIMEOUT_S)
+    job = http.post(
+        'batches',
+        {'input_file_id': file_id, 'endpoint': '/v1/embeddings', 'completion_window': window},
+        timeout=_REQUEST_TIMEOUT_S,
+    )
     _openai_state(job)
-    job = _await(job, _openai_state, lambda: http.get(f'batches/{job["id"]}', timeout=_REQUEST_TIMEOUT_S),
-                 label=f'{http.provider_id} batch {job["id"]}', settings=settings, sleep=sleep)
+    job = _await(
+        job,
+        _openai_state,
+        lambda: http.get(f'batches/{job["id"]}', timeout=_REQUEST_TIMEOUT_S),
+        label=f'{http.provider_id} batch {job["id"]}',
+        settings=settings,
+        sleep=sleep,
+    )
     if not isinstance(job.get('output_file_id'), str):
         raise ProviderError(f'{http.provider_id} batch {job["id"]}: completed without an output file')
     output = http.send('GET', f'files/{job["output_file_id"]}/content', timeout=_REQUEST_TIMEOUT_S).text
@@ -125,11 +149,12 @@ def run_openai_batch(http: EmbeddingHttp, texts: list[str], body: Callable[[list
         try:
             data = sorted(response['body']['data'], key=lambda d: d.get('index', 0))  # type: ignore[index]
         except (KeyError, TypeError, AttributeError) as exc:
-            raise ProviderError(f'{http.provider_id} batch: request {item.get("custom_id")} answered no data '
-                                f'({json.dumps(item)[:200]})') from exc
-        if response.get('status_code', 200) != 200:  # type: ignore[union-attr]
-            raise ProviderError(f'{http.provider_id} batch: request {item.get("custom_id")} answered '
-                                f'{response.get("status_code")}')  # type: ignore[union-attr]
+            raise ProviderError(
+                f'{http.provider_id} batch: request {item.get("custom_id")} answered no data ({json.dumps(item)[:200]})'
+            ) from exc
+        status = response.get('status_code', 200)  # type: ignore[union-attr]
+        if status != 200:
+            raise ProviderError(f'{http.provider_id} batch: request {item.get("custom_id")} answered {status}')
         results[str(item.get('custom_id'))] = [d.get('embedding') for d in data]
     return _in_order(http, results, [len(group) for group in groups])
 
@@ -159,8 +184,9 @@ def _gemini_sibling(base_url: str, kind: str) -> str:
     return sibling if found else f'{base_url}/{kind}'
 
 
-def run_gemini_batch(http: EmbeddingHttp, requests: list[dict[str, Any]], *, model: str, settings: BatchConfig,
-                     sleep: Sleep = time.sleep) -> list[Any]:
+def run_gemini_batch(
+    http: EmbeddingHttp, requests: list[dict[str, Any]], *, model: str, settings: BatchConfig, sleep: Sleep = time.sleep
+) -> list[Any]:
     """Embed one ``EmbedContentRequest`` per input through Gemini's ``asyncBatchEmbedContent``; vectors in order.
 
     Raises:
@@ -171,40 +197,66 @@ def run_gemini_batch(http: EmbeddingHttp, requests: list[dict[str, Any]], *, mod
     lines = '\n'.join(json.dumps({'key': str(n), 'request': request}) for n, request in enumerate(requests))
     boundary = f'memsift-{uuid.uuid4().hex}'
     metadata = json.dumps({'file': {'displayName': 'memsift-embeddings', 'mimeType': 'application/jsonl'}})
-    body = (f'--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n'
-            f'--{boundary}\r\nContent-Type: application/jsonl; charset=UTF-8\r\n\r\n{lines}\r\n'
-            f'--{boundary}--\r\n').encode('utf-8')
-    upload = http.json(http.send(
-        'POST', f'{_gemini_sibling(http.base_url, "upload")}/files', timeout=_REQUEST_TIMEOUT_S,
-        params={'uploadType': 'multipart'}, content=body,
-        headers={'Content-Type': f'multipart/related; boundary={boundary}'}))
+    body = (
+        f'--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n'
+        f'--{boundary}\r\nContent-Type: application/jsonl; charset=UTF-8\r\n\r\n{lines}\r\n'
+        f'--{boundary}--\r\n'
+    ).encode()
+    upload = http.json(
+        http.send(
+            'POST',
+            f'{_gemini_sibling(http.base_url, "upload")}/files',
+            timeout=_REQUEST_TIMEOUT_S,
+            params={'uploadType': 'multipart'},
+            content=body,
+            headers={'Content-Type': f'multipart/related; boundary={boundary}'},
+        )
+    )
     file = upload.get('file') if isinstance(upload, dict) else None
     file_name = (file if isinstance(file, dict) else upload if isinstance(upload, dict) else {}).get('name')
     if not isinstance(file_name, str):
         raise ProviderError('gemini batch: the file upload answered no file name')
     try:
-        job = http.post(f'models/{model}:asyncBatchEmbedContent',
-                        {'batch': {'displayName': 'memsift-embeddings', 'inputConfig': {'fileName': file_name}}},
-                        timeout=_REQUEST_TIMEOUT_S)
+        job = http.post(
+            f'models/{model}:asyncBatchEmbedContent',
+            {'batch': {'displayName': 'memsift-embeddings', 'inputConfig': {'fileName': file_name}}},
+            timeout=_REQUEST_TIMEOUT_S,
+        )
     except ProviderError as exc:
         if exc.status == 404:
-            raise BatchUnavailable(f'gemini batch: asyncBatchEmbedContent is not available for {model} at this '
-                                   'base URL (404); embedding inline (set remote.batch.enabled to false to skip '
-                                   'the attempt)') from exc
+            raise BatchUnavailable(
+                f'gemini batch: asyncBatchEmbedContent is not available for {model} at this '
+                'base URL (404); embedding inline (set remote.batch.enabled to false to skip '
+                'the attempt)'
+            ) from exc
         raise
     _gemini_state(job)
     name = job['name'] if job['name'].startswith('batches/') else f'batches/{job["name"]}'
-    job = _await(job, _gemini_state, lambda: http.get(name, timeout=_REQUEST_TIMEOUT_S),
-                 label=f'gemini batch {name}', settings=settings, sleep=sleep)
-    output_files = [_dig(job, 'metadata', 'output', 'responsesFile'), _dig(job, 'response', 'output', 'responsesFile'),
-                    _dig(job, 'outputConfig', 'file'), _dig(job, 'outputConfig', 'fileId')]
+    job = _await(
+        job,
+        _gemini_state,
+        lambda: http.get(name, timeout=_REQUEST_TIMEOUT_S),
+        label=f'gemini batch {name}',
+        settings=settings,
+        sleep=sleep,
+    )
+    output_files = [
+        _dig(job, 'metadata', 'output', 'responsesFile'),
+        _dig(job, 'response', 'output', 'responsesFile'),
+        _dig(job, 'outputConfig', 'file'),
+        _dig(job, 'outputConfig', 'fileId'),
+    ]
     output_file = next((f for f in output_files if isinstance(f, str)), None)
     if output_file is None:
         raise ProviderError(f'gemini batch {name}: completed without a responses file')
     if not output_file.startswith('files/'):
         output_file = f'files/{output_file}'
-    output = http.send('GET', f'{_gemini_sibling(http.base_url, "download")}/{output_file}:download',
-                       params={'alt': 'media'}, timeout=_REQUEST_TIMEOUT_S).text
+    output = http.send(
+        'GET',
+        f'{_gemini_sibling(http.base_url, "download")}/{output_file}:download',
+        params={'alt': 'media'},
+        timeout=_REQUEST_TIMEOUT_S,
+    ).text
     results: dict[str, list[Any]] = {}
     for line in _jsonl(http, output):
         key = next((line[k] for k in ('key', 'custom_id', 'request_id') if k in line), None)

@@ -20,14 +20,13 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 
-from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-
+from memsift.errors import ProviderError
 from memsift.providers._http import map_concurrently
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
 
@@ -67,14 +66,30 @@ def canonical_request(method: str, url: str, headers: Mapping[str, str], body: b
     names = sorted(signed)
     # Every service but S3 encodes the (already encoded) path once more: the sent ``%3A`` is signed as ``%253A``.
     path = quote(parts.path or '/', safe='/')
-    lines = [method.upper(), path, _canonical_query(parts.query), ''.join(f'{n}:{signed[n]}\n' for n in names),
-             ';'.join(names), hashlib.sha256(body).hexdigest()]
+    lines = [
+        method.upper(),
+        path,
+        _canonical_query(parts.query),
+        ''.join(f'{n}:{signed[n]}\n' for n in names),
+        ';'.join(names),
+        hashlib.sha256(body).hexdigest(),
+    ]
     return '\n'.join(lines), ';'.join(names)
 
 
-def sign_v4(method: str, url: str, headers: Mapping[str, str], body: bytes | str, *, access_key: str,
-            secret_key: str, region: str, service: str, now: datetime,
-            session_token: str | None = None) -> dict[str, str]:
+def sign_v4(
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    body: bytes | str,
+    *,
+    access_key: str,
+    secret_key: str,
+    region: str,
+    service: str,
+    now: datetime,
+    session_token: str | None = None,
+) -> dict[str, str]:
     """Sign a request with AWS Signature Version 4 and return the headers to add: ``X-Amz-Date``,
     ``Authorization`` and, with a session token, ``X-Amz-Security-Token``.
 
@@ -93,8 +108,9 @@ def sign_v4(method: str, url: str, headers: Mapping[str, str], body: bytes | str
     to_sign = '\n'.join(['AWS4-HMAC-SHA256', amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = signing_key(secret_key, amz_date[:8], region, service)
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    added['Authorization'] = (f'AWS4-HMAC-SHA256 Credential={access_key}/{scope}, SignedHeaders={signed_headers}, '
-                              f'Signature={signature}')
+    added['Authorization'] = (
+        f'AWS4-HMAC-SHA256 Credential={access_key}/{scope}, SignedHeaders={signed_headers}, Signature={signature}'
+    )
     return added
 
 
@@ -145,22 +161,31 @@ class BedrockEmbeddings(RemoteEmbeddings):
     default_model = 'amazon.titan-embed-text-v2:0'
     env_keys = ('AWS_BEARER_TOKEN_BEDROCK',)
     key_required = False  # SigV4 credentials are the other way in, checked below
-    known_dims = {'amazon.titan-embed-text-v2:0': 1024, 'amazon.titan-embed-text-v1': 1536,
-                  'amazon.titan-embed-g1-text-02': 1536, 'cohere.embed-english-v3': 1024,
-                  'cohere.embed-multilingual-v3': 1024, 'cohere.embed-v4:0': 1536,
-                  'amazon.nova-2-multimodal-embeddings-v1:0': 1024}
+    known_dims: ClassVar[Mapping[str, int]] = {
+        'amazon.titan-embed-text-v2:0': 1024,
+        'amazon.titan-embed-text-v1': 1536,
+        'amazon.titan-embed-g1-text-02': 1536,
+        'cohere.embed-english-v3': 1024,
+        'cohere.embed-multilingual-v3': 1024,
+        'cohere.embed-v4:0': 1536,
+        'amazon.nova-2-multimodal-embeddings-v1:0': 1024,
+    }
 
     def __init__(self, config: MemoryConfig, env: Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
         self.family = family_of(config.model or self.default_model)
         wanted = config.output_dimensionality
         if wanted is not None and wanted not in self.family.sizes:
-            raise ProviderError(f'bedrock: outputDimensionality {wanted} is not available for '
-                                f'{config.model or self.default_model} (one of {list(self.family.sizes)})')
+            raise ProviderError(
+                f'bedrock: outputDimensionality {wanted} is not available for '
+                f'{config.model or self.default_model} (one of {list(self.family.sizes)})'
+            )
         self.region = resolve_region(config.remote.base_url, env)
         remote = dataclasses.replace(
-            config.remote, base_url=config.remote.base_url or f'https://bedrock-runtime.{self.region}.amazonaws.com',
-            headers={'Accept': 'application/json', **config.remote.headers})
+            config.remote,
+            base_url=config.remote.base_url or f'https://bedrock-runtime.{self.region}.amazonaws.com',
+            headers={'Accept': 'application/json', **config.remote.headers},
+        )
         super().__init__(dataclasses.replace(config, remote=remote), env)
         if self._dims is None:  # an inference profile or ARN of a known family
             self._dims = self.family.dims
@@ -171,8 +196,10 @@ class BedrockEmbeddings(RemoteEmbeddings):
         self.session_token = env.get('AWS_SESSION_TOKEN') or None
         if not (self.access_key and self.secret_key):
             self.http.close()
-            raise MissingApiKey('No AWS credentials found for provider bedrock: set AWS_BEARER_TOKEN_BEDROCK (or '
-                                'remote.apiKey), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY')
+            raise MissingApiKey(
+                'No AWS credentials found for provider bedrock: set AWS_BEARER_TOKEN_BEDROCK (or '
+                'remote.apiKey), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
+            )
         # EmbeddingHttp sends fixed headers; a request hook signs each attempt (retries get a fresh X-Amz-Date),
         # and the secrets join the strings scrubbed from errors.
         self.http.add_secrets(self.secret_key, self.session_token)
@@ -180,10 +207,20 @@ class BedrockEmbeddings(RemoteEmbeddings):
 
     def _sign(self, request: httpx.Request) -> None:
         headers = {'Host': request.headers['host'], 'Content-Type': request.headers['content-type']}
-        request.headers.update(sign_v4(
-            request.method, str(request.url), headers, request.content, access_key=self.access_key,
-            secret_key=self.secret_key, region=self.region, service='bedrock', now=datetime.now(timezone.utc),
-            session_token=self.session_token))
+        request.headers.update(
+            sign_v4(
+                request.method,
+                str(request.url),
+                headers,
+                request.content,
+                access_key=self.access_key,
+                secret_key=self.secret_key,
+                region=self.region,
+                service='bedrock',
+                now=datetime.now(timezone.utc),
+                session_token=self.session_token,
+            )
+        )
 
     def _path(self) -> str:
         return f'model/{quote(self.model, safe="")}/invoke'
@@ -196,16 +233,23 @@ class BedrockEmbeddings(RemoteEmbeddings):
     def embed(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:
         if not self.family.batched:
             return map_concurrently(lambda text: self._embed_one(text, timeout), texts, self.concurrency)
-        return [vector for start in range(0, len(texts), COHERE_MAX_TEXTS)
-                for vector in self._embed_cohere(texts[start:start + COHERE_MAX_TEXTS], kind, timeout)]
+        return [
+            vector
+            for start in range(0, len(texts), COHERE_MAX_TEXTS)
+            for vector in self._embed_cohere(texts[start : start + COHERE_MAX_TEXTS], kind, timeout)
+        ]
 
     def _embed_one(self, text: str, timeout: float) -> list[float]:
         name = self.family.name
         if name == 'nova':
-            params = {'embeddingPurpose': 'GENERIC_INDEX', 'embeddingDimension': self.dims,
-                      'text': {'truncationMode': 'END', 'value': text}}
-            answer = self.http.post(self._path(), {'taskType': 'SINGLE_EMBEDDING', 'singleEmbeddingParams': params},
-                                    timeout=timeout)
+            params = {
+                'embeddingPurpose': 'GENERIC_INDEX',
+                'embeddingDimension': self.dims,
+                'text': {'truncationMode': 'END', 'value': text},
+            }
+            answer = self.http.post(
+                self._path(), {'taskType': 'SINGLE_EMBEDDING', 'singleEmbeddingParams': params}, timeout=timeout
+            )
             rows = answer.get('embeddings') if isinstance(answer, dict) else None
             rows = [r.get('embedding') if isinstance(r, dict) else r for r in rows] if isinstance(rows, list) else rows
             return self.vectors(rows, 1, 'embeddings[].embedding')[0]
@@ -216,8 +260,11 @@ class BedrockEmbeddings(RemoteEmbeddings):
         return self.vectors([answer.get('embedding') if isinstance(answer, dict) else None], 1, 'embedding')[0]
 
     def _embed_cohere(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:
-        body: dict[str, Any] = {'texts': texts, 'input_type': 'search_query' if kind == 'query' else 'search_document',
-                                'truncate': 'END'}
+        body: dict[str, Any] = {
+            'texts': texts,
+            'input_type': 'search_query' if kind == 'query' else 'search_document',
+            'truncate': 'END',
+        }
         if self.family.name == 'cohere-v4':
             body['embedding_types'] = ['float']
             if self.config.output_dimensionality:

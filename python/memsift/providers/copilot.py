@@ -26,10 +26,9 @@ from typing import Any, ClassVar
 
 import httpx
 
-from memsift.errors import ProviderError
 from memsift._core import __version__
 from memsift.config import MemoryConfig
-
+from memsift.errors import ProviderError
 from memsift.providers._http import EmbeddingHttp
 from memsift.providers.base import RemoteEmbeddings
 
@@ -49,8 +48,12 @@ _EMBEDDING_ID = re.compile(r'\bembedding', re.I)
 def ide_headers() -> dict[str, str]:
     """The editor headers the Copilot API expects from an IDE integration."""
     agent = f'memsift/{__version__}'
-    return {'Editor-Version': agent, 'Editor-Plugin-Version': agent, 'Copilot-Integration-Id': 'vscode-chat',
-            'User-Agent': agent}
+    return {
+        'Editor-Version': agent,
+        'Editor-Plugin-Version': agent,
+        'Copilot-Integration-Id': 'vscode-chat',
+        'User-Agent': agent,
+    }
 
 
 def embedding_models(answer: Any) -> list[str]:
@@ -77,7 +80,11 @@ class CopilotEmbeddings(RemoteEmbeddings):
     default_base_url = DEFAULT_API_BASE
     default_model = PREFERRED_MODELS[0]  # shown until discovery confirms or replaces it
     env_keys: ClassVar[tuple[str, ...]] = ('COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN')
-    known_dims = {'text-embedding-3-small': 1536, 'text-embedding-3-large': 3072, 'text-embedding-ada-002': 1536}
+    known_dims: ClassVar[Mapping[str, int]] = {
+        'text-embedding-3-small': 1536,
+        'text-embedding-3-large': 3072,
+        'text-embedding-ada-002': 1536,
+    }
 
     def __init__(self, config: MemoryConfig, env: Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
@@ -125,8 +132,11 @@ class CopilotEmbeddings(RemoteEmbeddings):
 
     def _exchange(self) -> None:
         """Get a fresh Copilot token and point ``self.http`` at the API base with it."""
-        answer = self._get(self.token_url, {'Authorization': f'token {self.api_key}', 'Accept': 'application/json',
-                                            **ide_headers()}, 'token exchange')
+        answer = self._get(
+            self.token_url,
+            {'Authorization': f'token {self.api_key}', 'Accept': 'application/json', **ide_headers()},
+            'token exchange',
+        )
         token = answer.get('token') if isinstance(answer, dict) else None
         if not isinstance(token, str) or not token:
             raise self._fail('token exchange: the answer has no token')
@@ -138,8 +148,12 @@ class CopilotEmbeddings(RemoteEmbeddings):
         endpoints = answer.get('endpoints')
         api = endpoints.get('api') if isinstance(endpoints, dict) else None
         base = self.config.remote.base_url or (api if isinstance(api, str) and api else DEFAULT_API_BASE)
-        headers = {'Content-Type': 'application/json', **ide_headers(), 'Authorization': f'Bearer {token}',
-                   **self.config.remote.headers}
+        headers = {
+            'Content-Type': 'application/json',
+            **ide_headers(),
+            'Authorization': f'Bearer {token}',
+            **self.config.remote.headers,
+        }
         http = EmbeddingHttp(self.id, base, headers, self._secrets)
         # Another thread may still be using the previous client: it is closed at the next exchange, or on close().
         for old in self._retired:
@@ -148,14 +162,20 @@ class CopilotEmbeddings(RemoteEmbeddings):
         self.http, self._token = http, token
 
     def _choose_model(self) -> str:
-        headers = {'Authorization': f'Bearer {self._token}', 'Accept': 'application/json', **ide_headers(),
-                   **self.config.remote.headers}
+        headers = {
+            'Authorization': f'Bearer {self._token}',
+            'Accept': 'application/json',
+            **ide_headers(),
+            **self.config.remote.headers,
+        }
         offered = embedding_models(self._get(self.http.url('models'), headers, 'model discovery'))
         wanted = self.config.model
         if wanted:
             if wanted not in offered:
-                raise self._fail(f'model {wanted!r} is not offered to this account; embedding models offered: '
-                                 f'{", ".join(offered) or "none"}')
+                raise self._fail(
+                    f'model {wanted!r} is not offered to this account; embedding models offered: '
+                    f'{", ".join(offered) or "none"}'
+                )
             return wanted
         model = next((m for m in PREFERRED_MODELS if m in offered), offered[0] if offered else None)
         if model is None:

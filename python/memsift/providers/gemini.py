@@ -5,7 +5,8 @@ for chunks (``RETRIEVAL_DOCUMENT``), key in ``x-goog-api-key``, optional ``outpu
 from __future__ import annotations
 
 import base64
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from memsift.errors import ProviderError
 from memsift.media import MediaInput
@@ -20,7 +21,11 @@ class GeminiEmbeddings(RemoteEmbeddings):
     default_base_url = 'https://generativelanguage.googleapis.com/v1beta'
     default_model = 'gemini-embedding-001'
     env_keys = ('GEMINI_API_KEY', 'GOOGLE_API_KEY')
-    known_dims = {'gemini-embedding-001': 3072, 'gemini-embedding-2-preview': 3072, 'text-embedding-004': 768}
+    known_dims: ClassVar[Mapping[str, int]] = {
+        'gemini-embedding-001': 3072,
+        'gemini-embedding-2-preview': 3072,
+        'text-embedding-004': 768,
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,18 +56,21 @@ class GeminiEmbeddings(RemoteEmbeddings):
         return {'model': f'models/{self.model}', **self._request(item, 'RETRIEVAL_DOCUMENT')}
 
     def batch_embed(self, texts: list[Any]) -> list[list[float]]:
-        return run_gemini_batch(self.http, [self._document(t) for t in texts], model=self.model,
-                                settings=self.config.remote.batch)
+        return run_gemini_batch(
+            self.http, [self._document(t) for t in texts], model=self.model, settings=self.config.remote.batch
+        )
 
     def embed(self, texts: list[Any], kind: str, timeout: float) -> list[list[float]]:
         if kind == 'query' and len(texts) == 1:
-            answer = self.http.post(f'models/{self.model}:embedContent', self._request(texts[0], 'RETRIEVAL_QUERY'),
-                                    timeout=timeout)
+            answer = self.http.post(
+                f'models/{self.model}:embedContent', self._request(texts[0], 'RETRIEVAL_QUERY'), timeout=timeout
+            )
             values = answer.get('embedding', {}).get('values') if isinstance(answer, dict) else None
             return self.vectors([values], 1, 'embedding.values')
-        answer = self.http.post(f'models/{self.model}:batchEmbedContents',
-                                {'requests': [self._document(t) for t in texts]}, timeout=timeout)
+        answer = self.http.post(
+            f'models/{self.model}:batchEmbedContents', {'requests': [self._document(t) for t in texts]}, timeout=timeout
+        )
         embeddings = answer.get('embeddings') if isinstance(answer, dict) else None
         if not isinstance(embeddings, list) or not all(isinstance(e, dict) for e in embeddings):
-            raise ProviderError(f'gemini embeddings failed: the answer has no embeddings[].values list')
+            raise ProviderError('gemini embeddings failed: the answer has no embeddings[].values list')
         return self.vectors([e.get('values') for e in embeddings], len(texts), 'embeddings[].values')

@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memsift.errors import ProviderError
 from memsift.config import MemoryConfig
-
+from memsift.errors import ProviderError
 
 __all__ = ['DEFAULT_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
 
@@ -88,8 +87,9 @@ class _GgufEncoder:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
-            raise LocalModelUnavailable(f'GGUF model {model} needs llama-cpp-python: pip install llama-cpp-python') \
-                from exc
+            raise LocalModelUnavailable(
+                f'GGUF model {model} needs llama-cpp-python: pip install llama-cpp-python'
+            ) from exc
         try:
             self.llama = Llama(model_path=str(model), embedding=True, n_threads=threads, n_ctx=context, verbose=False)
         except Exception as exc:  # llama-cpp-python raises ValueError for a file llama.cpp cannot load
@@ -141,7 +141,7 @@ class LocalEmbeddings:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
         with self._lock:
             for start in range(0, len(order), BATCH):
-                rows = order[start:start + BATCH]
+                rows = order[start : start + BATCH]
                 out[rows] = self._encoder.encode([texts[i] for i in rows])
         return out
 

@@ -3,6 +3,9 @@ query instruction prefixes for the models that were trained with them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from memsift.providers.base import RemoteEmbeddings
 
 __all__ = ['OllamaEmbeddings']
@@ -21,7 +24,7 @@ class OllamaEmbeddings(RemoteEmbeddings):
     env_keys = ('OLLAMA_API_KEY',)
     key_required = False
     local_server = True
-    known_dims = {'nomic-embed-text': 768, 'mxbai-embed-large': 1024, 'all-minilm': 384}
+    known_dims: ClassVar[Mapping[str, int]] = {'nomic-embed-text': 768, 'mxbai-embed-large': 1024, 'all-minilm': 384}
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)

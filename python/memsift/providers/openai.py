@@ -7,14 +7,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from memsift.errors import ProviderError
 from memsift.providers.base import RemoteEmbeddings
 from memsift.providers.batch import run_openai_batch
 
-__all__ = ['DeepInfraEmbeddings', 'LmStudioEmbeddings', 'MistralEmbeddings', 'OpenAICompatibleEmbeddings',
-           'OpenAIEmbeddings']
+__all__ = [
+    'DeepInfraEmbeddings',
+    'LmStudioEmbeddings',
+    'MistralEmbeddings',
+    'OpenAICompatibleEmbeddings',
+    'OpenAIEmbeddings',
+]
 
 
 class OpenAIEmbeddings(RemoteEmbeddings):
@@ -22,14 +27,23 @@ class OpenAIEmbeddings(RemoteEmbeddings):
     default_base_url = 'https://api.openai.com/v1'
     default_model = 'text-embedding-3-small'
     env_keys: ClassVar[tuple[str, ...]] = ('OPENAI_API_KEY',)
-    known_dims = {'text-embedding-3-small': 1536, 'text-embedding-3-large': 3072, 'text-embedding-ada-002': 1536}
+    known_dims: ClassVar[Mapping[str, int]] = {
+        'text-embedding-3-small': 1536,
+        'text-embedding-3-large': 3072,
+        'text-embedding-ada-002': 1536,
+    }
     has_batch_api = True
     batch_window: ClassVar[str] = '24h'
     """Completion window of the provider's batch API."""
 
     def batch_embed(self, texts: list[Any]) -> list[list[float]]:
-        return run_openai_batch(self.http, texts, lambda group: self.body(group, 'document'),
-                                window=self.batch_window, settings=self.config.remote.batch)
+        return run_openai_batch(
+            self.http,
+            texts,
+            lambda group: self.body(group, 'document'),
+            window=self.batch_window,
+            settings=self.config.remote.batch,
+        )
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
         body: dict[str, Any] = {'model': self.model, 'input': texts}
@@ -52,7 +66,7 @@ class OpenAICompatibleEmbeddings(OpenAIEmbeddings):
     default_model = 'text-embedding'
     env_keys = ()
     key_required = False  # self-hosted servers often need none; it never inherits OpenAI's key
-    known_dims = {}
+    known_dims: ClassVar[Mapping[str, int]] = {}
     has_batch_api = False
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
@@ -70,7 +84,7 @@ class MistralEmbeddings(OpenAIEmbeddings):
     default_model = 'mistral-embed'
     env_keys = ('MISTRAL_API_KEY',)
     has_batch_api = False
-    known_dims = {'mistral-embed': 1024}
+    known_dims: ClassVar[Mapping[str, int]] = {'mistral-embed': 1024}
 
 
 class DeepInfraEmbeddings(OpenAIEmbeddings):
@@ -79,7 +93,7 @@ class DeepInfraEmbeddings(OpenAIEmbeddings):
     default_model = 'BAAI/bge-m3'
     env_keys = ('DEEPINFRA_API_KEY',)
     has_batch_api = False
-    known_dims = {'BAAI/bge-m3': 1024}
+    known_dims: ClassVar[Mapping[str, int]] = {'BAAI/bge-m3': 1024}
 
 
 class LmStudioEmbeddings(OpenAIEmbeddings):
@@ -89,5 +103,5 @@ class LmStudioEmbeddings(OpenAIEmbeddings):
     env_keys = ('LM_API_TOKEN',)
     key_required = False
     local_server = True
-    known_dims = {'text-embedding-nomic-embed-text-v1.5': 768}
+    known_dims: ClassVar[Mapping[str, int]] = {'text-embedding-nomic-embed-text-v1.5': 768}
     has_batch_api = False

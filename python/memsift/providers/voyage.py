@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from memsift.providers.openai import OpenAIEmbeddings
 
@@ -14,7 +15,12 @@ class VoyageEmbeddings(OpenAIEmbeddings):
     default_base_url = 'https://api.voyageai.com/v1'
     default_model = 'voyage-4-large'
     env_keys = ('VOYAGE_API_KEY',)
-    known_dims = {'voyage-4-large': 1024, 'voyage-3-large': 1024, 'voyage-3.5': 1024, 'voyage-3.5-lite': 1024}
+    known_dims: ClassVar[Mapping[str, int]] = {
+        'voyage-4-large': 1024,
+        'voyage-3-large': 1024,
+        'voyage-3.5': 1024,
+        'voyage-3.5-lite': 1024,
+    }
     batch_window = '12h'
 
     def body(self, texts: list[str], kind: str) -> dict[str, Any]:
