@@ -306,10 +306,16 @@ impl Bm25Index {
     }
 
     /// Pick up the latest commit (made by this or another handle).
+    ///
+    /// Reloads are serialized (under the generation lock): two concurrent ones could otherwise
+    /// install their searchers out of order, leaving an older searcher live under a newer
+    /// generation, so searches would miss the newer commit's documents until the next reload.
     pub fn reload(&self) -> Result<()> {
+        let mut recorded = self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The payload is read first: the searcher then reflects that commit or a later one.
         let generation = payload_generation(&self.index).map_err(|e| self.error(e))?;
         self.reader.reload().map_err(|e| self.error(e))?;
-        *self.generation.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = generation;
+        *recorded = generation;
         Ok(())
     }
 
