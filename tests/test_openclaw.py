@@ -7,7 +7,8 @@ from conftest import write
 
 import memsift
 import memsift.openclaw
-from memsift.openclaw import from_openclaw, openclaw_agents
+from memsift.openclaw import openclaw_agents
+from memsift.tools import from_openclaw
 
 
 def transcript(path, session_id, lines):

@@ -46,9 +46,8 @@ from memsift.errors import (
 )
 from memsift.indexer import SyncReport
 from memsift.memory import MemoryHit, MemoryIndex, SearchResult
-from memsift.openclaw import from_openclaw
 from memsift.sessions import Caller, SessionStore
-from memsift.tools import MemoryTools
+from memsift.tools import MemoryTools, from_openclaw
 
 __all__ = [
     'Analyzer',

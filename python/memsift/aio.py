@@ -35,7 +35,7 @@ class AsyncMemoryTools:
     @classmethod
     def from_openclaw(cls, *args: Any, **kwargs: Any) -> AsyncMemoryTools:
         """:func:`memsift.from_openclaw`, wrapped."""
-        from memsift.openclaw import from_openclaw
+        from memsift.tools import from_openclaw
 
         return cls(from_openclaw(*args, **kwargs))
 

@@ -40,7 +40,7 @@ from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
 from memsift.indexer import Progress, SyncReport
 from memsift.memory import MemoryIndex
-from memsift.sessions import Caller, SessionStore
+from memsift.sessions import Caller, SessionStore, main_session_key
 from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
 __all__ = ['main']
@@ -304,15 +304,9 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    config = load_config(args.config, args.agent).session_tools
-    caller = Caller(args.caller or f'agent:{args.agent}:main')
-    with SessionStore(
-        args.sessions_db,
-        args.agent,
-        visibility=config.visibility,  # type: ignore[arg-type]
-        agent_to_agent=config.agent_to_agent,
-        redact_patterns=config.redact_patterns,
-    ) as store:
+    settings = load_config(args.config, args.agent).session_tools
+    caller = Caller(args.caller or main_session_key(args.agent))
+    with SessionStore.from_config(args.sessions_db, args.agent, settings) as store:
         if args.sessions_command == 'import':
             data = store.import_jsonl(
                 args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}', spawned_by=args.spawned_by
@@ -343,7 +337,7 @@ def _sessions(args: argparse.Namespace) -> int:
 
 def _mcp(args: argparse.Namespace) -> int:
     from memsift.mcp_server import serve_http, serve_stdio  # here: the MCP SDK is slow to import
-    from memsift.openclaw import from_openclaw
+    from memsift.tools import from_openclaw
 
     token = None
     if args.http is not None:

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import json5
 
@@ -43,8 +43,12 @@ __all__ = [
     'StoreConfig',
     'SyncConfig',
     'TemporalDecayConfig',
+    'Visibility',
     'load_config',
 ]
+
+Visibility = Literal['self', 'tree', 'agent', 'all']
+"""Which sessions a caller may see (``tools.sessions.visibility``, OpenClaw §11.4)."""
 
 _MASKED_KEYS = frozenset({'apikey', 'token', 'password', 'secret', 'authorization', 'headers'})
 _MAX_REPR = 80
@@ -184,7 +188,7 @@ class ModelProvider:
 class SessionToolsConfig:
     """The settings of ``sessions_search`` / ``sessions_history`` that live outside ``memorySearch``."""
 
-    visibility: str = 'tree'
+    visibility: Visibility = 'tree'
     """``tools.sessions.visibility``: ``self``, ``tree``, ``agent`` or ``all``."""
     agent_to_agent: bool = False
     """``tools.agentToAgent.enabled``: with ``all``, other agents' sessions are visible."""

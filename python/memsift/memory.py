@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,9 +46,12 @@ from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, 
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
-from memsift.sessions import Caller, SessionStore, default_sessions_path
+from memsift.sessions import Caller, SessionStore, main_session_key
 from memsift.store import ChunkRow, FileRecord, MemoryStore
 from memsift.workspace import MemoryFile, extra_roots, is_inside, read_memory_file
+
+if TYPE_CHECKING:
+    from memsift.watch import Watcher
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
 
@@ -368,7 +371,7 @@ class MemoryIndex:
         self._dirty = True
         self._closed = False
         self._catalogue = _Catalogue(-1, {})
-        self._watcher: Any = None
+        self._watcher: Watcher | None = None
         self.cache_hits = 0
         self.cache_misses = 0
         with contextlib.suppress(ProviderError):
@@ -386,15 +389,8 @@ class MemoryIndex:
             return None
         if sessions is not None:
             return sessions
-        tools = self.config.session_tools
         self._owns_sessions = True
-        return SessionStore(
-            default_sessions_path(agent_id),
-            agent_id,
-            visibility=tools.visibility,  # type: ignore[arg-type]
-            agent_to_agent=tools.agent_to_agent,
-            redact_patterns=tools.redact_patterns,
-        )
+        return SessionStore.from_config(None, agent_id, self.config.session_tools)
 
     def _open_bm25(self) -> Bm25Index:
         if self.db_path == ':memory:':
@@ -955,7 +951,7 @@ class MemoryIndex:
         """Transcript paths the calling session may see, by the rules of ``sessions_search``."""
         if self.sessions is None:
             return set()
-        caller = Caller(session_key or f'agent:{self.config.agent_id}:main')
+        caller = Caller(session_key or main_session_key(self.config.agent_id))
         return {session_path(key) for key in self.sessions.visible_keys(caller)}
 
     def _fallback(self) -> dict[str, str] | None:
@@ -1305,10 +1301,26 @@ class MemoryIndex:
         and every ``sync.intervalMinutes`` when set. Stopped by :meth:`stop_watching` or :meth:`close`."""
         self._check_open()
         if self._watcher is None:
-            from memsift.watch import Watcher
+            from memsift.watch import Watcher  # here: watchdog is only needed by watching processes
 
-            self._watcher = Watcher(self)
+            sync = self.config.sync
+            self._watcher = Watcher(
+                self.workspace,
+                [self.workspace / 'memory', *extra_roots(self.workspace, self._extra_paths())],
+                changed=self.mark_dirty,
+                sync=self._watched_sync,
+                debounce_s=sync.watch_debounce_ms / 1000,
+                interval_s=sync.interval_minutes * 60,
+                watch=sync.watch,
+            )
             self._watcher.start()
+
+    def _watched_sync(self) -> None:
+        """A sync the watcher asked for; a failure is reported by ``status()`` and the next change retries."""
+        try:
+            self.sync()
+        except Exception as exc:
+            self._sync_error = f'{type(exc).__name__}: {exc}'
 
     def stop_watching(self) -> None:
         watcher, self._watcher = self._watcher, None

@@ -27,12 +27,12 @@ import json5
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore
-from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
 
 __all__ = [
     'OpenClawAgent',
-    'from_openclaw',
+    'TranscriptWatcher',
     'import_openclaw_sessions',
+    'openclaw_agent',
     'openclaw_agents',
     'openclaw_config_path',
     'openclaw_state_dir',
@@ -142,8 +142,9 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     return added
 
 
-class _TranscriptWatcher:
-    """Catches the store up with OpenClaw's transcripts, at most every :data:`SESSION_RESCAN_S` seconds."""
+class TranscriptWatcher:
+    """Catches the store up with OpenClaw's transcripts when called, at most every :data:`SESSION_RESCAN_S` seconds
+    (the tools call it before each session tool call)."""
 
     def __init__(self, store: SessionStore, sessions_dir: Path) -> None:
         self.store, self.sessions_dir = store, sessions_dir
@@ -158,26 +159,14 @@ class _TranscriptWatcher:
             self._last = time.monotonic()
 
 
-def from_openclaw(
-    agent_id: str | None = None,
-    *,
-    config_path: str | os.PathLike[str] | None = None,
-    deadline_s: float = DEFAULT_DEADLINE_S,
-    sync: bool = True,
-    watch: bool = False,
-) -> MemoryTools:
-    """Memory tools for one agent of the user's OpenClaw setup, with no other configuration.
-
-    Args:
-        agent_id: The agent (default: OpenClaw's default agent, usually ``main``).
-        config_path: The OpenClaw config (default: :func:`openclaw_config_path`).
-        sync: Index the workspace in the background now.
-        watch: Re-index memory files as they change.
+def openclaw_agent(
+    agent_id: str | None = None, config_path: str | os.PathLike[str] | None = None
+) -> tuple[OpenClawAgent, MemoryConfig]:
+    """One agent of the user's OpenClaw setup and the memory config memsift serves it with.
 
     The agent's memory-search settings come from the OpenClaw config (provider, model, chunking, query, …) but
     memsift keeps its own stores (``~/.memsift/memory/{agentId}.sqlite`` and
-    ``~/.memsift/agents/{agentId}/sessions.sqlite``) unless ``store.path`` is set; the agent's transcripts are
-    imported into the session store and kept up to date as OpenClaw appends to them.
+    ``~/.memsift/agents/{agentId}/sessions.sqlite``) unless ``store.path`` is set outside OpenClaw's state folder.
 
     Raises:
         ConfigError: no OpenClaw config, an unusable one, or an agent it does not declare (the message says which).
@@ -193,12 +182,4 @@ def from_openclaw(
         # OpenClaw's own index file: memsift keeps a separate one rather than writing into OpenClaw's.
         own = str(Path('~/.memsift/memory').expanduser() / f'{agent.id}.sqlite')
         config = dataclasses.replace(config, store=dataclasses.replace(config.store, path=own))
-    agent.workspace.mkdir(parents=True, exist_ok=True)
-    tools = MemoryTools.open(agent.workspace, config, agent.id, deadline_s=deadline_s, sync=False, watch=watch)
-    assert tools.sessions is not None
-    watcher = _TranscriptWatcher(tools.sessions, agent.sessions_dir)
-    watcher()
-    tools._refresh = watcher
-    if sync:
-        tools.index.sync_in_background()
-    return tools
+    return agent, config

@@ -37,13 +37,13 @@ from typing import Any, Literal
 from memsift._core import Analyzer
 from memsift._sqlite import connect, transaction
 from memsift._text import preview, scrub
+from memsift.config import SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionStoreError
 from memsift.redact import Redactor
 
-__all__ = ['Caller', 'SessionStore', 'Visibility', 'default_sessions_path']
+__all__ = ['Caller', 'SessionStore', 'Visibility', 'default_sessions_path', 'main_session_key']
 
-Visibility = Literal['self', 'tree', 'agent', 'all']
-VISIBILITIES = ('self', 'tree', 'agent', 'all')
+VISIBILITIES: tuple[Visibility, ...] = ('self', 'tree', 'agent', 'all')
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25
 MAX_QUERY_CHARS = 4096
@@ -126,6 +126,11 @@ WHEN OLD.spawned_by IS NOT NEW.spawned_by OR OLD.incognito != NEW.incognito OR O
     OR OLD.needs_rebuild != NEW.needs_rebuild
 BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;
 """
+
+
+def main_session_key(agent_id: str) -> str:
+    """The key of an agent's main session, ``agent:{agentId}:main`` (OpenClaw's convention)."""
+    return f'agent:{agent_id}:main'
 
 
 def default_sessions_path(agent_id: str) -> Path:
@@ -289,6 +294,20 @@ class SessionStore:
             SessionStoreError,
             'the session store',
             'move the file aside and re-import the transcripts',
+        )
+
+    @classmethod
+    def from_config(
+        cls, path: str | os.PathLike[str] | None, agent_id: str, settings: SessionToolsConfig
+    ) -> SessionStore:
+        """The store of ``agent_id`` (default path when ``path`` is None) with the config's visibility, agent-to-agent
+        access and redaction patterns (``MemoryConfig.session_tools``)."""
+        return cls(
+            path,
+            agent_id,
+            visibility=settings.visibility,
+            agent_to_agent=settings.agent_to_agent,
+            redact_patterns=settings.redact_patterns,
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -636,7 +655,7 @@ class SessionStore:
         if requested == 'current':
             return caller.session_key
         if requested in ('main', 'global'):
-            main = f'agent:{caller.agent_id or self.agent_id}:main'
+            main = main_session_key(caller.agent_id or self.agent_id)
             with self._lock:
                 exists = self._db.execute('SELECT 1 FROM sessions WHERE key = ?', (main,)).fetchone()
             return main if exists else 'main'
@@ -969,7 +988,7 @@ def _visible_keys(snapshot: _Snapshot, caller: Caller, store_agent: str) -> set[
     if caller.visibility == 'self':
         keys = {key}
     elif caller.visibility == 'tree':
-        keys = own if key in ('main', f'agent:{agent}:main') else spawned_tree(key)
+        keys = own if key in ('main', main_session_key(agent)) else spawned_tree(key)
     elif caller.visibility == 'agent':
         keys = own
     else:

@@ -30,13 +30,15 @@ from memsift._text import preview, scrub
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import InvalidInputError, MemsiftError
 from memsift.memory import MemoryIndex
-from memsift.sessions import Caller, SessionStore, default_sessions_path
+from memsift.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
+from memsift.sessions import Caller, SessionStore, main_session_key
 
 __all__ = [
     'DEFAULT_DEADLINE_S',
     'MemoryTools',
     'configure',
     'default_tools',
+    'from_openclaw',
     'memory_get',
     'memory_search',
     'sessions_history',
@@ -76,7 +78,7 @@ class MemoryTools:
         self.index = index
         self.sessions = sessions if sessions is not None else index.sessions
         self.agent_id = index.config.agent_id
-        self.session_key = session_key or f'agent:{self.agent_id}:main'
+        self.session_key = session_key or main_session_key(self.agent_id)
         self.deadline_s = float(deadline_s)
         self._refresh = refresh
         self._owned: list[Any] = []
@@ -105,14 +107,7 @@ class MemoryTools:
             watch: Re-index memory files as they change.
         """
         resolved = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
-        options = resolved.session_tools
-        sessions = SessionStore(
-            sessions_path or default_sessions_path(agent_id),
-            agent_id,
-            visibility=options.visibility,  # type: ignore[arg-type]
-            agent_to_agent=options.agent_to_agent,
-            redact_patterns=options.redact_patterns,
-        )
+        sessions = SessionStore.from_config(sessions_path, agent_id, resolved.session_tools)
         try:
             index = MemoryIndex(workspace, resolved, agent_id, sessions=sessions)
         except BaseException:
@@ -293,6 +288,40 @@ _default: MemoryTools | None = None
 _default_lock = threading.Lock()
 
 
+def from_openclaw(
+    agent_id: str | None = None,
+    *,
+    config_path: str | os.PathLike[str] | None = None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    sync: bool = True,
+    watch: bool = False,
+) -> MemoryTools:
+    """Memory tools for one agent of the user's OpenClaw setup, with no other configuration.
+
+    Args:
+        agent_id: The agent (default: OpenClaw's default agent, usually ``main``).
+        config_path: The OpenClaw config (default: :func:`~memsift.openclaw.openclaw_config_path`).
+        sync: Index the workspace in the background now.
+        watch: Re-index memory files as they change.
+
+    The settings and stores are :func:`~memsift.openclaw.openclaw_agent`'s; the agent's transcripts are imported
+    into the session store and caught up as OpenClaw appends to them.
+
+    Raises:
+        ConfigError: no OpenClaw config, an unusable one, or an agent it does not declare (the message says which).
+    """
+    agent, config = openclaw_agent(agent_id, config_path)
+    agent.workspace.mkdir(parents=True, exist_ok=True)
+    tools = MemoryTools.open(agent.workspace, config, agent.id, deadline_s=deadline_s, sync=False, watch=watch)
+    assert tools.sessions is not None
+    refresh = TranscriptWatcher(tools.sessions, agent.sessions_dir)
+    refresh()
+    tools._refresh = refresh
+    if sync:
+        tools.index.sync_in_background()
+    return tools
+
+
 def configure(tools: MemoryTools | None) -> None:
     """Make ``tools`` the instance the module-level functions use (``None``: forget it)."""
     global _default
@@ -306,8 +335,6 @@ def default_tools() -> MemoryTools:
     global _default
     with _default_lock:
         if _default is None:
-            from memsift.openclaw import from_openclaw, openclaw_config_path
-
             _default = from_openclaw() if openclaw_config_path().is_file() else MemoryTools.open(Path.cwd())
         return _default
 

@@ -1,4 +1,4 @@
-"""Keep a :class:`~memsift.memory.MemoryIndex` current while memory files change.
+"""Watch an agent's memory files and call back when they change (``MemoryIndex.start_watching`` uses it).
 
 Like OpenClaw's chokidar watcher (when ``sync.watch`` is on, the default): the workspace root (for
 ``MEMORY.md``/``memory.md``), ``memory/`` and the extra paths are watched with watchdog; events on Markdown files
@@ -9,16 +9,14 @@ whose size or mtime moved. With ``sync.intervalMinutes`` set, a sync also runs o
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from memsift.workspace import IGNORED_DIRS
-
-if TYPE_CHECKING:
-    from memsift.memory import MemoryIndex
 
 __all__ = ['Watcher']
 
@@ -36,25 +34,41 @@ class _Handler(FileSystemEventHandler):
 
 
 class Watcher:
-    """Watches one index's memory files; ``start``/``stop`` (the index calls them)."""
+    """Watches a workspace's memory files: ``changed`` at once on each relevant event, ``sync`` after
+    ``debounce_s`` of quiet (and every ``interval_s`` when above 0). ``watch=False`` keeps only the period.
 
-    def __init__(self, index: MemoryIndex) -> None:
-        self.index = index
-        self.root = index.workspace
-        self.delay = index.config.sync.watch_debounce_ms / 1000
-        self.interval = index.config.sync.interval_minutes * 60
+    Args:
+        root: The workspace (``MEMORY.md`` / ``memory.md`` live there).
+        trees: ``memory/`` and the extra paths (absolute): folders watched recursively, or single files.
+        changed: Called on every relevant event (the index marks itself dirty).
+        sync: Runs a sync; it reports its own errors (the next change retries).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        trees: Sequence[Path],
+        *,
+        changed: Callable[[], None],
+        sync: Callable[[], None],
+        debounce_s: float,
+        interval_s: float = 0.0,
+        watch: bool = True,
+    ) -> None:
+        self.root = root
+        self.delay = debounce_s
+        self.interval = interval_s
+        self.watch = watch
+        self._changed = changed
+        self._sync = sync
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._stopped = threading.Event()
         self._observer: Any = None
         self._watched: set[Path] = set()
-        self._trees = [self.root / 'memory', *(self._resolve(p) for p in index._extra_paths())]
+        self._trees = [tree.resolve() for tree in trees]
         self._interval_thread: threading.Thread | None = None
         self.syncs = 0
-
-    def _resolve(self, path: str) -> Path:
-        candidate = Path(path).expanduser()
-        return (candidate if candidate.is_absolute() else self.root / candidate).resolve()
 
     def relevant(self, path: Path, is_directory: bool) -> bool:
         """A change to a Markdown file (or a folder) under a memory root, outside ignored folders."""
@@ -80,7 +94,7 @@ class Watcher:
                 self._watched.add(path)
 
     def start(self) -> None:
-        if self.index.config.sync.watch:
+        if self.watch:
             self._observer = Observer()
             self._schedule()
             self._observer.daemon = True
@@ -90,8 +104,8 @@ class Watcher:
             self._interval_thread.start()
 
     def changed(self) -> None:
-        """A relevant event: mark the index dirty and (re)start the debounce timer."""
-        self.index.mark_dirty()
+        """A relevant event: tell the index and (re)start the debounce timer."""
+        self._changed()
         with self._lock:
             if self._stopped.is_set():
                 return
@@ -104,18 +118,15 @@ class Watcher:
     def _fire(self) -> None:
         if self._stopped.is_set():
             return
-        try:
-            self.index.sync()
-            self.syncs += 1
-        except Exception as exc:  # reported by status(); the next change retries
-            self.index._sync_error = f'{type(exc).__name__}: {exc}'
+        self._sync()
+        self.syncs += 1
         with self._lock:
             if self._observer is not None and not self._stopped.is_set():
                 self._schedule()
 
     def _every_interval(self) -> None:
         while not self._stopped.wait(self.interval):
-            self.index.mark_dirty()
+            self._changed()
             self._fire()
 
     def stop(self) -> None:
