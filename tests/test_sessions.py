@@ -7,7 +7,7 @@ import time
 import pytest
 
 import memsift
-from memsift import Caller, SessionStore, SessionStoreError
+from memsift import Caller, InvalidInputError, SessionAccessError, SessionStore, SessionStoreError
 from memsift.sessions import INDEXING_WARNING, MAX_RESPONSE_BYTES
 
 MAIN = 'agent:main:main'
@@ -101,8 +101,8 @@ def test_only_user_and_assistant_text_is_indexed(store):
     ],
 )
 def test_bad_parameters_are_clear_errors(store, query, limit, error):
-    response = store.search(query, caller=MAIN, limit=limit)
-    assert response['status'] == 'error' and error in response['error']
+    with pytest.raises(InvalidInputError, match=error):
+        store.search(query, caller=MAIN, limit=limit)
 
 
 def test_limit_defaults_to_10_and_clamps_to_25(store):
@@ -237,8 +237,10 @@ def test_visibility_matrix_has_no_leaks(tree, caller, expected):
     hidden = (set(TREE) | {'agent:ops:main', 'agent:ops2:main'}) - expected
     for key in hidden:  # a hidden session's own words find nothing, and restricting to it is forbidden
         assert key not in keys(tree.search(key, caller=caller, limit=25))
-        assert tree.search('shared', caller=caller, session_key=key).get('status') == 'forbidden'
-        assert tree.history(key, caller)['status'] == 'forbidden'
+        with pytest.raises(SessionAccessError):
+            tree.search('shared', caller=caller, session_key=key)
+        with pytest.raises(SessionAccessError):
+            tree.history(key, caller)
     for key in expected:  # including other agents' sessions, in this store or a peer's
         assert keys(tree.search('shared', caller=caller, session_key=key)) == {key}
         assert tree.history(key, caller)['sessionKey'] == key
@@ -275,7 +277,8 @@ def test_session_key_aliases(store):
     store.append('agent:main:sub', msg('s1', 'user', 'alias test'), spawned_by=MAIN)
     assert keys(store.search('alias', caller='agent:main:sub', session_key='current')) == {'agent:main:sub'}
     assert keys(store.search('alias', caller=MAIN, session_key='main')) == {MAIN}
-    assert store.search('alias', caller='agent:main:sub', session_key='main')['status'] == 'forbidden'
+    with pytest.raises(SessionAccessError):
+        store.search('alias', caller='agent:main:sub', session_key='main')
 
 
 # ---------------------------------------------------------------- snippets, redaction, byte cap

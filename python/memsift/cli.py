@@ -326,13 +326,11 @@ def _sessions(args: argparse.Namespace) -> int:
             text = '\n'.join(f'[{m["role"]}] {m["content"]}' for m in data.get('messages', []))
     if args.json:
         _print_json(data)
-    elif 'status' in data:
-        print(f'memsift: {data["error"]}', file=sys.stderr)
     else:
         print(text)
         if data.get('warning'):
             print(data['warning'], file=sys.stderr)
-    return 1 if 'status' in data else 0
+    return 0
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ here; the rest are defined here, each used by one layer::
     │   └── RedactPatternError an unusable logging.redactPatterns entry (also a ValueError)
     ├── StoreError             the memory store (SQLite) could not be opened or written
     ├── SessionStoreError      the session store could not be opened, read or written
+    ├── SessionAccessError     the calling session may not see the session it named (or it does not exist)
     ├── ProviderError          an embedding provider failed or answered something unusable
     └── SkippedFile            a memory file that cannot be indexed (why: ``reason``)
     ConfigWarning (a UserWarning): a config problem that is ignored, such as an unknown key
@@ -35,6 +36,7 @@ __all__ = [
     'ProviderError',
     'RedactPatternError',
     'SearchIndexError',
+    'SessionAccessError',
     'SessionStoreError',
     'SkippedFile',
     'StoreError',
@@ -70,6 +72,11 @@ class StoreError(MemsiftError):
 
 class SessionStoreError(MemsiftError):
     """The session store could not be opened, read or written (the message names the file)."""
+
+
+class SessionAccessError(MemsiftError):
+    """The calling session may not see the session it named, under its visibility rules, or that session does not
+    exist (the two are not told apart: an answer must not confirm that a hidden session exists)."""
 
 
 class ProviderError(MemsiftError):

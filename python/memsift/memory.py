@@ -1082,11 +1082,9 @@ class MemoryIndex:
         while True:
             hits = self.index.search(text, LEG_CANDIDATES)
             rows = {row.id: row for row in self.store.chunks([chunk_id for chunk_id, _ in hits])}
-            if (
-                len(rows) == len(hits)
-                or self.index.generation == self.store.generation
-                or time.monotonic() - started > COMMIT_WAIT_S
-            ):
+            # Retried until the two agree, not until the generations do: another thread may reload the index
+            # between this search and a generation check, so equal generations say nothing about these hits.
+            if len(rows) == len(hits) or time.monotonic() - started > COMMIT_WAIT_S:
                 break
             time.sleep(0.005)
             self.index.reload()

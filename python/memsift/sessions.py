@@ -38,7 +38,7 @@ from memsift._core import Analyzer
 from memsift._sqlite import connect, transaction
 from memsift._text import preview, scrub
 from memsift.config import SessionToolsConfig, Visibility
-from memsift.errors import InvalidInputError, SessionStoreError
+from memsift.errors import InvalidInputError, SessionAccessError, SessionStoreError
 from memsift.redact import Redactor
 
 __all__ = ['Caller', 'SessionStore', 'Visibility', 'default_sessions_path', 'main_session_key']
@@ -676,33 +676,36 @@ class SessionStore:
 
         Returns:
             ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], "indexing"?,
-            "warning"?, "truncated"?}`` best first; or ``{"status": "error" | "forbidden", "error"}``.
+            "warning"?, "truncated"?}`` best first.
+
+        Raises:
+            InvalidInputError: a blank or too long query, a bad limit or caller (the message says which).
+            SessionAccessError: ``session_key`` names a session the caller may not see (or none).
 
         >>> store = SessionStore(':memory:')
         >>> store.search('  ', caller='main')
-        {'status': 'error', 'error': 'query must contain a non-space character'}
+        Traceback (most recent call last):
+        memsift._core.InvalidInputError: query must contain a non-space character
         """
         problem = _check_query(query, limit)
         if problem:
-            return {'status': 'error', 'error': problem}
+            raise InvalidInputError(problem)
         limit = min(int(limit), MAX_LIMIT)
-        try:
-            who = self._caller(caller)
-        except InvalidInputError as exc:
-            return {'status': 'error', 'error': str(exc)}
+        who = self._caller(caller)
         hits: list[dict[str, Any]] = []
         indexing = False
-        refusals = []
+        refusals: list[SessionAccessError] = []
         stores = self._stores(who)
         for store in stores:
-            found = store._search_visible(query, who, session_key, limit)
-            if 'status' in found:
-                refusals.append(found)
+            try:
+                found = store._search_visible(query, who, session_key, limit)
+            except SessionAccessError as refused:  # the session may be another store's: refused if by none
+                refusals.append(refused)
                 continue
             hits.extend(found['results'])
             indexing |= found['indexing']
-        if refusals and not hits and len(refusals) == len(stores):
-            return refusals[0]
+        if len(refusals) == len(stores):
+            raise refusals[0]
         hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
         response: dict[str, Any] = {'results': []}
         if indexing:
@@ -727,11 +730,7 @@ class SessionStore:
         if session_key is not None:
             key = self._resolve_key(session_key, caller)
             if key not in visible:
-                return {
-                    'status': 'forbidden',
-                    'error': f'session {preview(session_key)} is not visible to {preview(caller.session_key)} under '
-                    f'{caller.visibility!r} visibility (or does not exist)',
-                }
+                raise _not_visible(session_key, caller)
             visible = frozenset((key,))
         indexing = self._catch_up(visible)
         expression, terms = self._match_expression(query)
@@ -840,20 +839,23 @@ class SessionStore:
         dropped first, with ``truncated: true``). ``session_key`` may also be a session id.
 
         Returns:
-            ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``, or
-            ``{"status": "error" | "forbidden", "error"}``.
+            ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``.
+
+        Raises:
+            InvalidInputError: a bad limit or caller.
+            SessionAccessError: the caller may not see that session (or it does not exist).
         """
-        try:
-            who = self._caller(caller)
-        except InvalidInputError as exc:
-            return {'status': 'error', 'error': str(exc)}
+        who = self._caller(caller)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            return {'status': 'error', 'error': f'limit must be a positive integer, not {preview(limit)}'}
-        answers = [
-            store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
-            for store in self._stores(who)
-        ]
-        return next((answer for answer in answers if 'status' not in answer), answers[0])
+            raise InvalidInputError(f'limit must be a positive integer, not {preview(limit)}')
+        refused: SessionAccessError | None = None
+        for store in self._stores(who):  # the session may be a peer's
+            try:
+                return store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
+            except SessionAccessError as exc:
+                refused = refused or exc
+        assert refused is not None
+        raise refused
 
     def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
         key = self._resolve_key(session_key, who) if isinstance(session_key, str) else ''
@@ -863,11 +865,7 @@ class SessionStore:
                 key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
             visible = self._visible(who, snapshot)
         if key not in visible:
-            return {
-                'status': 'forbidden',
-                'error': f'session {preview(session_key)} is not visible to {preview(who.session_key)} '
-                f'under {who.visibility!r} visibility (or does not exist)',
-            }
+            raise _not_visible(session_key, who)
         self._catch_up(frozenset((key,)))
         with self._lock:
             rows = self._db.execute(
@@ -996,6 +994,13 @@ def _visible_keys(snapshot: _Snapshot, caller: Caller, store_agent: str) -> set[
     if caller.sandboxed and caller.sandbox_visibility == 'spawned':
         keys &= spawned_tree(key)
     return keys & set(sessions)
+
+
+def _not_visible(session_key: object, caller: Caller) -> SessionAccessError:
+    return SessionAccessError(
+        f'session {preview(session_key)} is not visible to {preview(caller.session_key)} under '
+        f'{caller.visibility!r} visibility (or does not exist)'
+    )
 
 
 def _check_query(query: object, limit: object) -> str | None:

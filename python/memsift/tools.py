@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from memsift._text import preview, scrub
 from memsift.config import MemoryConfig, load_config
-from memsift.errors import InvalidInputError, MemsiftError
+from memsift.errors import InvalidInputError, MemsiftError, SessionAccessError
 from memsift.memory import MemoryIndex
 from memsift.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
 from memsift.sessions import Caller, SessionStore, main_session_key
@@ -258,6 +258,8 @@ class MemoryTools:
             return self._call(fn)
         except FutureTimeout:
             return _error(f'the session store did not answer within {self.deadline_s:g} s; retry shortly')
+        except SessionAccessError as exc:
+            return {'status': 'forbidden', 'error': str(exc)}
         except MemsiftError as exc:
             return _error(str(exc))
 
