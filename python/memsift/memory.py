@@ -269,11 +269,16 @@ class SearchResult:
 
 @dataclass(slots=True)
 class _Candidate:
+    """A chunk found by some leg, with each leg's score (0 when that leg did not find it)."""
+
     id: int
-    vector: float = 0.0
-    text: float = 0.0
-    path: float = 0.0
+    vector_score: float = 0.0
+    text_score: float = 0.0
+    """BM25, scaled (hybrid: by the query's best match; FTS-only: r / (1 + r))."""
+    path_score: float = 0.0
+    """Partial path match (BM25 over paths, r / (1 + r)); exact path hits have a ``tier`` instead."""
     tier: int = 0
+    """Exact path tier: 3 full path, 2 basename, 1 stem (0: none)."""
     score: float = 0.0
     row: ChunkRow | None = None
 
@@ -1009,7 +1014,7 @@ class MemoryIndex:
             for chunk_id, score in keyword:
                 # Hybrid: BM25 relative to this query's best match. OpenClaw's r / (1 + r) squeezes every good match
                 # into 0.9-0.97, leaving the keyword leg no say against cosine (SciFact hybrid 0.677 vs 0.730).
-                candidate(chunk_id).text = bm25_score_to_unit(score) if mode == 'fts-only' else score / best
+                candidate(chunk_id).text_score = bm25_score_to_unit(score) if mode == 'fts-only' else score / best
             t = self._timed(debug, 'keywordMs', t)
         if mode != 'fts-only':
             serving = self._serving
@@ -1022,7 +1027,7 @@ class MemoryIndex:
             if np.any(query_vector) and len(vectors):
                 ids, scores = vectors.search(query_vector, LEG_CANDIDATES)
                 for chunk_id, score in zip(ids.tolist(), scores.tolist()):
-                    candidate(chunk_id).vector = max(0.0, score)
+                    candidate(chunk_id).vector_score = max(0.0, score)
             t = self._timed(debug, 'vectorMs', t)
         self._path_candidates(text, candidate)
         t = self._timed(debug, 'pathMs', t)
@@ -1038,13 +1043,13 @@ class MemoryIndex:
             self._fts_only_scores(text, pool)
         elif mode == 'vector-only':
             for entry in pool:
-                entry.score = entry.vector
+                entry.score = entry.vector_score
         else:
             for entry in pool:
-                entry.score = vector_weight * entry.vector + text_weight * (entry.text or entry.path)
+                entry.score = vector_weight * entry.vector_score + text_weight * (entry.text_score or entry.path_score)
         t = self._timed(debug, 'mergeMs', t)
         self._decay(pool)
-        pool.sort(key=lambda c: (-c.tier, -(c.text > 0 or c.vector > 0) if c.tier else 0, -c.score, c.id))
+        pool.sort(key=lambda c: (-c.tier, -(c.text_score > 0 or c.vector_score > 0) if c.tier else 0, -c.score, c.id))
         exact = [c for c in pool if c.tier]
         rest = [c for c in pool if not c.tier]
         if mode == 'hybrid' and hybrid.mmr.enabled and len(rest) > 1:
@@ -1066,7 +1071,9 @@ class MemoryIndex:
             # every keyword match: judge those hits on their own keyword scale instead. FTS-only mode keeps
             # anything that matched (OpenClaw's relaxed floor 0).
             relaxed = floor if mode == 'hybrid' else 0.0
-            kept = [c for c in ranked if max(c.text, c.path) > 0 and max(c.text, c.path) >= relaxed]
+            kept = [
+                c for c in ranked if max(c.text_score, c.path_score) > 0 and max(c.text_score, c.path_score) >= relaxed
+            ]
             debug['relaxed'] = bool(kept)
         debug['candidates'] = len(pool)
         return kept[:limit]
@@ -1106,7 +1113,7 @@ class MemoryIndex:
                 if hit_path is not None and hit_path not in exact:
                     partial[hit_path] = max(partial.get(hit_path, 0.0), bm25_score_to_unit(score))
         for path, chunk_id in self.store.first_chunks(list(partial)).items():
-            candidate(chunk_id).path = partial[path]
+            candidate(chunk_id).path_score = partial[path]
 
     def _fts_only_scores(self, text: str, pool: list[_Candidate]) -> None:
         """FTS-only scoring: BM25 plus OpenClaw's path-keyword and length boosts (``scoreFallbackKeywordResult``).
@@ -1119,12 +1126,12 @@ class MemoryIndex:
         keywords = tokens - _STOP_WORDS or tokens
         catalogue = self._current_catalogue()
         for entry in pool:
-            if entry.text == 0:
-                entry.score = entry.path
+            if entry.text_score == 0:
+                entry.score = entry.path_score
                 continue
             assert entry.row is not None
             in_path = len(keywords & catalogue.path_tokens(entry.row.path, self._analyzer))
-            entry.score = entry.text + 0.18 * in_path + min(len(entry.row.text) / 160, 0.18)
+            entry.score = entry.text_score + 0.18 * in_path + min(len(entry.row.text) / 160, 0.18)
 
     def _decay(self, pool: list[_Candidate]) -> None:
         decay = self.config.query.hybrid.temporal_decay
