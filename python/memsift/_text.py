@@ -8,7 +8,7 @@ leaves memsift.
 
 from __future__ import annotations
 
-__all__ = ['scrub']
+__all__ = ['preview', 'scrub']
 
 
 def scrub(text: str) -> str:
@@ -29,7 +29,7 @@ def preview(value: object, limit: int = 80) -> str:
     Python's digit limit).
 
     >>> preview('x' * 100)[-5:], preview(10**5000)
-    ("xxxx…", '<int>')
+    ('xxxx…', '<int>')
     """
     try:
         text = repr(value)

@@ -16,6 +16,10 @@ here; the rest are defined here, each used by one layer::
     └── SkippedFile            a memory file that cannot be indexed (why: ``reason``)
     ConfigWarning (a UserWarning): a config problem that is ignored, such as an unknown key
 
+The provider adapters also raise three internal subclasses of ``ProviderError`` (a missing API key, a batch API the
+endpoint lacks, a local model that is not installed) that only steer provider resolution; callers see
+``ProviderError``.
+
 >>> import memsift
 >>> issubclass(memsift.RedactPatternError, memsift.ConfigError), issubclass(memsift.StoreError, memsift.MemsiftError)
 (True, True)
