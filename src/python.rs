@@ -850,6 +850,90 @@ fn apply_temporal_decay_py(
     Ok(rank::apply_temporal_decay(&items, now, half_life_days))
 }
 
+/// memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
+///
+/// Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
+/// scores (0 where that leg did not find the chunk), partial ``path_scores``, exact path ``tiers`` (3 full path,
+/// 2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and ``texts``. ``mode`` is
+/// ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best raw score; ``decay`` is
+/// ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None.
+///
+/// Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
+/// (capped at 1), and whether the relaxed pass chose them.
+#[pyfunction(name = "rank_candidates")]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, texts, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit))]
+#[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
+fn rank_candidates_py(
+    py: Python<'_>,
+    ids: Vec<Id>,
+    vector: Vec<Num>,
+    keyword: Vec<Num>,
+    path_scores: Vec<Num>,
+    tiers: Vec<Int>,
+    paths: Vec<Text>,
+    sources: Vec<Text>,
+    mtimes: Vec<Option<Num>>,
+    texts: Vec<Text>,
+    mode: Text,
+    query: Text,
+    keyword_best: Num,
+    vector_weight: Num,
+    text_weight: Num,
+    decay: Option<(Num, Num)>,
+    mmr: Option<(Num, Int)>,
+    min_score: Num,
+    limit: Int,
+) -> PyResult<(Vec<usize>, Vec<f64>, bool)> {
+    let n = ids.len();
+    let lengths = [
+        vector.len(),
+        keyword.len(),
+        path_scores.len(),
+        tiers.len(),
+        paths.len(),
+        sources.len(),
+        mtimes.len(),
+        texts.len(),
+    ];
+    if lengths.iter().any(|&len| len != n) {
+        return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
+    }
+    let mode = rank::Mode::parse(&mode)?;
+    let mmr = match mmr {
+        Some((lambda, pool)) => Some((lambda.0, count(pool, "mmr pool size")?)),
+        None => None,
+    };
+    let limit = count(limit, "limit")?;
+    let ranked = detached(py, move || {
+        let candidates: Vec<rank::Candidate<'_>> = (0..n)
+            .map(|i| rank::Candidate {
+                id: ids[i].0,
+                vector: vector[i].0,
+                keyword: keyword[i].0,
+                path_score: path_scores[i].0,
+                tier: u8::try_from(tiers[i].0.clamp(0, 3)).unwrap_or(0),
+                path: &paths[i],
+                source: &sources[i],
+                mtime: mtimes[i].map(|m| m.0),
+                text: &texts[i],
+            })
+            .collect();
+        let params = rank::RankParams {
+            mode,
+            vector_weight: vector_weight.0,
+            text_weight: text_weight.0,
+            keyword_best: keyword_best.0,
+            query: &query,
+            decay: decay.map(|(now, half_life)| (now.0, half_life.0)),
+            mmr,
+            min_score: min_score.0,
+            limit,
+        };
+        rank::rank(Analyzer::default(), &candidates, &params)
+    })?;
+    Ok((ranked.order, ranked.scores, ranked.relaxed))
+}
+
 /// Panics on purpose, to test that panics surface as ``InternalError`` (not public API).
 #[pyfunction(name = "_debug_panic")]
 fn debug_panic_py(py: Python<'_>) -> PyResult<()> {
@@ -868,8 +952,8 @@ pub mod _core {
     use super::{
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
         estimate_chars_py, fuse_rrf_py, fuse_weighted_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py,
-        mmr_py, mmr_vectors_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError,
-        PyAnalyzer, PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
+        mmr_py, mmr_vectors_py, rank_candidates_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError,
+        MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

@@ -332,6 +332,209 @@ pub fn apply_temporal_decay(items: &[DecayItem<'_>], now: f64, half_life_days: f
         .collect()
 }
 
+/// How a query is scored: both legs, the embedding leg alone, or keywords alone (no provider).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Hybrid,
+    VectorOnly,
+    FtsOnly,
+}
+
+impl Mode {
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "hybrid" => Ok(Self::Hybrid),
+            "vector-only" => Ok(Self::VectorOnly),
+            "fts-only" => Ok(Self::FtsOnly),
+            other => invalid!("mode must be 'hybrid', 'vector-only' or 'fts-only', got {other:?}"),
+        }
+    }
+}
+
+/// One chunk found by some leg, with what the ranking stages read of it.
+pub struct Candidate<'a> {
+    /// The chunk id (the last tie-break of the order).
+    pub id: u64,
+    /// Cosine similarity from the vector leg (0 when it did not find the chunk).
+    pub vector: f64,
+    /// Raw BM25 score from the keyword leg (0 when it did not find the chunk).
+    pub keyword: f64,
+    /// Partial path match, already in [0, 1) (0: none).
+    pub path_score: f64,
+    /// Exact path tier: 3 full path, 2 basename, 1 stem, 0 none.
+    pub tier: u8,
+    pub path: &'a str,
+    pub source: &'a str,
+    /// File modification time, epoch seconds (decay falls back to it).
+    pub mtime: Option<f64>,
+    pub text: &'a str,
+}
+
+/// The settings of one query's ranking.
+pub struct RankParams<'a> {
+    pub mode: Mode,
+    pub vector_weight: f64,
+    pub text_weight: f64,
+    /// The best raw BM25 score of the keyword leg (hybrid mode scales by it), 0 when it found nothing.
+    pub keyword_best: f64,
+    /// The query text (FTS-only mode boosts chunks whose path holds its keywords).
+    pub query: &'a str,
+    /// `(now, half_life_days)` when temporal decay is on.
+    pub decay: Option<(f64, f64)>,
+    /// `(lambda, pool_size)` when MMR is on (hybrid mode only).
+    pub mmr: Option<(f64, usize)>,
+    pub min_score: f64,
+    pub limit: usize,
+}
+
+/// What the ranking kept: candidate indices best first, with the scores reported for them (capped at 1).
+#[derive(Debug, PartialEq)]
+pub struct Ranked {
+    pub order: Vec<usize>,
+    pub scores: Vec<f64>,
+    /// Nothing reached `min_score`, and the relaxed pass found keyword or path hits that did.
+    pub relaxed: bool,
+}
+
+/// English function words left out of the FTS-only path boost, so a question's wording does not dilute it.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had", "has", "have", "how",
+    "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your",
+];
+
+/// Snippet bound: OpenClaw compares at most this many UTF-16 units of a chunk for MMR.
+const MMR_TEXT_UNITS: usize = 700;
+
+/// The longest prefix of `text` of at most `units` UTF-16 units (never splitting a character).
+fn utf16_prefix(text: &str, units: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += c.len_utf16();
+        if used > units {
+            return &text[..at];
+        }
+    }
+    text
+}
+
+/// Merge → temporal decay → path tiers → MMR → floor, for one query: memsift's `memory_search` ranking.
+///
+/// - merge: hybrid scores `vector_weight · cosine + text_weight · keyword`, the keyword leg scaled by the
+///   query's best BM25 match (or the partial path score when the keyword leg did not find the chunk);
+///   vector-only scores the cosine; FTS-only scores `r / (1 + r)` plus OpenClaw's path-keyword (+0.18 per query
+///   keyword in the path) and length (≤ 0.18) boosts, or the path score alone;
+/// - decay: OpenClaw's temporal decay (exact path hits decay from `(1 + score) / 2`);
+/// - order: exact path hits first (by tier, then those another leg found too), then by score, then by chunk id;
+/// - MMR (hybrid, when on) over the first `pool_size` of the rest; exact path hits are reported with score 1;
+/// - floor: scores below `min_score` go; if none is left, a relaxed pass keeps keyword/path hits whose own score
+///   reaches it (hybrid; any match in FTS-only mode), as keyword-only hits can never exceed `text_weight`.
+#[allow(clippy::float_cmp)] // a 0 score means "this leg did not find the chunk": exact on purpose
+pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParams<'_>) -> Result<Ranked> {
+    let (vw, tw) = normalize_weights(params.vector_weight, params.text_weight)?;
+    let text_scores: Vec<f64> = candidates
+        .iter()
+        .map(|c| match (c.keyword > 0.0, params.mode) {
+            (false, _) => 0.0,
+            (true, Mode::FtsOnly) => bm25_score_to_unit(c.keyword),
+            // BM25 relative to the query's best match: r / (1 + r) would squeeze every good match into 0.9-0.97,
+            // leaving the keyword leg no say against cosine (SciFact hybrid 0.677 vs 0.730).
+            (true, _) => c.keyword / params.keyword_best,
+        })
+        .collect();
+    let keywords = query_keywords(analyzer, params.query);
+    let mut path_hits: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut scores: Vec<f64> = candidates
+        .iter()
+        .zip(&text_scores)
+        .map(|(c, &text)| match params.mode {
+            Mode::VectorOnly => c.vector,
+            Mode::Hybrid => vw * c.vector + tw * if text == 0.0 { c.path_score } else { text },
+            Mode::FtsOnly if text == 0.0 => c.path_score,
+            Mode::FtsOnly => {
+                let in_path = *path_hits.entry(c.path).or_insert_with(|| {
+                    let mut buf = TokenBuf::default();
+                    analyzer.analyze_into(c.path, &mut buf);
+                    let tokens: FxHashSet<&str> = buf.iter().collect();
+                    keywords.iter().filter(|k| tokens.contains(k.as_str())).count()
+                });
+                text + 0.18 * in_path as f64 + (c.text.chars().count() as f64 / 160.0).min(0.18)
+            }
+        })
+        .collect();
+    if let Some((now, half_life)) = params.decay {
+        let items: Vec<DecayItem<'_>> = candidates
+            .iter()
+            .zip(&scores)
+            .map(|(c, &score)| DecayItem {
+                score: if c.tier > 0 { f64::midpoint(1.0, score.clamp(0.0, 1.0)) } else { score },
+                path: c.path,
+                source: c.source,
+                mtime: c.mtime,
+            })
+            .collect();
+        scores = apply_temporal_decay(&items, now, half_life);
+    }
+    let found_by_leg = |i: usize| text_scores[i] > 0.0 || candidates[i].vector > 0.0;
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ta, tb) = (candidates[a].tier, candidates[b].tier);
+        tb.cmp(&ta)
+            .then_with(|| if ta > 0 { found_by_leg(b).cmp(&found_by_leg(a)) } else { std::cmp::Ordering::Equal })
+            .then_with(|| scores[b].total_cmp(&scores[a]))
+            .then_with(|| candidates[a].id.cmp(&candidates[b].id))
+    });
+    let split = order.iter().position(|&i| candidates[i].tier == 0).unwrap_or(order.len());
+    let (exact, rest) = order.split_at_mut(split);
+    let mut rest = rest.to_vec();
+    if let (Mode::Hybrid, Some((lambda, pool_size))) = (params.mode, params.mmr) {
+        if rest.len() > 1 {
+            let head = pool_size.clamp(1, rest.len());
+            let head_scores: Vec<f64> = rest[..head].iter().map(|&i| scores[i]).collect();
+            let head_texts: Vec<&str> =
+                rest[..head].iter().map(|&i| utf16_prefix(candidates[i].text, MMR_TEXT_UNITS)).collect();
+            let picked = mmr(analyzer, &head_scores, &head_texts, lambda)?;
+            let reordered: Vec<usize> = picked.iter().map(|&p| rest[p]).collect();
+            rest.splice(..head, reordered);
+        }
+    }
+    for &i in exact.iter() {
+        scores[i] = 1.0; // exact path hits are reported with score 1
+    }
+    let ranked: Vec<usize> = exact.iter().copied().chain(rest).collect();
+    let mut kept: Vec<usize> = ranked.iter().copied().filter(|&i| scores[i].min(1.0) >= params.min_score).collect();
+    let mut relaxed = false;
+    if kept.is_empty() && params.mode != Mode::VectorOnly {
+        let floor = if params.mode == Mode::Hybrid { params.min_score } else { 0.0 };
+        kept = ranked
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let own = text_scores[i].max(candidates[i].path_score);
+                own > 0.0 && own >= floor
+            })
+            .collect();
+        relaxed = !kept.is_empty();
+    }
+    kept.truncate(params.limit);
+    let reported = kept.iter().map(|&i| scores[i].min(1.0)).collect();
+    Ok(Ranked { order: kept, scores: reported, relaxed })
+}
+
+/// The query's analyzer tokens without English function words (all of them if nothing else is left).
+fn query_keywords(analyzer: Analyzer, query: &str) -> Vec<String> {
+    let mut buf = TokenBuf::default();
+    analyzer.analyze_into(query, &mut buf);
+    let tokens: FxHashSet<&str> = buf.iter().collect();
+    let keywords: Vec<String> = tokens.iter().filter(|t| !STOP_WORDS.contains(t)).map(|t| (*t).to_owned()).collect();
+    if keywords.is_empty() {
+        tokens.iter().map(|t| (*t).to_owned()).collect()
+    } else {
+        keywords
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +563,63 @@ mod tests {
         let order = mmr(a, &[1.0, 0.99, 0.8], &texts, 0.5).unwrap();
         assert_eq!(order, [0, 2, 1]);
         assert_eq!(mmr(a, &[0.1, 0.5], &["a", "b"], 1.0).unwrap(), [1, 0]);
+    }
+
+    fn cand<'a>(id: u64, vector: f64, keyword: f64, tier: u8, path: &'a str, text: &'a str) -> Candidate<'a> {
+        Candidate { id, vector, keyword, path_score: 0.0, tier, path, source: "memory", mtime: None, text }
+    }
+
+    fn params(mode: Mode, best: f64) -> RankParams<'static> {
+        RankParams {
+            mode,
+            vector_weight: 0.7,
+            text_weight: 0.3,
+            keyword_best: best,
+            query: "deploy key",
+            decay: None,
+            mmr: None,
+            min_score: 0.0,
+            limit: 10,
+        }
+    }
+
+    #[test]
+    fn hybrid_scales_keywords_by_the_best_match_and_keeps_keyword_only_hits() {
+        let c =
+            [cand(1, 0.9, 0.0, 0, "a.md", "x"), cand(2, 0.0, 4.0, 0, "b.md", "y"), cand(3, 0.5, 2.0, 0, "c.md", "z")];
+        let ranked = rank(Analyzer::default(), &c, &params(Mode::Hybrid, 4.0)).unwrap();
+        assert_eq!(ranked.order, [0, 2, 1]);
+        for (got, want) in ranked.scores.iter().zip([0.7 * 0.9, 0.7 * 0.5 + 0.3 * 0.5, 0.3 * 1.0]) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn exact_path_hits_come_first_with_score_1_and_the_floor_relaxes_for_keyword_hits() {
+        let c = [cand(1, 0.0, 1.0, 0, "notes/deploy.md", "deploy notes"), cand(2, 0.0, 0.0, 2, "b.md", "b")];
+        let ranked = rank(Analyzer::default(), &c, &params(Mode::FtsOnly, 1.0)).unwrap();
+        assert_eq!((ranked.order.as_slice(), ranked.scores[0]), ([1, 0].as_slice(), 1.0));
+        // FTS-only: r / (1 + r) + 0.18 per query keyword in the path + min(len / 160, 0.18)
+        assert!((ranked.scores[1] - (0.5 + 0.18 + 12.0 / 160.0)).abs() < 1e-12);
+        let mut strict = params(Mode::Hybrid, 3.0);
+        strict.min_score = 0.35;
+        let keyword_only = [cand(1, 0.0, 3.0, 0, "a.md", "a")];
+        let relaxed = rank(Analyzer::default(), &keyword_only, &strict).unwrap();
+        assert!(relaxed.relaxed && relaxed.order == [0] && (relaxed.scores[0] - 0.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mmr_reorders_near_duplicates_after_decay() {
+        let c = [
+            cand(1, 0.9, 0.0, 0, "memory/2026-01-01.md", "rust tantivy index"),
+            cand(2, 0.89, 0.0, 0, "a.md", "rust tantivy index"),
+            cand(3, 0.8, 0.0, 0, "b.md", "python sqlite store"),
+        ];
+        let mut p = params(Mode::Hybrid, 0.0);
+        p.mmr = Some((0.5, 10));
+        assert_eq!(rank(Analyzer::default(), &c, &p).unwrap().order, [0, 2, 1]);
+        p.decay = Some((days_from_civil(2026, 3, 2) as f64 * 86_400.0, 30.0)); // the dated note is two half-lives old
+        assert_eq!(rank(Analyzer::default(), &c, &p).unwrap().order[0], 1);
     }
 
     #[test]

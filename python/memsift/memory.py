@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from filelock import FileLock, Timeout
 
-from memsift._core import Analyzer, Bm25Index, VectorStore, apply_temporal_decay, bm25_score_to_unit, mmr
+from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit, rank_candidates
 from memsift._text import preview, scrub
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
@@ -73,63 +73,6 @@ WRITER_WAIT_S = 600.0
 """How long a sync waits for another process's sync of the same index (a watcher, ``memsift index``) to finish."""
 
 _EXACT_PATH_CANDIDATE_LIMIT = 200
-_STOP_WORDS = frozenset(
-    [
-        'a',
-        'an',
-        'and',
-        'are',
-        'as',
-        'at',
-        'be',
-        'by',
-        'did',
-        'do',
-        'does',
-        'for',
-        'from',
-        'had',
-        'has',
-        'have',
-        'how',
-        'i',
-        'in',
-        'is',
-        'it',
-        'its',
-        'me',
-        'my',
-        'of',
-        'on',
-        'or',
-        'our',
-        'so',
-        'that',
-        'the',
-        'their',
-        'them',
-        'then',
-        'there',
-        'these',
-        'they',
-        'this',
-        'to',
-        'was',
-        'we',
-        'were',
-        'what',
-        'when',
-        'where',
-        'which',
-        'who',
-        'why',
-        'will',
-        'with',
-        'you',
-        'your',
-    ]
-)
-"""English function words left out of the FTS-only overlap boost, so a question's wording does not dilute it."""
 
 
 def _utf16_prefix(text: str, limit: int) -> str:
@@ -165,17 +108,9 @@ class _Catalogue:
         self.generation = generation
         self.files = files
         self._by_key: dict[tuple[int, str], list[str]] = {}
-        self._tokens: dict[str, frozenset[str]] = {}
         for path in files:
             for tier, key in zip((3, 2, 1), _path_keys(path)):
                 self._by_key.setdefault((tier, key), []).append(path)
-
-    def path_tokens(self, path: str, analyzer: Analyzer) -> frozenset[str]:
-        """Analyzer tokens of ``path`` (cached: paths repeat across queries)."""
-        tokens = self._tokens.get(path)
-        if tokens is None:
-            tokens = self._tokens[path] = frozenset(analyzer.tokenize(path))
-        return tokens
 
     def exact(self, query: str) -> dict[str, int]:
         """Files the query names exactly: 3 = the full path, 2 = the basename (query without ``/``), 1 = the stem.
@@ -273,8 +208,8 @@ class _Candidate:
 
     id: int
     vector_score: float = 0.0
-    text_score: float = 0.0
-    """BM25, scaled (hybrid: by the query's best match; FTS-only: r / (1 + r))."""
+    keyword_score: float = 0.0
+    """Raw BM25 (the ranking scales it: hybrid by the query's best match, FTS-only r / (1 + r))."""
     path_score: float = 0.0
     """Partial path match (BM25 over paths, r / (1 + r)); exact path hits have a ``tier`` instead."""
     tier: int = 0
@@ -361,7 +296,6 @@ class MemoryIndex:
         except BaseException:
             self.store.close()
             raise
-        self._analyzer = Analyzer(stem=True)
         self.vectors: VectorStore | None = None
         self._vectors_generation = -1
         """The store generation ``vectors`` reflect (another process's writes move the store past it)."""
@@ -1008,13 +942,12 @@ class MemoryIndex:
                 entry = candidates[chunk_id] = _Candidate(chunk_id)
             return entry
 
+        keyword_best = 0.0
         if mode != 'vector-only':
             keyword, rows = self._keyword_hits(text, debug)
-            best = max((score for _, score in keyword), default=0.0)
+            keyword_best = max((score for _, score in keyword), default=0.0)
             for chunk_id, score in keyword:
-                # Hybrid: BM25 relative to this query's best match. OpenClaw's r / (1 + r) squeezes every good match
-                # into 0.9-0.97, leaving the keyword leg no say against cosine (SciFact hybrid 0.677 vs 0.730).
-                candidate(chunk_id).text_score = bm25_score_to_unit(score) if mode == 'fts-only' else score / best
+                candidate(chunk_id).keyword_score = score
             t = self._timed(debug, 'keywordMs', t)
         if mode != 'fts-only':
             serving = self._serving
@@ -1037,46 +970,41 @@ class MemoryIndex:
         if any(rows[c.id].source == 'sessions' for c in pool):
             visible = self._visible_session_paths(session_key)
             pool = [c for c in pool if rows[c.id].source != 'sessions' or rows[c.id].path in visible]
-        for entry in pool:
-            entry.row = rows[entry.id]
-        if mode == 'fts-only':
-            self._fts_only_scores(text, pool)
-        elif mode == 'vector-only':
-            for entry in pool:
-                entry.score = entry.vector_score
-        else:
-            for entry in pool:
-                entry.score = vector_weight * entry.vector_score + text_weight * (entry.text_score or entry.path_score)
-        t = self._timed(debug, 'mergeMs', t)
-        self._decay(pool)
-        pool.sort(key=lambda c: (-c.tier, -(c.text_score > 0 or c.vector_score > 0) if c.tier else 0, -c.score, c.id))
-        exact = [c for c in pool if c.tier]
-        rest = [c for c in pool if not c.tier]
-        if mode == 'hybrid' and hybrid.mmr.enabled and len(rest) > 1:
-            pool_size = min(LEG_CANDIDATES, max(1, limit * hybrid.candidate_multiplier))
-            head, tail = rest[:pool_size], rest[pool_size:]
-            order = mmr(
-                [c.score for c in head],
-                [_utf16_prefix(c.row.text, SNIPPET_MAX_CHARS) for c in head if c.row is not None],
-                hybrid.mmr.lambda_,
-            )
-            rest = [head[i] for i in order] + tail
-            t = self._timed(debug, 'mmrMs', t)
-        for entry in exact:
-            entry.score = 1.0  # exact path hits are reported with score 1
-        ranked = exact + rest
-        kept = [c for c in ranked if min(1.0, c.score) >= floor]
-        if not kept and mode != 'vector-only':
-            # Relaxed pass. In hybrid mode a keyword-only hit scores at most textWeight, so minScore would silence
-            # every keyword match: judge those hits on their own keyword scale instead. FTS-only mode keeps
-            # anything that matched (OpenClaw's relaxed floor 0).
-            relaxed = floor if mode == 'hybrid' else 0.0
-            kept = [
-                c for c in ranked if max(c.text_score, c.path_score) > 0 and max(c.text_score, c.path_score) >= relaxed
-            ]
-            debug['relaxed'] = bool(kept)
+        decay = hybrid.temporal_decay
+        files = self._current_catalogue().files
+        chunks = [rows[entry.id] for entry in pool]
+        order, scores, relaxed = rank_candidates(
+            [entry.id for entry in pool],
+            [entry.vector_score for entry in pool],
+            [entry.keyword_score for entry in pool],
+            [entry.path_score for entry in pool],
+            [entry.tier for entry in pool],
+            [row.path for row in chunks],
+            [row.source for row in chunks],
+            [files[row.path].mtime if row.path in files else None for row in chunks],
+            [row.text for row in chunks],
+            mode=mode,
+            query=text,
+            keyword_best=keyword_best,
+            vector_weight=vector_weight,
+            text_weight=text_weight,
+            decay=(time.time(), decay.half_life_days) if decay.enabled else None,
+            mmr=(hybrid.mmr.lambda_, min(LEG_CANDIDATES, limit * hybrid.candidate_multiplier))
+            if hybrid.mmr.enabled
+            else None,
+            min_score=floor,
+            limit=min(limit, len(pool)),  # (a huge max_results is just "all of them")
+        )
+        t = self._timed(debug, 'mergeMs', t)  # merge, decay, path tiers, MMR and floor: one call
+        if mode != 'vector-only' and (relaxed or not order):
+            debug['relaxed'] = relaxed  # nothing reached minScore: the relaxed pass ran
+        kept = []
+        for index, score in zip(order, scores, strict=True):
+            entry = pool[index]
+            entry.row, entry.score = chunks[index], score
+            kept.append(entry)
         debug['candidates'] = len(pool)
-        return kept[:limit]
+        return kept
 
     def _keyword_hits(self, text: str, debug: dict[str, Any]) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
         """The BM25 leg and the chunks it found, read together.
@@ -1114,42 +1042,6 @@ class MemoryIndex:
                     partial[hit_path] = max(partial.get(hit_path, 0.0), bm25_score_to_unit(score))
         for path, chunk_id in self.store.first_chunks(list(partial)).items():
             candidate(chunk_id).path_score = partial[path]
-
-    def _fts_only_scores(self, text: str, pool: list[_Candidate]) -> None:
-        """FTS-only scoring: BM25 plus OpenClaw's path-keyword and length boosts (``scoreFallbackKeywordResult``).
-
-        OpenClaw also adds query-coverage terms (0.45 x shared/|query| + 0.2 x shared/|chunk|). BM25's
-        idf-weighted sum already measures coverage, and on the BEIR sets those terms cost nDCG@10 (SciFact
-        0.680 -> 0.592, CMRC2018 0.984 -> 0.960), so memsift leaves them out.
-        """
-        tokens = set(self._analyzer.tokenize(text))
-        keywords = tokens - _STOP_WORDS or tokens
-        catalogue = self._current_catalogue()
-        for entry in pool:
-            if entry.text_score == 0:
-                entry.score = entry.path_score
-                continue
-            assert entry.row is not None
-            in_path = len(keywords & catalogue.path_tokens(entry.row.path, self._analyzer))
-            entry.score = entry.text_score + 0.18 * in_path + min(len(entry.row.text) / 160, 0.18)
-
-    def _decay(self, pool: list[_Candidate]) -> None:
-        decay = self.config.query.hybrid.temporal_decay
-        if not decay.enabled or not pool:
-            return
-        files = self._current_catalogue().files
-        rows = [c.row for c in pool if c.row is not None]
-        base = [(1 + min(1.0, max(0.0, c.score))) / 2 if c.tier else c.score for c in pool]
-        decayed = apply_temporal_decay(
-            base,
-            [r.path for r in rows],
-            [r.source for r in rows],
-            [files[r.path].mtime if r.path in files else None for r in rows],
-            time.time(),
-            decay.half_life_days,
-        )
-        for entry, score in zip(pool, decayed):
-            entry.score = score
 
     # ------------------------------------------------------------------ get
 
