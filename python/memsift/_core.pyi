@@ -230,6 +230,39 @@ def mmr_vectors(
 ) -> list[int]:
     """MMR order (indices) with cosine similarity of embeddings."""
 
+def rank_candidates(
+    ids: Sequence[int],
+    vector: Sequence[float],
+    keyword: Sequence[float],
+    path_scores: Sequence[float],
+    tiers: Sequence[int],
+    paths: Sequence[str],
+    sources: Sequence[str],
+    mtimes: Sequence[float | None],
+    texts: Sequence[str],
+    *,
+    mode: Literal['hybrid', 'vector-only', 'fts-only'],
+    query: str,
+    keyword_best: float,
+    vector_weight: float,
+    text_weight: float,
+    decay: tuple[float, float] | None,
+    mmr: tuple[float, int] | None,
+    min_score: float,
+    limit: int,
+) -> tuple[list[int], list[float], bool]:
+    """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
+
+    Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
+    scores (0 where that leg did not find the chunk), partial ``path_scores``, exact path ``tiers`` (3 full path,
+    2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and ``texts``. ``mode`` is
+    ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best raw score; ``decay`` is
+    ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None.
+
+    Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
+    (capped at 1), and whether the relaxed pass chose them.
+    """
+
 def decay_multiplier(age_days: float, half_life_days: float) -> float:
     """``exp(-ln2 / half_life_days * max(0, age_days))``."""
 

@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from memsift.watch import Watcher
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
+
+SearchMode = Literal['hybrid', 'vector-only', 'fts-only']
+"""Both legs, the vector leg alone, or keywords alone (no provider, or a query the model cannot read)."""
 
 TOKENIZER = 'memsift-analyzer-v1+stem'
 """Recorded in the index identity: a different analyzer would make the BM25 index meaningless."""
@@ -814,7 +817,7 @@ class MemoryIndex:
         provider = self.provider  # read after _prepare: a sync there may have switched to the fallback
         serving = self._serving
         vector_ready = provider is not None and (self._identity_ok or serving is not None)
-        mode = (
+        mode: SearchMode = (
             'hybrid'
             if vector_ready and self.config.query.hybrid.enabled
             else ('vector-only' if vector_ready else 'fts-only')
@@ -925,7 +928,7 @@ class MemoryIndex:
         text: str,
         limit: int,
         floor: float,
-        mode: str,
+        mode: SearchMode,
         debug: dict[str, Any],
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
@@ -973,7 +976,7 @@ class MemoryIndex:
         decay = hybrid.temporal_decay
         files = self._current_catalogue().files
         chunks = [rows[entry.id] for entry in pool]
-        order, scores, relaxed = rank_candidates(
+        order, final_scores, relaxed = rank_candidates(
             [entry.id for entry in pool],
             [entry.vector_score for entry in pool],
             [entry.keyword_score for entry in pool],
@@ -999,7 +1002,7 @@ class MemoryIndex:
         if mode != 'vector-only' and (relaxed or not order):
             debug['relaxed'] = relaxed  # nothing reached minScore: the relaxed pass ran
         kept = []
-        for index, score in zip(order, scores, strict=True):
+        for index, score in zip(order, final_scores, strict=True):
             entry = pool[index]
             entry.row, entry.score = chunks[index], score
             kept.append(entry)
