@@ -862,6 +862,35 @@ def test_ranking(
     call(
         'apply_temporal_decay', memsift.apply_temporal_decay, scores, texts, ['memory'] * len(texts), mtimes, now, half
     )
+    n = len(scores)
+    for mode in ('hybrid', 'vector-only', 'fts-only'):
+        ranked = call(
+            'rank_candidates',
+            memsift._core.rank_candidates,
+            list(range(n)),
+            scores,
+            scores[::-1],
+            [0.0] * n,
+            [i % 4 for i in range(n)],
+            texts[:n] + [''] * (n - len(texts[:n])),
+            ['memory'] * n,
+            (mtimes + [None] * n)[:n],
+            texts[:n] + [''] * (n - len(texts[:n])),
+            mode=mode,
+            query=texts[0] if texts else '',
+            keyword_best=now,
+            vector_weight=weights[0],
+            text_weight=weights[1],
+            decay=(now, half),
+            mmr=(lam, k),
+            min_score=lam,
+            limit=k,
+        )
+        if not isinstance(ranked, Refused):
+            order, reported, _ = ranked
+            assert (
+                sorted(set(order)) == sorted(order) and all(0 <= i < n for i in order) and len(reported) == len(order)
+            )
 
 
 # ---------------------------------------------------------------- redaction
