@@ -744,6 +744,15 @@ fn bm25_score_to_unit_py(score: Num) -> f64 {
     rank::bm25_score_to_unit(score.0)
 }
 
+/// Hybrid weights clamped to [0, 1] and normalized to sum 1 (both 0 -> 0.7 / 0.3), as OpenClaw's config does.
+///
+/// >>> normalize_weights(2.0, 2.0)
+/// (0.5, 0.5)
+#[pyfunction(name = "normalize_weights")]
+fn normalize_weights_py(vector_weight: Num, text_weight: Num) -> PyResult<(f64, f64)> {
+    Ok(rank::normalize_weights(vector_weight.0, text_weight.0)?)
+}
+
 /// Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
 ///
 /// ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
@@ -952,8 +961,8 @@ pub mod _core {
     use super::{
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
         estimate_chars_py, fuse_rrf_py, fuse_weighted_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py,
-        mmr_py, mmr_vectors_py, rank_candidates_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError,
-        MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
+        mmr_py, mmr_vectors_py, normalize_weights_py, rank_candidates_py, simd_kernels_py, tokenize_py, InternalError,
+        InvalidInputError, MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

@@ -202,6 +202,13 @@ def bm25_score_to_unit(score: float) -> float:
     0.5
     """
 
+def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """Hybrid weights clamped to [0, 1] and normalized to sum 1 (both 0 -> 0.7 / 0.3), as OpenClaw's config does.
+
+    >>> normalize_weights(2.0, 2.0)
+    (0.5, 0.5)
+    """
+
 def fuse_weighted(
     vector: Sequence[tuple[int, float]],
     keyword: Sequence[tuple[int, float]],

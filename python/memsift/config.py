@@ -22,6 +22,7 @@ from typing import Any, Literal, Union
 
 import json5
 
+from memsift._core import normalize_weights
 from memsift._text import preview
 from memsift.errors import ConfigError, ConfigWarning
 
@@ -578,12 +579,6 @@ def _clamp(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
 
 
-def _weights(vector: float, text: float) -> tuple[float, float]:
-    vector, text = _clamp(vector, 0.0, 1.0), _clamp(text, 0.0, 1.0)
-    total = vector + text
-    return (vector / total, text / total) if total > 0 else (0.7, 0.3)
-
-
 def _remote(raw: Mapping[str, Any], provider: str) -> RemoteConfig:
     batch = raw.get('batch', {})
     return RemoteConfig(
@@ -652,7 +647,7 @@ def _sync(raw: Mapping[str, Any]) -> SyncConfig:
 
 def _hybrid(raw: Mapping[str, Any]) -> HybridConfig:
     mmr, decay = raw.get('mmr', {}), raw.get('temporalDecay', {})
-    vector_weight, text_weight = _weights(raw.get('vectorWeight', 0.7), raw.get('textWeight', 0.3))
+    vector_weight, text_weight = normalize_weights(raw.get('vectorWeight', 0.7), raw.get('textWeight', 0.3))
     return HybridConfig(
         enabled=raw.get('enabled', True),
         vector_weight=vector_weight,
