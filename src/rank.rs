@@ -19,6 +19,12 @@ pub fn bm25_score_to_unit(score: f64) -> f64 {
     }
 }
 
+/// Higher scores first, as a total order in which -0.0 equals 0.0 (as in Python and JavaScript sorts, which
+/// then keep the input order), where `total_cmp` alone would put -0.0 after 0.0.
+fn descending(a: f64, b: f64) -> std::cmp::Ordering {
+    (b + 0.0).total_cmp(&(a + 0.0))
+}
+
 /// Clamp both weights to [0, 1] and normalize them to sum 1 (both 0 → 0.7 / 0.3).
 pub fn normalize_weights(vector_weight: f64, text_weight: f64) -> Result<(f64, f64)> {
     if !vector_weight.is_finite() || !text_weight.is_finite() {
@@ -71,7 +77,7 @@ pub fn fuse_weighted(
     for f in &mut order {
         f.score = vw * f.vector_score + tw * f.text_score;
     }
-    order.sort_by(|a, b| b.score.total_cmp(&a.score));
+    order.sort_by(|a, b| descending(a.score, b.score));
     Ok(order)
 }
 
@@ -98,7 +104,7 @@ pub fn fuse_rrf(lists: &[Vec<(u64, f64)>], k: f64) -> Result<Vec<(u64, f64)>> {
             }
         }
     }
-    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order.sort_by(|a, b| descending(a.1, b.1));
     Ok(order)
 }
 
@@ -164,7 +170,7 @@ fn mmr_by(scores: &[f64], lambda: f64, sim: impl Fn(usize, usize) -> f64) -> Res
     let lambda = lambda.clamp(0.0, 1.0);
     if lambda == 1.0 {
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        order.sort_by(|&a, &b| descending(scores[a], scores[b]));
         return Ok(order);
     }
     let (min, max) = scores.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &s| (lo.min(s), hi.max(s)));
@@ -482,7 +488,7 @@ pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParam
         let (ta, tb) = (candidates[a].tier, candidates[b].tier);
         tb.cmp(&ta)
             .then_with(|| if ta > 0 { found_by_leg(b).cmp(&found_by_leg(a)) } else { std::cmp::Ordering::Equal })
-            .then_with(|| scores[b].total_cmp(&scores[a]))
+            .then_with(|| descending(scores[a], scores[b]))
             .then_with(|| candidates[a].id.cmp(&candidates[b].id))
     });
     let split = order.iter().position(|&i| candidates[i].tier == 0).unwrap_or(order.len());
