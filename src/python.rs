@@ -108,67 +108,53 @@ fn short_repr(obj: Borrowed<'_, '_, PyAny>) -> String {
     }
 }
 
-/// An integer argument: one outside 64 bits is an `InvalidInputError` naming it, not an `OverflowError`.
-#[derive(Clone, Copy)]
-pub struct Int(i64);
+/// Numeric argument types whose out-of-range values (Python ints of any size) raise `InvalidInputError` naming the
+/// value, instead of the `OverflowError` PyO3 gives for the plain Rust type.
+macro_rules! bounded_argument {
+    ($(#[$doc:meta])* $name:ident($inner:ty), $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub struct $name($inner);
 
-impl FromPyObject<'_, '_> for Int {
-    type Error = PyErr;
+        impl FromPyObject<'_, '_> for $name {
+            type Error = PyErr;
 
-    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        obj.extract::<i64>().map(Int).map_err(|e| {
-            if e.is_instance_of::<PyOverflowError>(obj.py()) {
-                InvalidInputError::new_err(format!("integer {} is out of range (at most 64 bits)", short_repr(obj)))
-            } else {
-                e
+            fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+                obj.extract::<$inner>().map($name).map_err(|e| {
+                    if e.is_instance_of::<PyOverflowError>(obj.py()) {
+                        InvalidInputError::new_err(format!($what, short_repr(obj)))
+                    } else {
+                        e
+                    }
+                })
             }
-        })
-    }
+        }
+    };
+}
+
+bounded_argument!(
+    /// An integer argument (64 bits).
+    Int(i64),
+    "integer {} is out of range (at most 64 bits)"
+);
+bounded_argument!(
+    /// A float argument (an int too large for a double is refused).
+    Num(f64),
+    "number {} is too large for a float"
+);
+bounded_argument!(
+    /// An id argument: an integer in [0, 2**64).
+    Id(u64),
+    "id {} is not in [0, 2**64)"
+);
+
+fn nums(items: Vec<Num>) -> Vec<f64> {
+    items.into_iter().map(|n| n.0).collect()
 }
 
 /// A non-negative count named `name` for error messages.
 fn count(value: Int, name: &str) -> PyResult<usize> {
     usize::try_from(value.0).map_err(|_| InvalidInputError::new_err(format!("{name} must be >= 0, got {}", value.0)))
-}
-
-/// A float argument: an int too large for a double is an `InvalidInputError`, not an `OverflowError`.
-#[derive(Clone, Copy)]
-pub struct Num(f64);
-
-impl FromPyObject<'_, '_> for Num {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        obj.extract::<f64>().map(Num).map_err(|e| {
-            if e.is_instance_of::<PyOverflowError>(obj.py()) {
-                InvalidInputError::new_err(format!("number {} is too large for a float", short_repr(obj)))
-            } else {
-                e
-            }
-        })
-    }
-}
-
-/// An id argument: an integer in [0, 2**64).
-#[derive(Clone, Copy)]
-pub struct Id(u64);
-
-impl FromPyObject<'_, '_> for Id {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        obj.extract::<u64>().map(Id).map_err(|e| {
-            if e.is_instance_of::<PyOverflowError>(obj.py()) {
-                InvalidInputError::new_err(format!("id {} is not in [0, 2**64)", short_repr(obj)))
-            } else {
-                e
-            }
-        })
-    }
-}
-
-fn nums(items: Vec<Num>) -> Vec<f64> {
-    items.into_iter().map(|n| n.0).collect()
 }
 
 fn scored(items: Vec<(Id, Num)>) -> Vec<(u64, f64)> {
