@@ -1,6 +1,6 @@
 """The docstrings in ``_core.pyi`` are the ones the Rust extension has at runtime.
 
-The stub's docstrings are hand-copied from the ``///`` doc comments in ``src/python.rs``, which PyO3 turns into the
+The stub's docstrings are hand-copied from the ``///`` doc comments in ``src/python/``, which PyO3 turns into the
 runtime ``__doc__``. stubtest checks the stub's names and signatures but not its docs, so they drift silently; this
 test catches that. The Rust doc comments are the source of truth.
 
@@ -22,7 +22,7 @@ import memsift._core
 
 STUB = Path(memsift.__file__).resolve().parent / '_core.pyi'
 FIX = (
-    'the Rust doc comments in src/python.rs are the source of truth: copy the /// comment of each object listed '
+    'the Rust doc comments in src/python/ are the source of truth: copy the /// comment of each object listed '
     'below into its docstring in python/memsift/_core.pyi (no docstring in the stub where the Rust item has none)'
 )
 

@@ -1,0 +1,184 @@
+//! Bindings of the analyzer and the Markdown chunker.
+
+use super::*;
+
+/// memsift's text analyzer: the one tokenizer used by BM25, queries, sessions and MMR.
+///
+/// Args:
+///     stem: Apply the English Snowball stemmer to plain Latin words.
+///
+/// >>> Analyzer().tokenize("BBDown视频下载")
+/// ['bbdown', '视', '视频', '频', '频下', '下', '下载', '载']
+#[pyclass(name = "Analyzer", module = "memsift._core", frozen)]
+pub struct PyAnalyzer {
+    inner: Analyzer,
+    strings: TokenStrings,
+}
+
+/// Python strings of recently returned tokens, reused across calls: tokens repeat
+/// (Zipf), and creating a `str` is the main cost of returning a token list.
+#[derive(Default)]
+pub(super) struct TokenStrings(Mutex<FxHashMap<Box<str>, Py<PyString>>>);
+
+impl TokenStrings {
+    /// Bound on cached strings; the cache restarts empty when it is full.
+    const LIMIT: usize = 1 << 18;
+
+    fn list<'py>(&self, py: Python<'py>, buf: &TokenBuf) -> PyResult<Bound<'py, PyList>> {
+        let mut cache = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() > Self::LIMIT {
+            cache.clear();
+        }
+        let items: Vec<Bound<'py, PyString>> = buf
+            .iter()
+            .map(|token| {
+                if let Some(s) = cache.get(token) {
+                    return s.bind(py).clone();
+                }
+                let s = PyString::new(py, token);
+                cache.insert(token.into(), s.clone().unbind());
+                s
+            })
+            .collect();
+        PyList::new(py, items)
+    }
+}
+
+#[pymethods]
+impl PyAnalyzer {
+    #[new]
+    #[pyo3(signature = (stem = true))]
+    fn new(stem: bool) -> Self {
+        Self { inner: Analyzer::new(stem), strings: TokenStrings::default() }
+    }
+
+    #[getter]
+    fn stem(&self) -> bool {
+        self.inner.stem
+    }
+
+    /// Tokenize one text.
+    fn tokenize<'py>(&self, py: Python<'py>, text: Text) -> PyResult<Bound<'py, PyList>> {
+        let analyzer = self.inner;
+        let text: &str = &text;
+        let analyze = move || {
+            let mut buf = TokenBuf::default();
+            analyzer.analyze_into(text, &mut buf);
+            Ok(buf)
+        };
+        // Short texts are cheaper than a GIL round-trip; long ones release it.
+        let buf = if text.len() < 4096 { analyze()? } else { detached(py, analyze)? };
+        self.strings.list(py, &buf)
+    }
+
+    /// Tokenize many texts in parallel with the GIL released.
+    fn tokenize_batch<'py>(&self, py: Python<'py>, texts: Vec<Text>) -> PyResult<Vec<Bound<'py, PyList>>> {
+        use rayon::prelude::*;
+        let analyzer = self.inner;
+        let texts = self::texts(texts);
+        let bufs = detached(py, move || {
+            Ok(texts
+                .par_iter()
+                .map(|t| {
+                    let mut buf = TokenBuf::default();
+                    analyzer.analyze_into(t, &mut buf);
+                    buf
+                })
+                .collect::<Vec<_>>())
+        })?;
+        bufs.iter().map(|buf| self.strings.list(py, buf)).collect()
+    }
+
+    /// Number of tokens ``tokenize`` would return, without building Python strings.
+    fn count_tokens(&self, py: Python<'_>, text: Text) -> PyResult<usize> {
+        let analyzer = self.inner;
+        detached(py, move || {
+            let mut buf = TokenBuf::default();
+            analyzer.analyze_into(&text, &mut buf);
+            Ok(buf.len())
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Analyzer(stem={})", if self.inner.stem { "True" } else { "False" })
+    }
+}
+
+/// Tokenize with the default analyzer (``Analyzer(stem=True)``).
+///
+/// >>> tokenize("ERR_CONN_RESET in v2.3.1")
+/// ['err_conn_reset', 'err', 'conn', 'reset', 'in', 'v2.3.1', 'v2', '3', '1']
+#[pyfunction(name = "tokenize")]
+pub(super) fn tokenize_py(py: Python<'_>, text: Text) -> PyResult<Bound<'_, PyList>> {
+    static DEFAULT: PyOnceLock<Py<PyAnalyzer>> = PyOnceLock::new();
+    DEFAULT.get_or_try_init(py, || Py::new(py, PyAnalyzer::new(true)))?.get().tokenize(py, text)
+}
+
+// ------------------------------------------------------------------ chunker
+
+/// One chunk of a Markdown file (1-based inclusive line range, sha256 of ``text``).
+#[pyclass(name = "Chunk", module = "memsift._core", frozen, eq, get_all)]
+#[derive(PartialEq, Eq, Clone)]
+pub struct PyChunk {
+    start_line: usize,
+    end_line: usize,
+    text: String,
+    hash: String,
+}
+
+#[pymethods]
+impl PyChunk {
+    #[new]
+    fn new(start_line: Int, end_line: Int, text: Text, hash: Text) -> PyResult<Self> {
+        Ok(Self {
+            start_line: count(start_line, "start_line")?,
+            end_line: count(end_line, "end_line")?,
+            text: text.0,
+            hash: hash.0,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let preview: String = self.text.chars().take(40).collect();
+        format!(
+            "Chunk(start_line={}, end_line={}, text={:?}, hash='{}…')",
+            self.start_line,
+            self.end_line,
+            preview,
+            &self.hash[..12.min(self.hash.len())]
+        )
+    }
+}
+
+/// Split Markdown into line-packed chunks exactly as OpenClaw's ``chunkMarkdown``.
+///
+/// Args:
+///     text: The file content.
+///     tokens: Target chunk size in estimated tokens (4 chars, or 1 CJK char, per token).
+///     overlap: Tokens of trailing whole lines carried into the next chunk.
+///
+/// Raises:
+///     InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+///
+/// >>> [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\nc")]
+/// [(1, 4)]
+#[pyfunction(name = "chunk_markdown")]
+#[pyo3(signature = (text, tokens = Int(400), overlap = Int(80)), text_signature = "(text, tokens=400, overlap=80)")]
+pub(super) fn chunk_markdown_py(py: Python<'_>, text: Text, tokens: Int, overlap: Int) -> PyResult<Vec<PyChunk>> {
+    let tokens = count(tokens, "tokens")?;
+    let overlap = count(overlap, "overlap")?;
+    let chunks = detached(py, move || chunk::chunk_markdown(&text, tokens, overlap))?;
+    Ok(chunks
+        .into_iter()
+        .map(|c| PyChunk { start_line: c.start_line, end_line: c.end_line, text: c.text, hash: c.hash })
+        .collect())
+}
+
+/// OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x.
+///
+/// >>> estimate_chars("ab视频")
+/// 10
+#[pyfunction(name = "estimate_chars")]
+pub(super) fn estimate_chars_py(text: Text) -> usize {
+    chunk::estimate_chars(&text)
+}

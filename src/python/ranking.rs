@@ -1,0 +1,216 @@
+//! Bindings of the ranking functions: the one ranking stage and its building blocks.
+
+use super::*;
+
+/// OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``.
+///
+/// >>> bm25_score_to_unit(1.0)
+/// 0.5
+#[pyfunction(name = "bm25_score_to_unit")]
+pub(super) fn bm25_score_to_unit_py(score: Num) -> f64 {
+    rank::bm25_score_to_unit(score.0)
+}
+
+/// Hybrid weights clamped to [0, 1] and normalized to sum 1 (both 0 -> 0.7 / 0.3), as OpenClaw's config does.
+///
+/// >>> normalize_weights(2.0, 2.0)
+/// (0.5, 0.5)
+#[pyfunction(name = "normalize_weights")]
+pub(super) fn normalize_weights_py(vector_weight: Num, text_weight: Num) -> PyResult<(f64, f64)> {
+    Ok(rank::normalize_weights(vector_weight.0, text_weight.0)?)
+}
+
+/// Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
+///
+/// ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
+///
+/// >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
+/// [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
+#[pyfunction(name = "fuse_weighted")]
+#[pyo3(signature = (vector, keyword, vector_weight = Num(0.7), text_weight = Num(0.3)), text_signature = "(vector, keyword, vector_weight=0.7, text_weight=0.3)")]
+pub(super) fn fuse_weighted_py(
+    vector: Vec<(Id, Num)>,
+    keyword: Vec<(Id, Num)>,
+    vector_weight: Num,
+    text_weight: Num,
+) -> PyResult<Vec<(u64, f64, f64, f64)>> {
+    Ok(rank::fuse_weighted(&scored(vector), &scored(keyword), vector_weight.0, text_weight.0)?
+        .into_iter()
+        .map(|f| (f.id, f.score, f.vector_score, f.text_score))
+        .collect())
+}
+
+/// Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks.
+#[pyfunction(name = "fuse_rrf")]
+#[pyo3(signature = (lists, k = Int(60)), text_signature = "(lists, k=60)")]
+pub(super) fn fuse_rrf_py(lists: Vec<Vec<(Id, Num)>>, k: Int) -> PyResult<Vec<(u64, f64)>> {
+    let lists: Vec<Vec<(u64, f64)>> = lists.into_iter().map(scored).collect();
+    Ok(rank::fuse_rrf(&lists, k.0 as f64)?)
+}
+
+/// Jaccard similarity of the analyzer token sets of two texts (both empty -> 1).
+#[pyfunction(name = "jaccard")]
+pub(super) fn jaccard_py(a: Text, b: Text) -> f64 {
+    rank::jaccard(Analyzer::default(), &a, &b)
+}
+
+/// MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``.
+#[pyfunction(name = "mmr")]
+#[pyo3(signature = (scores, texts, lambda_ = Num(0.7)), text_signature = "(scores, texts, lambda_=0.7)")]
+pub(super) fn mmr_py(py: Python<'_>, scores: Vec<Num>, texts: Vec<Text>, lambda_: Num) -> PyResult<Vec<usize>> {
+    let (scores, texts, lambda_) = (nums(scores), self::texts(texts), lambda_.0);
+    detached(py, move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        rank::mmr(Analyzer::default(), &scores, &refs, lambda_)
+    })
+}
+
+/// MMR order (indices) with cosine similarity of embeddings.
+#[pyfunction(name = "mmr_vectors")]
+#[pyo3(signature = (scores, vectors, lambda_ = Num(0.7)), text_signature = "(scores, vectors, lambda_=0.7)")]
+pub(super) fn mmr_vectors_py(
+    py: Python<'_>,
+    scores: Vec<Num>,
+    vectors: &Bound<'_, PyAny>,
+    lambda_: Num,
+) -> PyResult<Vec<usize>> {
+    let (scores, lambda_) = (nums(scores), lambda_.0);
+    let matrix = as_f32_matrix(py, vectors, "vectors")?;
+    let dims = matrix.shape()[1];
+    let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+    detached(py, || rank::mmr_vectors(&scores, data, dims, lambda_))
+}
+
+/// ``exp(-ln2 / half_life_days * max(0, age_days))``.
+#[pyfunction(name = "decay_multiplier")]
+pub(super) fn decay_multiplier_py(age_days: Num, half_life_days: Num) -> f64 {
+    rank::decay_multiplier(age_days.0, half_life_days.0)
+}
+
+/// Date of a ``memory/[.../]YYYY-MM-DD[-suffix].md`` path, ``None`` if absent or invalid.
+///
+/// >>> memory_date_from_path("memory/2026-11-30.md")
+/// datetime.date(2026, 11, 30)
+#[pyfunction(name = "memory_date_from_path")]
+pub(super) fn memory_date_from_path_py(py: Python<'_>, path: Text) -> PyResult<Option<Bound<'_, PyDate>>> {
+    rank::memory_date_from_path(&path).map(|(y, m, d)| PyDate::new(py, y, m as u8, d as u8)).transpose()
+}
+
+/// ``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay.
+#[pyfunction(name = "is_evergreen_path")]
+pub(super) fn is_evergreen_path_py(path: Text) -> bool {
+    rank::is_evergreen_path(&path)
+}
+
+/// Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay.
+#[pyfunction(name = "apply_temporal_decay")]
+#[pyo3(signature = (scores, paths, sources, mtimes, now, half_life_days = Num(30.0)), text_signature = "(scores, paths, sources, mtimes, now, half_life_days=30.0)")]
+pub(super) fn apply_temporal_decay_py(
+    scores: Vec<Num>,
+    paths: Vec<Text>,
+    sources: Vec<Text>,
+    mtimes: Vec<Option<Num>>,
+    now: Num,
+    half_life_days: Num,
+) -> PyResult<Vec<f64>> {
+    let (scores, paths, sources) = (nums(scores), texts(paths), texts(sources));
+    let mtimes: Vec<Option<f64>> = mtimes.into_iter().map(|m| m.map(|m| m.0)).collect();
+    let (now, half_life_days) = (now.0, half_life_days.0);
+    let n = scores.len();
+    if paths.len() != n || sources.len() != n || mtimes.len() != n {
+        return Err(InvalidInputError::new_err(format!(
+            "scores, paths, sources and mtimes must have the same length, got {n}, {}, {}, {}",
+            paths.len(),
+            sources.len(),
+            mtimes.len()
+        )));
+    }
+    let items: Vec<rank::DecayItem<'_>> = (0..n)
+        .map(|i| rank::DecayItem { score: scores[i], path: &paths[i], source: &sources[i], mtime: mtimes[i] })
+        .collect();
+    Ok(rank::apply_temporal_decay(&items, now, half_life_days))
+}
+
+/// memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
+///
+/// Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
+/// scores (0 where that leg did not find the chunk), partial ``path_scores``, exact path ``tiers`` (3 full path,
+/// 2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and ``texts``. ``mode`` is
+/// ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best raw score; ``decay`` is
+/// ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None.
+///
+/// Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
+/// (capped at 1), and whether the relaxed pass chose them.
+#[pyfunction(name = "rank_candidates")]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, texts, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit))]
+#[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
+pub(super) fn rank_candidates_py(
+    py: Python<'_>,
+    ids: Vec<Id>,
+    vector: Vec<Num>,
+    keyword: Vec<Num>,
+    path_scores: Vec<Num>,
+    tiers: Vec<Int>,
+    paths: Vec<Text>,
+    sources: Vec<Text>,
+    mtimes: Vec<Option<Num>>,
+    texts: Vec<Text>,
+    mode: Text,
+    query: Text,
+    keyword_best: Num,
+    vector_weight: Num,
+    text_weight: Num,
+    decay: Option<(Num, Num)>,
+    mmr: Option<(Num, Int)>,
+    min_score: Num,
+    limit: Int,
+) -> PyResult<(Vec<usize>, Vec<f64>, bool)> {
+    let n = ids.len();
+    let lengths = [
+        vector.len(),
+        keyword.len(),
+        path_scores.len(),
+        tiers.len(),
+        paths.len(),
+        sources.len(),
+        mtimes.len(),
+        texts.len(),
+    ];
+    if lengths.iter().any(|&len| len != n) {
+        return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
+    }
+    let mode = rank::Mode::parse(&mode)?;
+    let mmr = match mmr {
+        Some((lambda, pool)) => Some((lambda.0, count(pool, "mmr pool size")?)),
+        None => None,
+    };
+    let limit = count(limit, "limit")?;
+    let ranked = detached(py, move || {
+        let candidates: Vec<rank::Candidate<'_>> = (0..n)
+            .map(|i| rank::Candidate {
+                id: ids[i].0,
+                vector: vector[i].0,
+                keyword: keyword[i].0,
+                path_score: path_scores[i].0,
+                tier: u8::try_from(tiers[i].0.clamp(0, 3)).unwrap_or(0),
+                path: &paths[i],
+                source: &sources[i],
+                mtime: mtimes[i].map(|m| m.0),
+                text: &texts[i],
+            })
+            .collect();
+        let params = rank::RankParams {
+            mode,
+            vector_weight: vector_weight.0,
+            text_weight: text_weight.0,
+            keyword_best: keyword_best.0,
+            query: &query,
+            decay: decay.map(|(now, half_life)| (now.0, half_life.0)),
+            mmr,
+            min_score: min_score.0,
+            limit,
+        };
+        rank::rank(Analyzer::default(), &candidates, &params)
+    })?;
+    Ok((ranked.order, ranked.scores, ranked.relaxed))
+}

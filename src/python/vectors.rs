@@ -1,0 +1,217 @@
+//! Bindings of the vector store (numpy in and out, zero-copy where possible).
+
+use super::*;
+
+/// Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
+///
+/// >>> import numpy as np
+/// >>> vs = VectorStore(3)
+/// >>> vs.add(np.array([7, 8], dtype=np.uint64), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+/// >>> ids, scores = vs.search(np.array([1, 0.1, 0], dtype=np.float32), k=1)
+/// >>> ids.tolist()
+/// [7]
+#[pyclass(name = "VectorStore", module = "memsift._core", frozen)]
+pub struct PyVectorStore {
+    inner: RwLock<VectorStore>,
+}
+
+/// A float32 matrix view, converting (one copy) only when the input is not already C-contiguous float32.
+pub(super) fn as_f32_matrix<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<PyReadonlyArray2<'py, f32>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray2<'py, f32>>() {
+        if view.is_c_contiguous() {
+            return Ok(view);
+        }
+    }
+    let np = py.import("numpy")?;
+    let converted = np
+        .call_method1("ascontiguousarray", (obj, "float32"))
+        .map_err(|e| InvalidInputError::new_err(format!("{what} must be convertible to a float32 array: {e}")))?;
+    let converted = if converted.getattr("ndim")?.extract::<usize>()? == 1 {
+        converted.call_method1("reshape", (1, -1))?
+    } else {
+        converted
+    };
+    converted
+        .extract::<PyReadonlyArray2<'py, f32>>()
+        .map_err(|_| InvalidInputError::new_err(format!("{what} must be a 2-D array of shape (n, dims)")))
+}
+
+pub(super) fn as_f32_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, f32>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray1<'py, f32>>() {
+        if view.is_c_contiguous() {
+            return Ok(view);
+        }
+    }
+    let np = py.import("numpy")?;
+    np.call_method1("ascontiguousarray", (obj, "float32"))
+        .and_then(|a| a.extract::<PyReadonlyArray1<'py, f32>>())
+        .map_err(|e| InvalidInputError::new_err(format!("query must be a 1-D float32 array: {e}")))
+}
+
+/// Chunk ids: a 1-D sequence or array of integers in [0, 2**64). Negative, float,
+/// bool or oversized values are rejected instead of being wrapped or truncated.
+pub(super) fn as_ids(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    if let Ok(view) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(view.as_array().to_vec());
+    }
+    let bad = |why: String| {
+        InvalidInputError::new_err(format!("ids must be a 1-D sequence of integers in [0, 2**64): {why}"))
+    };
+    let arr = py.import("numpy")?.call_method1("asarray", (obj,)).map_err(|e| bad(e.to_string()))?;
+    if arr.getattr("size")?.extract::<usize>()? == 0 {
+        return Ok(Vec::new());
+    }
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    if arr.getattr("ndim")?.extract::<usize>()? != 1 || !(kind == "i" || kind == "u") {
+        return Err(bad(format!("got {}", obj.repr()?)));
+    }
+    if kind == "i" && arr.call_method0("min")?.extract::<i64>()? < 0 {
+        return Err(bad(format!("got a negative id ({})", arr.call_method0("min")?)));
+    }
+    Ok(arr.call_method1("astype", ("uint64",))?.extract::<PyReadonlyArray1<'_, u64>>()?.as_array().to_vec())
+}
+
+type Hits<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f32>>);
+
+pub(super) fn hits_to_arrays(py: Python<'_>, hits: Vec<(u64, f32)>) -> Hits<'_> {
+    let (ids, scores): (Vec<u64>, Vec<f32>) = hits.into_iter().unzip();
+    (ids.into_pyarray(py), scores.into_pyarray(py))
+}
+
+impl PyVectorStore {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, VectorStore> {
+        self.inner.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, VectorStore> {
+        self.inner.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[pymethods]
+impl PyVectorStore {
+    #[new]
+    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(128), expansion_search = Int(96)), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=128, expansion_search=96)")]
+    fn new(
+        dims: Int,
+        metric: Text,
+        dtype: Text,
+        ann_threshold: Int,
+        connectivity: Int,
+        expansion_add: Int,
+        expansion_search: Int,
+    ) -> PyResult<Self> {
+        let params = AnnParams {
+            threshold: count(ann_threshold, "ann_threshold")?,
+            connectivity: count(connectivity, "connectivity")?,
+            expansion_add: count(expansion_add, "expansion_add")?,
+            expansion_search: count(expansion_search, "expansion_search")?,
+        };
+        let store =
+            VectorStore::new(count(dims, "dims")?, Metric::parse(&metric)?, Quantization::parse(&dtype)?, params)?;
+        Ok(Self { inner: RwLock::new(store) })
+    }
+
+    #[getter]
+    fn dims(&self) -> usize {
+        self.read().dims()
+    }
+    #[getter]
+    fn metric(&self) -> &'static str {
+        self.read().metric().name()
+    }
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.read().quantization().name()
+    }
+    /// True when searches use the HNSW index (``len >= ann_threshold``).
+    #[getter]
+    fn ann_active(&self) -> bool {
+        self.read().ann_active()
+    }
+    fn __len__(&self) -> usize {
+        self.read().len()
+    }
+    fn __contains__(&self, id: &Bound<'_, PyAny>) -> bool {
+        id.extract::<u64>().is_ok_and(|id| self.read().contains(id))
+    }
+
+    /// Insert or replace vectors; ``vectors`` is float32 ``(n, dims)`` (other inputs are converted once).
+    fn add(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, vectors: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = as_ids(py, ids)?;
+        let matrix = as_f32_matrix(py, vectors, "vectors")?;
+        let shape = matrix.shape().to_vec();
+        let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        if shape[0] != ids.len() {
+            return Err(InvalidInputError::new_err(format!("got {} ids but {} vectors", ids.len(), shape[0])));
+        }
+        let dims = self.read().dims();
+        if shape[1] != dims {
+            return Err(InvalidInputError::new_err(format!("vectors have {} dims, the store has {dims}", shape[1])));
+        }
+        detached(py, || self.write().add(&ids, data))
+    }
+
+    /// Remove ids; returns how many were present.
+    fn remove(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let ids = as_ids(py, ids)?;
+        detached(py, || self.write().remove(&ids))
+    }
+
+    fn clear(&self) {
+        self.write().clear();
+    }
+
+    /// Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active.
+    #[pyo3(signature = (query, k = Int(10), *, exact = None), text_signature = "($self, query, k=10, *, exact=None)")]
+    fn search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        k: Int,
+        exact: Option<bool>,
+    ) -> PyResult<Hits<'py>> {
+        let k = check_k(k)?;
+        let query = as_f32_vector(py, query)?;
+        let q = query.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        let hits = detached(py, || self.read().search(q, k, exact))?;
+        Ok(hits_to_arrays(py, hits))
+    }
+
+    #[pyo3(signature = (queries, k = Int(10), *, exact = None), text_signature = "($self, queries, k=10, *, exact=None)")]
+    fn search_batch<'py>(
+        &self,
+        py: Python<'py>,
+        queries: &Bound<'py, PyAny>,
+        k: Int,
+        exact: Option<bool>,
+    ) -> PyResult<Vec<Hits<'py>>> {
+        use rayon::prelude::*;
+        let k = check_k(k)?;
+        let matrix = as_f32_matrix(py, queries, "queries")?;
+        let dims = matrix.shape()[1];
+        let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
+        let all = detached(py, || {
+            let store = self.read();
+            if dims != store.dims() {
+                return crate::error::invalid!("queries have {dims} dims, the store has {}", store.dims());
+            }
+            data.par_chunks(dims).map(|q| store.search(q, k, exact)).collect::<crate::error::Result<Vec<_>>>()
+        })?;
+        Ok(all.into_iter().map(|hits| hits_to_arrays(py, hits)).collect())
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.read();
+        format!(
+            "VectorStore(dims={}, metric='{}', dtype='{}', len={})",
+            s.dims(),
+            s.metric().name(),
+            s.quantization().name(),
+            s.len()
+        )
+    }
+}
