@@ -1,4 +1,5 @@
-"""The OpenClaw drop-in: find a user's OpenClaw setup and serve its agents' memory and sessions with memsift.
+"""Finding a user's OpenClaw setup: its config, agents, workspaces and transcripts (``memsift.from_openclaw``, in
+:mod:`memsift.tools`, serves an agent of it with memsift).
 
 OpenClaw keeps its config in ``~/.openclaw/openclaw.json`` (``OPENCLAW_CONFIG_PATH`` overrides; JSON5), its state
 in ``~/.openclaw`` (``OPENCLAW_STATE_DIR``), each agent's workspace where ``agents.list[].workspace`` /
