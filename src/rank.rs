@@ -437,7 +437,12 @@ fn utf16_prefix(text: &str, units: usize) -> &str {
 /// - floor: scores below `min_score` go; if none is left, a relaxed pass keeps keyword/path hits whose own score
 ///   reaches it (hybrid; any match in FTS-only mode), as keyword-only hits can never exceed `text_weight`.
 #[allow(clippy::float_cmp)] // a 0 score means "this leg did not find the chunk": exact on purpose
-pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParams<'_>) -> Result<Ranked> {
+pub fn rank(
+    analyzer: Analyzer,
+    candidates: &[Candidate<'_>],
+    params: &RankParams<'_>,
+    path_tokens: &mut PathTokens,
+) -> Result<Ranked> {
     let (vw, tw) = normalize_weights(params.vector_weight, params.text_weight)?;
     let text_scores: Vec<f64> = candidates
         .iter()
@@ -450,7 +455,6 @@ pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParam
         })
         .collect();
     let keywords = query_keywords(analyzer, params.query);
-    let mut path_hits: FxHashMap<&str, usize> = FxHashMap::default();
     let mut scores: Vec<f64> = candidates
         .iter()
         .zip(&text_scores)
@@ -459,12 +463,8 @@ pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParam
             Mode::Hybrid => vw * c.vector + tw * if text == 0.0 { c.path_score } else { text },
             Mode::FtsOnly if text == 0.0 => c.path_score,
             Mode::FtsOnly => {
-                let in_path = *path_hits.entry(c.path).or_insert_with(|| {
-                    let mut buf = TokenBuf::default();
-                    analyzer.analyze_into(c.path, &mut buf);
-                    let tokens: FxHashSet<&str> = buf.iter().collect();
-                    keywords.iter().filter(|k| tokens.contains(k.as_str())).count()
-                });
+                let tokens = path_tokens.get(analyzer, c.path);
+                let in_path = keywords.iter().filter(|k| tokens.contains(k.as_str())).count();
                 text + 0.18 * in_path as f64 + (c.text.chars().count() as f64 / 160.0).min(0.18)
             }
         })
@@ -526,6 +526,27 @@ pub fn rank(analyzer: Analyzer, candidates: &[Candidate<'_>], params: &RankParam
     kept.truncate(params.limit);
     let reported = kept.iter().map(|&i| scores[i].min(1.0)).collect();
     Ok(Ranked { order: kept, scores: reported, relaxed })
+}
+
+/// Analyzer tokens of file paths, kept across queries: the same paths come back query after query, and analyzing
+/// a couple of hundred of them would otherwise be a good part of an FTS-only search.
+#[derive(Default)]
+pub struct PathTokens(FxHashMap<Box<str>, FxHashSet<Box<str>>>);
+
+impl PathTokens {
+    /// Paths remembered at most; the cache restarts empty when it is full.
+    const LIMIT: usize = 1 << 16;
+
+    fn get(&mut self, analyzer: Analyzer, path: &str) -> &FxHashSet<Box<str>> {
+        if self.0.len() >= Self::LIMIT && !self.0.contains_key(path) {
+            self.0.clear();
+        }
+        self.0.entry(path.into()).or_insert_with(|| {
+            let mut buf = TokenBuf::default();
+            analyzer.analyze_into(path, &mut buf);
+            buf.iter().map(Into::into).collect()
+        })
+    }
 }
 
 /// The query's analyzer tokens without English function words (all of them if nothing else is left).
@@ -593,7 +614,7 @@ mod tests {
     fn hybrid_scales_keywords_by_the_best_match_and_keeps_keyword_only_hits() {
         let c =
             [cand(1, 0.9, 0.0, 0, "a.md", "x"), cand(2, 0.0, 4.0, 0, "b.md", "y"), cand(3, 0.5, 2.0, 0, "c.md", "z")];
-        let ranked = rank(Analyzer::default(), &c, &params(Mode::Hybrid, 4.0)).unwrap();
+        let ranked = rank(Analyzer::default(), &c, &params(Mode::Hybrid, 4.0), &mut PathTokens::default()).unwrap();
         assert_eq!(ranked.order, [0, 2, 1]);
         for (got, want) in ranked.scores.iter().zip([0.7 * 0.9, 0.7 * 0.5 + 0.3 * 0.5, 0.3 * 1.0]) {
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
@@ -603,14 +624,14 @@ mod tests {
     #[test]
     fn exact_path_hits_come_first_with_score_1_and_the_floor_relaxes_for_keyword_hits() {
         let c = [cand(1, 0.0, 1.0, 0, "notes/deploy.md", "deploy notes"), cand(2, 0.0, 0.0, 2, "b.md", "b")];
-        let ranked = rank(Analyzer::default(), &c, &params(Mode::FtsOnly, 1.0)).unwrap();
+        let ranked = rank(Analyzer::default(), &c, &params(Mode::FtsOnly, 1.0), &mut PathTokens::default()).unwrap();
         assert_eq!((ranked.order.as_slice(), ranked.scores[0]), ([1, 0].as_slice(), 1.0));
         // FTS-only: r / (1 + r) + 0.18 per query keyword in the path + min(len / 160, 0.18)
         assert!((ranked.scores[1] - (0.5 + 0.18 + 12.0 / 160.0)).abs() < 1e-12);
         let mut strict = params(Mode::Hybrid, 3.0);
         strict.min_score = 0.35;
         let keyword_only = [cand(1, 0.0, 3.0, 0, "a.md", "a")];
-        let relaxed = rank(Analyzer::default(), &keyword_only, &strict).unwrap();
+        let relaxed = rank(Analyzer::default(), &keyword_only, &strict, &mut PathTokens::default()).unwrap();
         assert!(relaxed.relaxed && relaxed.order == [0] && (relaxed.scores[0] - 0.3).abs() < 1e-12);
     }
 
@@ -623,9 +644,9 @@ mod tests {
         ];
         let mut p = params(Mode::Hybrid, 0.0);
         p.mmr = Some((0.5, 10));
-        assert_eq!(rank(Analyzer::default(), &c, &p).unwrap().order, [0, 2, 1]);
+        assert_eq!(rank(Analyzer::default(), &c, &p, &mut PathTokens::default()).unwrap().order, [0, 2, 1]);
         p.decay = Some((days_from_civil(2026, 3, 2) as f64 * 86_400.0, 30.0)); // the dated note is two half-lives old
-        assert_eq!(rank(Analyzer::default(), &c, &p).unwrap().order[0], 1);
+        assert_eq!(rank(Analyzer::default(), &c, &p, &mut PathTokens::default()).unwrap().order[0], 1);
     }
 
     #[test]

@@ -496,7 +496,7 @@ class MemoryIndex:
             # BM25 reader behind the store would be rebuilt in full, stale vectors would miss its changes.
             if self.index.generation != self.store.generation:
                 self.index.reload()
-            if self.vectors is not None and self._identity_ok and self._vectors_generation != self.store.generation:
+            if self._vectors_stale(self.store.generation):
                 self._reload_vectors()
             if self._serving is not None:
                 self._warm_cache()
@@ -703,6 +703,10 @@ class MemoryIndex:
         """True when the workspace may have changed since the last sync."""
         return self._dirty
 
+    def _vectors_stale(self, generation: int) -> bool:
+        """The vectors serve searches but reflect an older store generation (another process wrote since)."""
+        return self.vectors is not None and self._identity_ok and self._vectors_generation != generation
+
     def _reload_vectors(self) -> None:
         """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones."""
         assert self.vectors is not None
@@ -743,16 +747,12 @@ class MemoryIndex:
             self.sync()  # the BM25 folder was missing or damaged: rebuild it before answering from it
             debug['indexRebuilt'] = True
             return
-        if self.index.generation != self.store.generation:
+        generation = self.store.generation
+        if self.index.generation != generation:
             self.index.reload()  # another process (a watcher, the CLI) committed, or this one's sync is underway
-            if not self._sync_lock.locked() and self.index.generation != self.store.generation:
+            if not self._sync_lock.locked() and self.index.generation != generation:
                 self._dirty = True  # the store is ahead of its index (no sync here is writing it): a sync rebuilds it
-        if (
-            self.vectors is not None
-            and self._identity_ok
-            and self._vectors_generation != self.store.generation
-            and not self._sync_lock.locked()
-        ):
+        if self._vectors_stale(generation) and not self._sync_lock.locked():
             self._reload_vectors()  # another process wrote
         if not self._dirty and self._sessions_due():
             self._dirty = True

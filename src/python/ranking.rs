@@ -131,6 +131,9 @@ pub(super) fn apply_temporal_decay_py(
     Ok(rank::apply_temporal_decay(&items, now, half_life_days))
 }
 
+/// Path tokens for the FTS-only path boost, shared by every search of the process.
+static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::LazyLock::new(Mutex::default);
+
 /// memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 ///
 /// Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
@@ -210,7 +213,8 @@ pub(super) fn rank_candidates_py(
             min_score: min_score.0,
             limit,
         };
-        rank::rank(Analyzer::default(), &candidates, &params)
+        let mut path_tokens = PATH_TOKENS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        rank::rank(Analyzer::default(), &candidates, &params, &mut path_tokens)
     })?;
     Ok((ranked.order, ranked.scores, ranked.relaxed))
 }
