@@ -43,8 +43,22 @@ def import_graph() -> dict[str, set[str]]:
                     anchor = package.split('.')[: len(package.split('.')) - node.level + 1]
                     base = '.'.join([*anchor, *([node.module] if node.module else [])])
                 targets.update([base, *(f'{base}.{alias.name}' for alias in node.names)])
-        graph[name] = {t for t in map(resolve, targets) if t is not None and t != name}
+        resolved = {t for t in map(resolve, targets) if t is not None}
+        graph[name] = {t for t in resolved | packages_run(resolved, name) if t != name}
     return graph
+
+
+def packages_run(targets: set[str], importer: str) -> set[str]:
+    """Importing ``memsift.a.b`` from outside ``memsift.a`` runs ``memsift/a/__init__.py`` first: that counts as an
+    import of ``memsift.a`` (a package's own modules import their siblings while it is already loading)."""
+    run = set()
+    for target in targets:
+        parts = target.split('.')
+        for depth in range(2, len(parts)):
+            package = '.'.join(parts[:depth])
+            if not (importer == package or importer.startswith(package + '.')):
+                run.add(package)
+    return run
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -81,9 +95,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_lazy_and_type_only_imports():
     graph = import_graph()
-    assert 'memsift.watch' in graph['memsift.memory']  # imported inside start_watching and under TYPE_CHECKING
-    assert 'memsift._core' in graph['memsift.memory']
+    assert (
+        'memsift.index.watch' in graph['memsift.index.memory_index']
+    )  # imported inside start_watching and under TYPE_CHECKING
+    assert 'memsift._core' in graph['memsift.index.memory_index']
     assert cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
+    assert packages_run({'memsift.index.store'}, 'memsift.media') == {'memsift.index'}
+    assert packages_run({'memsift.index.store'}, 'memsift.index.sync') == set()
 
 
 def test_no_import_cycles():

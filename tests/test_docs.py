@@ -41,12 +41,12 @@ EXAMPLED = [
     'memsift._text',
     'memsift.config',
     'memsift.errors',
-    'memsift.indexer',
-    'memsift.memory',
+    'memsift.index.sync',
+    'memsift.index.memory_index',
     'memsift.sessions',
-    'memsift.store',
+    'memsift.index.store',
     'memsift.tools',
-    'memsift.workspace',
+    'memsift.index.workspace',
 ]
 
 

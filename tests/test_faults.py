@@ -17,9 +17,9 @@ import pytest
 from conftest import HashEmbedder, memory_config, write
 
 import memsift
-import memsift.indexer
+import memsift.index.sync
 from memsift import ConfigError, InvalidInputError, MemoryIndex, SessionStore
-from memsift.openclaw import import_openclaw_sessions
+from memsift.tools.openclaw import import_openclaw_sessions
 
 MAIN = 'agent:main:main'
 
@@ -77,7 +77,7 @@ def test_an_edit_while_chunks_embed_is_indexed_by_the_next_sync(tmp_path, ws):
 
 def test_an_edit_between_listing_and_reading_is_indexed_by_the_next_sync(tmp_path, ws, monkeypatch):
     note = ws / 'memory' / '2026-11-28.md'
-    read = memsift.indexer.read_memory_file
+    read = memsift.index.sync.read_memory_file
 
     def edit_then_read(path, *args):
         if path == note and 'Standup' in note.read_text():
@@ -86,7 +86,7 @@ def test_an_edit_between_listing_and_reading_is_indexed_by_the_next_sync(tmp_pat
         return read(path, *args)
 
     with open_index(tmp_path, ws) as index:
-        monkeypatch.setattr(memsift.indexer, 'read_memory_file', edit_then_read)
+        monkeypatch.setattr(memsift.index.sync, 'read_memory_file', edit_then_read)
         index.sync()
         monkeypatch.undo()
         assert_next_sync_indexes(index, note, 'Retro')
@@ -115,8 +115,10 @@ def test_a_touched_but_unchanged_file_is_not_read_again(tmp_path, ws, monkeypatc
         os.utime(note, (stat.st_atime, stat.st_mtime - 3600))  # the same text, another mtime
         assert index.sync().unchanged == 2
         reads = []
-        read = memsift.indexer.read_memory_file
-        monkeypatch.setattr(memsift.indexer, 'read_memory_file', lambda path, *a: reads.append(path) or read(path, *a))
+        read = memsift.index.sync.read_memory_file
+        monkeypatch.setattr(
+            memsift.index.sync, 'read_memory_file', lambda path, *a: reads.append(path) or read(path, *a)
+        )
         index.sync()
         assert note not in reads  # its new stat was recorded
 

@@ -1,8 +1,8 @@
 """Workspace sync into the store and the BM25 index: incremental, deletes, bad files, crash recovery."""
 
 import memsift
-from memsift.indexer import ensure_index_current, sync_workspace
-from memsift.store import MemoryStore
+from memsift.index.store import MemoryStore
+from memsift.index.sync import ensure_index_current, sync_workspace
 
 
 def write(path, text):

@@ -436,7 +436,7 @@ def test_get_returns_bounded_excerpts_of_indexed_files_only(tmp_path, ws):
         write(ws / 'memory' / 'big.md', 'x' * 100 + '\n' + ('line\n' * 10_000))
         index.sync()
         big = index.get('memory/big.md')
-        assert big['truncated'] is True and len(big['text']) == memsift.memory.MAX_GET_CHARS
+        assert big['truncated'] is True and len(big['text']) == memsift.index.memory_index.MAX_GET_CHARS
         rest = index.get('memory/big.md', from_line=big['nextFrom'])
         assert rest['from'] == big['nextFrom']
         (ws / 'memory' / 'big.md').unlink()

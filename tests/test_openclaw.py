@@ -6,9 +6,9 @@ import pytest
 from conftest import write
 
 import memsift
-import memsift.openclaw
-from memsift.openclaw import openclaw_agents
+import memsift.tools.openclaw
 from memsift.tools import from_openclaw
+from memsift.tools.openclaw import openclaw_agents
 
 
 def transcript(path, session_id, lines):
@@ -99,7 +99,7 @@ def test_both_agents_are_served_with_their_own_memory_and_sessions(home):
 
 
 def test_new_transcript_lines_are_picked_up(home, monkeypatch):
-    monkeypatch.setattr(memsift.openclaw, 'SESSION_RESCAN_S', 0.0)
+    monkeypatch.setattr(memsift.tools.openclaw, 'SESSION_RESCAN_S', 0.0)
     path = home / '.openclaw' / 'agents' / 'main' / 'sessions' / 'aaa.jsonl'
     with from_openclaw() as main:
         assert main.sessions_search('mango')['results'] == []

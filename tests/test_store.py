@@ -9,7 +9,7 @@ import pytest
 
 import memsift
 from memsift.errors import StoreError
-from memsift.store import FileRecord, MemoryStore
+from memsift.index.store import FileRecord, MemoryStore
 
 
 def chunks(*texts):
@@ -85,7 +85,7 @@ def test_a_process_killed_mid_write_loses_nothing(tmp_path):
         store.replace_file('a.md', 'memory', 'f1', 0.0, 1, chunks('old-1', 'old-2'))
     script = textwrap.dedent(f"""
         import os
-        from memsift.store import MemoryStore
+        from memsift.index.store import MemoryStore
         store = MemoryStore({str(path)!r})
         def chunks():
             yield (1, 1, 'new-1', 'h')

@@ -6,7 +6,7 @@ import pytest
 
 import memsift
 from memsift.errors import SkippedFile
-from memsift.workspace import MemoryFile, list_memory_files, read_memory_file
+from memsift.index.workspace import MemoryFile, list_memory_files, read_memory_file
 
 
 def write(path, text='x'):

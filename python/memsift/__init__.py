@@ -45,8 +45,8 @@ from memsift.errors import (
     SkippedFile,
     StoreError,
 )
-from memsift.indexer import SyncReport
-from memsift.memory import MemoryHit, MemoryIndex, SearchResult
+from memsift.index.memory_index import MemoryHit, MemoryIndex, SearchResult
+from memsift.index.sync import SyncReport
 from memsift.sessions import Caller, SessionStore
 from memsift.tools import MemoryTools, from_openclaw
 

@@ -1,5 +1,5 @@
-"""``python -m memsift`` is the ``memsift`` command (see :mod:`memsift.cli`)."""
+"""``python -m memsift`` is the ``memsift`` command (see :mod:`memsift.tools.cli`)."""
 
-from memsift.cli import main
+from memsift.tools.cli import main
 
 raise SystemExit(main())

@@ -16,8 +16,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from memsift._files import read_bounded
 from memsift.errors import SkippedFile
-from memsift.workspace import read_bounded
 
 __all__ = ['EXTENSIONS', 'MediaInput', 'modality_of', 'read_media_file', 'sniff_mime']
 

@@ -16,7 +16,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memsift.workspace import IGNORED_DIRS
+from memsift.index.workspace import IGNORED_DIRS
 
 __all__ = ['Watcher']
 

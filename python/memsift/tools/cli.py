@@ -17,7 +17,7 @@ folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store
 ``sessions`` commands read ``--sessions-db`` (default ``~/.memsift/agents/{agent}/sessions.sqlite``) and act as the
 agent's main session (``--as KEY`` to act as another), with the config's ``tools.sessions.visibility``.
 
-``mcp`` serves the four memory tools to MCP clients (see :mod:`memsift.mcp_server`): over stdin/stdout by default,
+``mcp`` serves the four memory tools to MCP clients (see :mod:`memsift.tools.mcp`): over stdin/stdout by default,
 or over streamable HTTP on ``127.0.0.1:PORT/mcp`` with ``--http PORT``. ``--openclaw`` serves an agent of the
 user's OpenClaw setup; a bearer token for HTTP is read from the environment variable ``--token-env`` names
 (default ``MEMSIFT_MCP_TOKEN``), never from the command line.
@@ -38,10 +38,10 @@ from typing import Any
 
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
-from memsift.indexer import Progress, SyncReport
-from memsift.memory import MemoryIndex
+from memsift.index.memory_index import MemoryIndex
+from memsift.index.sync import Progress, SyncReport
 from memsift.sessions import Caller, SessionStore, main_session_key
-from memsift.tools import DEFAULT_DEADLINE_S, MemoryTools
+from memsift.tools.agent import DEFAULT_DEADLINE_S, MemoryTools
 
 __all__ = ['main']
 
@@ -334,8 +334,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from memsift.mcp_server import serve_http, serve_stdio  # here: the MCP SDK is slow to import
-    from memsift.tools import from_openclaw
+    from memsift.tools.agent import from_openclaw
+    from memsift.tools.mcp import serve_http, serve_stdio  # here: the MCP SDK is slow to import
 
     token = None
     if args.http is not None:

@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 from memsift._text import preview, scrub
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import InvalidInputError, MemsiftError, SessionAccessError
-from memsift.memory import MemoryIndex
-from memsift.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
+from memsift.index.memory_index import MemoryIndex
 from memsift.sessions import Caller, SessionStore, main_session_key
+from memsift.tools.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
 
 __all__ = [
     'DEFAULT_DEADLINE_S',
@@ -302,11 +302,11 @@ def from_openclaw(
 
     Args:
         agent_id: The agent (default: OpenClaw's default agent, usually ``main``).
-        config_path: The OpenClaw config (default: :func:`~memsift.openclaw.openclaw_config_path`).
+        config_path: The OpenClaw config (default: :func:`~memsift.tools.openclaw.openclaw_config_path`).
         sync: Index the workspace in the background now.
         watch: Re-index memory files as they change.
 
-    The settings and stores are :func:`~memsift.openclaw.openclaw_agent`'s; the agent's transcripts are imported
+    The settings and stores are :func:`~memsift.tools.openclaw.openclaw_agent`'s; the agent's transcripts are imported
     into the session store and caught up as OpenClaw appends to them.
 
     Raises:

@@ -39,7 +39,7 @@ __all__ = [
     'openclaw_state_dir',
 ]
 
-_log = logging.getLogger('memsift.openclaw')
+_log = logging.getLogger('memsift.tools.openclaw')
 
 SESSION_RESCAN_S = 2.0
 """Transcripts are checked for new lines at most this often (a stat per file when nothing changed)."""

@@ -44,7 +44,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memsift.tools import MemoryTools
+from memsift.tools.agent import MemoryTools
 
 __all__ = ['DEFAULT_PORT', 'LOCAL_HOSTS', 'LOCAL_ORIGINS', 'build_server', 'http_app', 'serve_http', 'serve_stdio']
 

@@ -42,16 +42,16 @@ from memsift._text import preview, scrub
 from memsift.config import ExtraPath, MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError, SkippedFile, StoreError
-from memsift.indexer import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
+from memsift.index.store import ChunkRow, FileRecord, MemoryStore
+from memsift.index.sync import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
+from memsift.index.workspace import MemoryFile, extra_roots, is_inside, read_memory_file
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, create_provider, resolve_provider
 from memsift.sessions import Caller, SessionStore, main_session_key
-from memsift.store import ChunkRow, FileRecord, MemoryStore
-from memsift.workspace import MemoryFile, extra_roots, is_inside, read_memory_file
 
 if TYPE_CHECKING:
-    from memsift.watch import Watcher
+    from memsift.index.watch import Watcher
 
 __all__ = ['MemoryHit', 'MemoryIndex', 'SearchResult']
 
@@ -1201,7 +1201,7 @@ class MemoryIndex:
         and every ``sync.intervalMinutes`` when set. Stopped by :meth:`stop_watching` or :meth:`close`."""
         self._check_open()
         if self._watcher is None:
-            from memsift.watch import Watcher  # here: watchdog is only needed by watching processes
+            from memsift.index.watch import Watcher  # here: watchdog is only needed by watching processes
 
             sync = self.config.sync
             self._watcher = Watcher(

@@ -5,7 +5,7 @@ with the store generation it reflects. If a process dies between the two, the in
 :func:`ensure_index_current` rebuilds it from the store on the next open: nothing is lost or duplicated.
 
 >>> import tempfile, pathlib, memsift
->>> from memsift.store import MemoryStore
+>>> from memsift.index.store import MemoryStore
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('Prefers tabs over spaces.')
 >>> store, index = MemoryStore(':memory:'), memsift.Bm25Index()
@@ -29,9 +29,9 @@ import numpy.typing as npt
 
 from memsift._core import Bm25Index, VectorStore, chunk_markdown
 from memsift.errors import SkippedFile
+from memsift.index.store import ChunkRow, FileRecord, MemoryStore
+from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, list_memory_files, read_memory_file
 from memsift.media import MediaInput, read_media_file
-from memsift.store import ChunkRow, FileRecord, MemoryStore
-from memsift.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, list_memory_files, read_memory_file
 
 __all__ = [
     'Embedder',

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsift._files import read_bounded
 from memsift.errors import SkippedFile
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     'extra_roots',
     'is_inside',
     'list_memory_files',
-    'read_bounded',
     'read_memory_file',
 ]
 
@@ -167,21 +167,6 @@ def list_memory_files(
         seen.add(key)
         files.append(MemoryFile(_relative(root, path), path, mtime=info.st_mtime, size=info.st_size))
     return files
-
-
-def read_bounded(path: Path, max_bytes: int, limit: str) -> bytes:
-    """The bytes of ``path`` if it holds at most ``max_bytes``; ``limit`` ends the too-large reason.
-
-    Raises:
-        SkippedFile: too large or unreadable.
-    """
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SkippedFile(path, f'too large ({size} bytes > {limit}')
-        return path.read_bytes()
-    except OSError as exc:
-        raise SkippedFile(path, f'cannot be read ({exc.strerror or exc})') from exc
 
 
 def read_memory_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
