@@ -35,79 +35,6 @@ pub fn normalize_weights(vector_weight: f64, text_weight: f64) -> Result<(f64, f
     Ok(if sum == 0.0 { (0.7, 0.3) } else { (v / sum, t / sum) })
 }
 
-/// A merged hit: combined score and its two components.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fused {
-    pub id: u64,
-    pub score: f64,
-    pub vector_score: f64,
-    pub text_score: f64,
-}
-
-/// OpenClaw's `mergeHybridResults`: union by id (vector hits first, keyword-only
-/// hits appended, so keyword-only hits are never dropped), weighted sum, stable
-/// sort by score. `keyword` carries raw BM25 scores.
-pub fn fuse_weighted(
-    vector: &[(u64, f64)],
-    keyword: &[(u64, f64)],
-    vector_weight: f64,
-    text_weight: f64,
-) -> Result<Vec<Fused>> {
-    let (vw, tw) = normalize_weights(vector_weight, text_weight)?;
-    let mut order: Vec<Fused> = Vec::with_capacity(vector.len() + keyword.len());
-    let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
-    for &(id, score) in vector {
-        let entry = Fused { id, score: 0.0, vector_score: score, text_score: 0.0 };
-        if let Some(&i) = slot.get(&id) {
-            order[i] = entry;
-        } else {
-            slot.insert(id, order.len());
-            order.push(entry);
-        }
-    }
-    for &(id, raw) in keyword {
-        let text_score = bm25_score_to_unit(raw);
-        if let Some(&i) = slot.get(&id) {
-            order[i].text_score = text_score;
-        } else {
-            slot.insert(id, order.len());
-            order.push(Fused { id, score: 0.0, vector_score: 0.0, text_score });
-        }
-    }
-    for f in &mut order {
-        f.score = vw * f.vector_score + tw * f.text_score;
-    }
-    order.sort_by(|a, b| descending(a.score, b.score));
-    Ok(order)
-}
-
-/// Reciprocal-rank fusion: each list adds `1 / (k + rank)` (1-based) for the first
-/// occurrence of an id; ties keep first appearance order.
-pub fn fuse_rrf(lists: &[Vec<(u64, f64)>], k: f64) -> Result<Vec<(u64, f64)>> {
-    if !k.is_finite() || k < 0.0 {
-        return invalid!("rrf k must be a finite number >= 0, got {k}");
-    }
-    let mut order: Vec<(u64, f64)> = Vec::new();
-    let mut slot: FxHashMap<u64, usize> = FxHashMap::default();
-    for list in lists {
-        let mut seen = FxHashSet::default();
-        for (rank, &(id, _)) in list.iter().enumerate() {
-            if !seen.insert(id) {
-                continue;
-            }
-            let add = 1.0 / (k + (rank + 1) as f64);
-            if let Some(&i) = slot.get(&id) {
-                order[i].1 += add;
-            } else {
-                slot.insert(id, order.len());
-                order.push((id, add));
-            }
-        }
-    }
-    order.sort_by(|a, b| descending(a.1, b.1));
-    Ok(order)
-}
-
 /// Sorted, de-duplicated token ids of a text (for fast Jaccard by merge).
 fn token_set(analyzer: Analyzer, text: &str, vocab: &mut FxHashMap<String, u32>) -> Vec<u32> {
     let mut buf = TokenBuf::default();
@@ -214,27 +141,6 @@ pub fn mmr(analyzer: Analyzer, scores: &[f64], texts: &[&str], lambda: f64) -> R
     let mut vocab = FxHashMap::default();
     let sets: Vec<Vec<u32>> = texts.iter().map(|t| token_set(analyzer, t, &mut vocab)).collect();
     mmr_by(scores, lambda, |a, b| jaccard_sorted(&sets[a], &sets[b]))
-}
-
-/// MMR with cosine similarity of embeddings (`vectors` row-major, `dims` wide).
-pub fn mmr_vectors(scores: &[f64], vectors: &[f32], dims: usize, lambda: f64) -> Result<Vec<usize>> {
-    if dims == 0 || vectors.len() != scores.len() * dims {
-        return invalid!(
-            "vectors must have shape ({}, dims>0), got {} values for dims={dims}",
-            scores.len(),
-            vectors.len()
-        );
-    }
-    let rows: Vec<&[f32]> = vectors.chunks(dims).collect();
-    let norms: Vec<f64> =
-        rows.iter().map(|r| r.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt()).collect();
-    mmr_by(scores, lambda, |a, b| {
-        if norms[a] == 0.0 || norms[b] == 0.0 {
-            return 0.0;
-        }
-        let dot: f64 = rows[a].iter().zip(rows[b]).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
-        dot / (norms[a] * norms[b])
-    })
 }
 
 /// `exp(-ln2 / half_life * max(0, age))`; a non-positive or non-finite half-life means no decay.
@@ -567,20 +473,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn weighted_merge_keeps_keyword_only_hits() {
-        let fused = fuse_weighted(&[(1, 0.9)], &[(2, 3.0), (1, 1.0)], 0.7, 0.3).unwrap();
-        assert_eq!(fused.iter().map(|f| f.id).collect::<Vec<_>>(), [1, 2]);
-        assert!((fused[0].score - (0.7 * 0.9 + 0.3 * 0.5)).abs() < 1e-12);
-        assert!((fused[1].score - 0.3 * 0.75).abs() < 1e-12);
+    fn weights_are_normalized() {
         assert_eq!(normalize_weights(2.0, 2.0).unwrap(), (0.5, 0.5));
         assert_eq!(normalize_weights(0.0, 0.0).unwrap(), (0.7, 0.3));
-    }
-
-    #[test]
-    fn rrf_sums_reciprocal_ranks() {
-        let fused = fuse_rrf(&[vec![(1, 0.0), (2, 0.0)], vec![(2, 0.0)]], 60.0).unwrap();
-        assert_eq!(fused[0].0, 2);
-        assert!((fused[0].1 - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-15);
     }
 
     #[test]

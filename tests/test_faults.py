@@ -409,7 +409,7 @@ def test_huge_integers_are_invalid_input_not_overflow():
         lambda: memsift.Bm25Index().search('x', 10**400),
         lambda: memsift.VectorStore(2**64),
         lambda: memsift.mmr([10**400], ['x']),
-        lambda: memsift.fuse_rrf([[(2**64, 1.0)]]),
+        lambda: memsift.Bm25Index().add([2**64], ['a.md'], ['memory'], ['x']),
     ):
         with pytest.raises(InvalidInputError):
             call()

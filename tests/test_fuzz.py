@@ -16,8 +16,8 @@ The rule, checked by :func:`call` for every call:
   ``json.dumps(result, ensure_ascii=False).encode('utf-8')``.
 
 Covered: the Rust core (``tokenize``, ``Analyzer``, ``chunk_markdown``, ``Chunk``, ``estimate_chars``,
-``Bm25Index``, ``VectorStore``, ``mmr``, ``mmr_vectors``, ``jaccard``, ``bm25_score_to_unit``, ``decay_multiplier``,
-``apply_temporal_decay``, ``memory_date_from_path``, ``is_evergreen_path``, ``fuse_weighted``, ``fuse_rrf``),
+``Bm25Index``, ``VectorStore``, ``mmr``, ``jaccard``, ``bm25_score_to_unit``, ``decay_multiplier``,
+``apply_temporal_decay``, ``memory_date_from_path``, ``is_evergreen_path``, ``normalize_weights``),
 ``load_config`` (dicts with arbitrary values at real key positions and at random keys; files of arbitrary bytes),
 ``MemoryIndex`` (search / get / status over a fixed workspace, over notes of arbitrary bytes, and under fuzzed
 configs), ``SessionStore`` (append, import_jsonl of arbitrary lines, search, history), ``Redactor`` and
@@ -823,17 +823,12 @@ def test_vector_store(
     call('VectorStore.remove', store.remove, ids)
 
 
-PAIRS = st.lists(st.tuples(INTS, NUMBERS), max_size=6)
-
-
 @isolated
 @fuzz()
 @given(
     scores=st.lists(NUMBERS, max_size=6),
     texts=st.lists(TEXT, max_size=6),
     lam=NUMBERS,
-    vector=PAIRS,
-    keyword=PAIRS,
     weights=st.tuples(NUMBERS, NUMBERS),
     k=INTS,
     mtimes=st.lists(st.none() | NUMBERS, max_size=6),
@@ -844,8 +839,6 @@ def test_ranking(
     scores: list[float],
     texts: list[str],
     lam: float,
-    vector: list[tuple[int, float]],
-    keyword: list[tuple[int, float]],
     weights: tuple[float, float],
     k: int,
     mtimes: list[float | None],
@@ -853,12 +846,7 @@ def test_ranking(
     half: float,
 ) -> None:
     call('mmr', memsift.mmr, scores, texts, lam)
-    with np.errstate(all='ignore'):
-        cells = [s if isinstance(s, float) else 0.5 for s in scores] or [0.0]
-        vectors = np.resize(np.array(cells, dtype=np.float32), (len(scores), 3))
-    call('mmr_vectors', memsift.mmr_vectors, scores, vectors, lam)
-    call('fuse_weighted', memsift.fuse_weighted, vector, keyword, *weights)
-    call('fuse_rrf', memsift.fuse_rrf, [vector, keyword], k)
+    call('normalize_weights', memsift._core.normalize_weights, *weights)
     call(
         'apply_temporal_decay', memsift.apply_temporal_decay, scores, texts, ['memory'] * len(texts), mtimes, now, half
     )

@@ -302,6 +302,7 @@ def test_hybrid_search_finds_synonyms_keyword_search_cannot(tmp_path, embedder):
     with open_index(tmp_path) as index:
         assert index.search('automobile').results == []
     with open_index(tmp_path, provider=embedder) as index:
+        index.sync()  # the re-embedding for the new provider (a search waits for it only 0.2 s)
         result = index.search('automobile', min_score=0.2)
         assert paths(result) == ['memory/garage.md']
         data = result.to_dict()
@@ -436,7 +437,7 @@ def test_get_returns_bounded_excerpts_of_indexed_files_only(tmp_path, ws):
         write(ws / 'memory' / 'big.md', 'x' * 100 + '\n' + ('line\n' * 10_000))
         index.sync()
         big = index.get('memory/big.md')
-        assert big['truncated'] is True and len(big['text']) == memsift.index.memory_index.MAX_GET_CHARS
+        assert big['truncated'] is True and len(big['text']) == memsift.index.reader.MAX_GET_CHARS
         rest = index.get('memory/big.md', from_line=big['nextFrom'])
         assert rest['from'] == big['nextFrom']
         (ws / 'memory' / 'big.md').unlink()

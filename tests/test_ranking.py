@@ -4,9 +4,8 @@ import math
 import re
 from datetime import date
 
-import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 import memsift
@@ -24,39 +23,6 @@ def ref_bm25_score_to_unit(s):
     if s <= 0:
         return 0.0
     return s / (1 + s)
-
-
-def ref_fuse_weighted(vector, keyword, vector_weight=0.7, text_weight=0.3):
-    vw = clamp(vector_weight, 0.0, 1.0)
-    tw = clamp(text_weight, 0.0, 1.0)
-    if vw + tw == 0:
-        vw, tw = 0.7, 0.3
-    else:
-        total = vw + tw
-        vw, tw = vw / total, tw / total
-    entries = {}  # dict keeps first-insertion order, like a JS Map
-    for id_, cosine in vector:
-        entries[id_] = {'v': cosine, 't': 0.0}
-    for id_, raw in keyword:
-        t = ref_bm25_score_to_unit(raw)
-        if id_ in entries:
-            entries[id_]['t'] = t
-        else:
-            entries[id_] = {'v': 0.0, 't': t}
-    rows = [(id_, vw * e['v'] + tw * e['t'], e['v'], e['t']) for id_, e in entries.items()]
-    return sorted(rows, key=lambda row: row[1], reverse=True)  # stable
-
-
-def ref_fuse_rrf(lists, k=60):
-    scores = {}
-    for ranked in lists:
-        seen = set()
-        for rank, (id_, _score) in enumerate(ranked, start=1):
-            if id_ in seen:
-                continue
-            seen.add(id_)
-            scores[id_] = scores.get(id_, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
 
 
 def set_jaccard(a, b):
@@ -108,15 +74,6 @@ def ref_mmr_greedy(scores, lambda_, similarity):
 def ref_mmr(scores, texts, lambda_=0.7):
     token_sets = [set(memsift.tokenize(t)) for t in texts]
     return ref_mmr_greedy(scores, lambda_, lambda i, j: set_jaccard(token_sets[i], token_sets[j]))
-
-
-def cosine64(a, b):
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    na, nb = math.sqrt(float(a @ a)), math.sqrt(float(b @ b))
-    if na == 0 or nb == 0:
-        return 0.0
-    return float(a @ b) / (na * nb)
 
 
 def ref_decay_multiplier(age, hl):
@@ -188,11 +145,7 @@ def close(a, b):
 # ---------------------------------------------------------------- strategies
 
 IDS = st.one_of(st.integers(0, 12), st.integers(0, 2**64 - 1))
-COSINE = st.floats(-1.0, 1.0)
-RAW_BM25 = st.one_of(st.floats(-5.0, 50.0), st.floats(allow_nan=True, allow_infinity=True))
 WEIGHT = st.one_of(st.floats(-1.0, 2.0), st.sampled_from([0.0, 1.0, 0.7, 0.3, 0.5]))
-VECTOR_HITS = st.lists(st.tuples(IDS, COSINE), max_size=10)
-KEYWORD_HITS = st.lists(st.tuples(IDS, RAW_BM25), max_size=10)
 
 VOCAB = ['rust', 'python', 'memory', 'search', 'running', 'runs', 'the', 'a', '视频', '下载', 'BBDown', 'v2.3.1', '']
 TEXTS = st.lists(st.sampled_from(VOCAB), max_size=5).map(' '.join)
@@ -251,97 +204,84 @@ def test_bm25_score_to_unit_examples():
     assert memsift.bm25_score_to_unit(-math.inf) == 0.001
 
 
-# ---------------------------------------------------------------- fuse_weighted
+# ---------------------------------------------------------------- the hybrid merge (rank_candidates)
+
+LEG_COSINE = st.floats(0.0, 1.0)  # the vector leg clamps cosine at 0
+LEG_BM25 = st.floats(0.01, 50.0)  # BM25 hits are positive
 
 
-@given(VECTOR_HITS, KEYWORD_HITS, WEIGHT, WEIGHT)
-def test_fuse_weighted_matches_reference(vector, keyword, vw, tw):
-    assert memsift.fuse_weighted(vector, keyword, vw, tw) == ref_fuse_weighted(vector, keyword, vw, tw)
+def product_merge(vector, keyword, vector_weight, text_weight):
+    """The product's hybrid merge alone: the ranking stage without decay, MMR, tiers or a floor."""
+    entries = {}
+    for id_, cosine in vector:
+        entries[id_] = [cosine, 0.0]
+    for id_, raw in keyword:
+        entries.setdefault(id_, [0.0, 0.0])[1] = raw
+    ids = list(entries)
+    order, scores, _ = memsift._core.rank_candidates(
+        ids,
+        [entries[i][0] for i in ids],
+        [entries[i][1] for i in ids],
+        [0.0] * len(ids),
+        [0] * len(ids),
+        ['notes.md'] * len(ids),
+        ['memory'] * len(ids),
+        [None] * len(ids),
+        [''] * len(ids),
+        mode='hybrid',
+        query='',
+        keyword_best=max((raw for _, raw in keyword), default=0.0),
+        vector_weight=vector_weight,
+        text_weight=text_weight,
+        decay=None,
+        mmr=None,
+        min_score=0.0,
+        limit=len(ids),
+    )
+    return [(ids[i], score) for i, score in zip(order, scores)]
 
 
-@given(VECTOR_HITS, KEYWORD_HITS)
-def test_fuse_weighted_default_weights(vector, keyword):
-    assert memsift.fuse_weighted(vector, keyword) == ref_fuse_weighted(vector, keyword, 0.7, 0.3)
+def ref_hybrid_merge(vector, keyword, vector_weight, text_weight):
+    """Union, BM25 scaled by the query's best match, weighted sum; best first, ties by chunk id."""
+    vw, tw = clamp(vector_weight, 0.0, 1.0), clamp(text_weight, 0.0, 1.0)
+    vw, tw = (0.7, 0.3) if vw + tw == 0 else (vw / (vw + tw), tw / (vw + tw))
+    best = max((raw for _, raw in keyword), default=0.0)
+    entries = {}
+    for id_, cosine in vector:
+        entries[id_] = [cosine, 0.0]
+    for id_, raw in keyword:
+        entries.setdefault(id_, [0.0, 0.0])[1] = raw
+    rows = [(id_, vw * v + tw * (k / best if k > 0 else 0.0)) for id_, (v, k) in entries.items()]
+    return sorted(rows, key=lambda row: (-row[1], row[0]))
 
 
-@given(VECTOR_HITS, KEYWORD_HITS, WEIGHT, WEIGHT)
-def test_fuse_weighted_keeps_every_id_once_sorted(vector, keyword, vw, tw):
-    fused = memsift.fuse_weighted(vector, keyword, vw, tw)
-    ids = [row[0] for row in fused]
-    assert len(ids) == len(set(ids))
-    assert set(ids) == {i for i, _ in vector} | {i for i, _ in keyword}
-    scores = [row[1] for row in fused]
-    assert scores == sorted(scores, reverse=True)
+@given(
+    st.lists(st.tuples(IDS, LEG_COSINE), max_size=10), st.lists(st.tuples(IDS, LEG_BM25), max_size=10), WEIGHT, WEIGHT
+)
+def test_hybrid_merge_matches_reference(vector, keyword, vw, tw):
+    got, want = product_merge(vector, keyword, vw, tw), ref_hybrid_merge(vector, keyword, vw, tw)
+    assert [id_ for id_, _ in got] == [id_ for id_, _ in want]
+    assert [score for _, score in got] == pytest.approx([score for _, score in want])
 
 
-def test_fuse_weighted_keyword_only_hit_is_kept():
-    fused = memsift.fuse_weighted([(1, 0.9)], [(2, 5.0)])
-    by_id = {row[0]: row for row in fused}
-    assert set(by_id) == {1, 2}
-    assert by_id[2][2] == 0.0
-    assert by_id[2][3] == 5.0 / 6.0
-    assert by_id[2][1] == 0.3 * (5.0 / 6.0)
-    assert by_id[1][1] == 0.7 * 0.9
+def test_hybrid_merge_keeps_keyword_only_hits():
+    merged = dict(product_merge([(1, 0.9)], [(2, 3.0), (1, 1.0)], 0.7, 0.3))
+    assert merged == pytest.approx({1: 0.7 * 0.9 + 0.3 * (1.0 / 3.0), 2: 0.3 * 1.0})
 
 
-def test_fuse_weighted_normalizes_weights():
-    vector = [(1, 0.9), (2, 0.1), (3, 0.5)]
-    keyword = [(2, 4.0), (4, 1.0), (1, 0.5)]
-    assert memsift.fuse_weighted(vector, keyword, 2.0, 2.0) == memsift.fuse_weighted(vector, keyword, 0.5, 0.5)
-    by_id = {row[0]: row[1] for row in memsift.fuse_weighted(vector, keyword, 2.0, 2.0)}
-    assert by_id == {1: 0.5 * 0.9 + 0.5 * (0.5 / 1.5), 2: 0.5 * 0.1 + 0.5 * 0.8, 3: 0.5 * 0.5, 4: 0.5 * 0.5}
-
-
-def test_fuse_weighted_zero_weights_fall_back_to_defaults():
-    vector = [(1, 0.9), (2, 0.1)]
-    keyword = [(2, 4.0)]
-    expected = memsift.fuse_weighted(vector, keyword, 0.7, 0.3)
-    assert memsift.fuse_weighted(vector, keyword, 0.0, 0.0) == expected
-    assert memsift.fuse_weighted(vector, keyword, -1.0, -3.0) == expected
-
-
-def test_fuse_weighted_repeated_vector_id_overwrites_but_keeps_position():
-    fused = memsift.fuse_weighted([(1, 0.5), (2, 0.5), (1, 0.2)], [], 1.0, 0.0)
-    assert fused == [(2, 0.5, 0.5, 0.0), (1, 0.2, 0.2, 0.0)]
-    tied = memsift.fuse_weighted([(1, 0.5), (2, 0.5), (1, 0.5)], [], 1.0, 0.0)
-    assert [row[0] for row in tied] == [1, 2]
-
-
-def test_fuse_weighted_empty():
-    assert memsift.fuse_weighted([], []) == []
+def test_normalize_weights():
+    assert memsift._core.normalize_weights(2.0, 2.0) == (0.5, 0.5)
+    assert memsift._core.normalize_weights(0.0, 0.0) == (0.7, 0.3)
+    assert memsift._core.normalize_weights(-1.0, -3.0) == (0.7, 0.3)
+    assert memsift._core.normalize_weights(1.5, 0.0) == (1.0, 0.0)
 
 
 @pytest.mark.parametrize('bad', [math.nan, math.inf, -math.inf])
-def test_fuse_weighted_non_finite_weight_raises(bad):
+def test_non_finite_weights_raise(bad):
     with pytest.raises(memsift.InvalidInputError):
-        memsift.fuse_weighted([(1, 0.5)], [], bad, 0.3)
+        memsift._core.normalize_weights(bad, 0.3)
     with pytest.raises(memsift.InvalidInputError):
-        memsift.fuse_weighted([(1, 0.5)], [], 0.7, bad)
-
-
-# ---------------------------------------------------------------- fuse_rrf
-
-RRF_LISTS = st.lists(st.lists(st.tuples(st.integers(0, 15), st.floats(-10, 10)), max_size=10), max_size=4)
-
-
-@given(RRF_LISTS, st.integers(1, 100))
-def test_fuse_rrf_matches_reference(lists, k):
-    assert memsift.fuse_rrf(lists, k) == ref_fuse_rrf(lists, k)
-
-
-@given(RRF_LISTS)
-def test_fuse_rrf_default_k_is_60(lists):
-    assert memsift.fuse_rrf(lists) == ref_fuse_rrf(lists, 60)
-
-
-def test_fuse_rrf_examples():
-    fused = memsift.fuse_rrf([[(1, 9.0), (2, 8.0)], [(2, 0.9), (3, 0.8)]], k=60)
-    assert fused == [(2, 1 / 62 + 1 / 61), (1, 1 / 61), (3, 1 / 62)]
-    # ties keep first appearance across the lists
-    assert memsift.fuse_rrf([[(5, 1.0)], [(7, 1.0)]]) == [(5, 1 / 61), (7, 1 / 61)]
-    # only the first occurrence of an id in one list counts
-    assert memsift.fuse_rrf([[(1, 1.0), (1, 1.0), (2, 1.0)]], k=1) == [(1, 1 / 2), (2, 1 / 4)]
-    assert memsift.fuse_rrf([]) == []
+        memsift._core.normalize_weights(0.7, bad)
 
 
 # ---------------------------------------------------------------- jaccard
@@ -418,100 +358,6 @@ def test_mmr_examples():
     assert memsift.mmr(scores, texts, 0.5) == [0, 2, 1]  # the duplicate is pushed below the diverse hit
     assert memsift.mmr(scores, texts, 1.0) == [0, 1, 2]
     assert memsift.mmr([0.5, 0.5, 0.9], ['a', 'b', 'c'], 0.7) == [2, 0, 1]
-
-
-# ---------------------------------------------------------------- mmr_vectors
-
-
-def mmr_vectors_similarity(vectors):
-    return lambda i, j: cosine64(vectors[i], vectors[j])
-
-
-@st.composite
-def axis_vectors(draw):
-    """Rows that are zero or a positive multiple of one basis vector: cosines are exactly 0 or 1."""
-    n = draw(st.integers(0, 8))
-    d = draw(st.integers(1, 4))
-    rows = np.zeros((n, d), dtype=np.float32)
-    for i in range(n):
-        axis = draw(st.integers(-1, d - 1))
-        if axis >= 0:
-            rows[i, axis] = draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))
-    scores = draw(st.lists(GRID_SCORE, min_size=n, max_size=n))
-    return scores, rows
-
-
-@st.composite
-def dense_vectors(draw):
-    n = draw(st.integers(0, 8))
-    d = draw(st.integers(1, 6))
-    flat = draw(st.lists(st.floats(-4.0, 4.0, width=32), min_size=n * d, max_size=n * d))
-    rows = np.array(flat, dtype=np.float32).reshape(n, d)
-    scores = draw(st.lists(ANY_SCORE, min_size=n, max_size=n))
-    return scores, rows
-
-
-@given(axis_vectors(), LAMBDA)
-def test_mmr_vectors_matches_reference_with_exact_cosines(data, lam):
-    scores, rows = data
-    expected = ref_mmr_greedy(scores, lam, mmr_vectors_similarity(rows))
-    assert memsift.mmr_vectors(scores, rows, lam) == expected
-
-
-@given(dense_vectors(), LAMBDA)
-def test_mmr_vectors_each_pick_is_a_best_mmr_choice(data, lam):
-    # Tolerance-safe: replay memsift's order; every pick must be within 1e-9 of the best MMR value available at
-    # that step (given the same already-selected items). Where no near-tie exists it must be the unique best.
-    scores, rows = data
-    order = memsift.mmr_vectors(scores, rows, lam)
-    n = len(scores)
-    assert sorted(order) == list(range(n))
-    lam_c = clamp(lam, 0.0, 1.0)
-    if n <= 1:
-        assert order == list(range(n))
-        return
-    if lam_c == 1:
-        assert order == sorted(range(n), key=lambda i: scores[i], reverse=True)
-        return
-    rel = relevances(scores)
-    sim = mmr_vectors_similarity(rows)
-    selected = []
-    for pick in order:
-        remaining = [c for c in range(n) if c not in selected]
-        values = {c: mmr_value(lam_c, rel[c], max([0.0] + [sim(c, s) for s in selected])) for c in remaining}
-        best = max(values.values())
-        assert values[pick] >= best - 1e-9, (pick, values)
-        selected.append(pick)
-
-
-@given(dense_vectors(), LAMBDA)
-def test_mmr_vectors_matches_reference_without_near_ties(data, lam):
-    scores, rows = data
-    sim = mmr_vectors_similarity(rows)
-    expected = ref_mmr_greedy(scores, lam, sim)
-    lam_c = clamp(lam, 0.0, 1.0)
-    if len(scores) > 1 and lam_c < 1:
-        rel = relevances(scores)
-        selected = []
-        for pick in expected:
-            values = [
-                mmr_value(lam_c, rel[c], max([0.0] + [sim(c, s) for s in selected]))
-                for c in range(len(scores))
-                if c not in selected and c != pick
-            ]
-            pick_value = mmr_value(lam_c, rel[pick], max((sim(pick, s) for s in selected), default=0.0))
-            assume(all(abs(v - pick_value) > 1e-9 for v in values))
-            selected.append(pick)
-    assert memsift.mmr_vectors(scores, rows, lam) == expected
-
-
-def test_mmr_vectors_examples():
-    rows = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
-    assert memsift.mmr_vectors([1.0, 0.99, 0.5], rows, 0.5) == [0, 2, 1]
-    assert memsift.mmr_vectors([1.0, 0.99, 0.5], rows, 1.0) == [0, 1, 2]
-    zero = np.zeros((2, 3), dtype=np.float32)
-    assert memsift.mmr_vectors([0.5, 0.5], zero, 0.5) == [0, 1]
-    assert memsift.mmr_vectors([], np.zeros((0, 3), dtype=np.float32), 0.5) == []
 
 
 # ---------------------------------------------------------------- decay_multiplier

@@ -20,13 +20,11 @@ from memsift._core import (
     chunk_markdown,
     decay_multiplier,
     estimate_chars,
-    fuse_rrf,
-    fuse_weighted,
     is_evergreen_path,
     jaccard,
     memory_date_from_path,
     mmr,
-    mmr_vectors,
+    normalize_weights,
     tokenize,
 )
 from memsift.config import MemoryConfig, load_config
@@ -45,8 +43,9 @@ from memsift.errors import (
     SkippedFile,
     StoreError,
 )
-from memsift.index.memory_index import MemoryHit, MemoryIndex, SearchResult
+from memsift.index.memory_index import MemoryIndex
 from memsift.index.sync import SyncReport
+from memsift.search.results import MemoryHit, SearchResult
 from memsift.sessions import Caller, SessionStore
 from memsift.tools import MemoryTools, from_openclaw
 
@@ -83,13 +82,11 @@ __all__ = [
     'decay_multiplier',
     'estimate_chars',
     'from_openclaw',
-    'fuse_rrf',
-    'fuse_weighted',
     'is_evergreen_path',
     'jaccard',
     'load_config',
     'memory_date_from_path',
     'mmr',
-    'mmr_vectors',
+    'normalize_weights',
     'tokenize',
 ]

@@ -209,33 +209,11 @@ def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, 
     (0.5, 0.5)
     """
 
-def fuse_weighted(
-    vector: Sequence[tuple[int, float]],
-    keyword: Sequence[tuple[int, float]],
-    vector_weight: float = 0.7,
-    text_weight: float = 0.3,
-) -> list[tuple[int, float, float, float]]:
-    """Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
-
-    ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
-
-    >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
-    [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
-    """
-
-def fuse_rrf(lists: Sequence[Sequence[tuple[int, float]]], k: int = 60) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks."""
-
 def jaccard(a: str, b: str) -> float:
     """Jaccard similarity of the analyzer token sets of two texts (both empty -> 1)."""
 
 def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> list[int]:
     """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
-
-def mmr_vectors(
-    scores: Sequence[float], vectors: npt.NDArray[np.float32], lambda_: float = 0.7
-) -> list[int]:
-    """MMR order (indices) with cosine similarity of embeddings."""
 
 def rank_candidates(
     ids: Sequence[int],

@@ -98,7 +98,3 @@ pub(super) fn nums(items: Vec<Num>) -> Vec<f64> {
 pub(super) fn count(value: Int, name: &str) -> PyResult<usize> {
     usize::try_from(value.0).map_err(|_| InvalidInputError::new_err(format!("{name} must be >= 0, got {}", value.0)))
 }
-
-pub(super) fn scored(items: Vec<(Id, Num)>) -> Vec<(u64, f64)> {
-    items.into_iter().map(|(id, score)| (id.0, score.0)).collect()
-}

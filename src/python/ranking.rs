@@ -20,34 +20,6 @@ pub(super) fn normalize_weights_py(vector_weight: Num, text_weight: Num) -> PyRe
     Ok(rank::normalize_weights(vector_weight.0, text_weight.0)?)
 }
 
-/// Weighted hybrid merge; returns ``(id, score, vector_score, text_score)`` best first.
-///
-/// ``keyword`` scores are raw BM25 and are mapped with ``bm25_score_to_unit``.
-///
-/// >>> fuse_weighted([(1, 0.9)], [(2, 1.0)])
-/// [(1, 0.63, 0.9, 0.0), (2, 0.15, 0.0, 0.5)]
-#[pyfunction(name = "fuse_weighted")]
-#[pyo3(signature = (vector, keyword, vector_weight = Num(0.7), text_weight = Num(0.3)), text_signature = "(vector, keyword, vector_weight=0.7, text_weight=0.3)")]
-pub(super) fn fuse_weighted_py(
-    vector: Vec<(Id, Num)>,
-    keyword: Vec<(Id, Num)>,
-    vector_weight: Num,
-    text_weight: Num,
-) -> PyResult<Vec<(u64, f64, f64, f64)>> {
-    Ok(rank::fuse_weighted(&scored(vector), &scored(keyword), vector_weight.0, text_weight.0)?
-        .into_iter()
-        .map(|f| (f.id, f.score, f.vector_score, f.text_score))
-        .collect())
-}
-
-/// Reciprocal-rank fusion: ``sum 1 / (k + rank)`` with 1-based ranks.
-#[pyfunction(name = "fuse_rrf")]
-#[pyo3(signature = (lists, k = Int(60)), text_signature = "(lists, k=60)")]
-pub(super) fn fuse_rrf_py(lists: Vec<Vec<(Id, Num)>>, k: Int) -> PyResult<Vec<(u64, f64)>> {
-    let lists: Vec<Vec<(u64, f64)>> = lists.into_iter().map(scored).collect();
-    Ok(rank::fuse_rrf(&lists, k.0 as f64)?)
-}
-
 /// Jaccard similarity of the analyzer token sets of two texts (both empty -> 1).
 #[pyfunction(name = "jaccard")]
 pub(super) fn jaccard_py(a: Text, b: Text) -> f64 {
@@ -63,22 +35,6 @@ pub(super) fn mmr_py(py: Python<'_>, scores: Vec<Num>, texts: Vec<Text>, lambda_
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         rank::mmr(Analyzer::default(), &scores, &refs, lambda_)
     })
-}
-
-/// MMR order (indices) with cosine similarity of embeddings.
-#[pyfunction(name = "mmr_vectors")]
-#[pyo3(signature = (scores, vectors, lambda_ = Num(0.7)), text_signature = "(scores, vectors, lambda_=0.7)")]
-pub(super) fn mmr_vectors_py(
-    py: Python<'_>,
-    scores: Vec<Num>,
-    vectors: &Bound<'_, PyAny>,
-    lambda_: Num,
-) -> PyResult<Vec<usize>> {
-    let (scores, lambda_) = (nums(scores), lambda_.0);
-    let matrix = as_f32_matrix(py, vectors, "vectors")?;
-    let dims = matrix.shape()[1];
-    let data = matrix.as_slice().map_err(|e| InvalidInputError::new_err(e.to_string()))?;
-    detached(py, || rank::mmr_vectors(&scores, data, dims, lambda_))
 }
 
 /// ``exp(-ln2 / half_life_days * max(0, age_days))``.

@@ -41,6 +41,7 @@ __all__ = [
     'MissingApiKey',
     'ProviderResolution',
     'create_provider',
+    'fall_back',
     'resolve_provider',
 ]
 
@@ -147,17 +148,25 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
     try:
         return ProviderResolution(create_provider(requested, config, env), requested)
     except ProviderError as exc:
-        fallback = config.fallback
-        if fallback and fallback not in ('none', requested):
-            try:
-                # The fallback gets its own default model: the configured one belongs to the primary provider.
-                fallback_config = dataclasses.replace(config, model=None)
-                return ProviderResolution(
-                    create_provider(fallback, fallback_config, env),
-                    requested,
-                    fallback_from=requested,
-                    fallback_reason=str(exc),
-                )
-            except ProviderError as fallback_exc:
-                return ProviderResolution(None, requested, error=f'{exc}; fallback {fallback!r}: {fallback_exc}')
-        return ProviderResolution(None, requested, error=str(exc))
+        try:
+            fallen_back = fall_back(config, requested, exc, env)
+        except ProviderError as fallback_exc:
+            return ProviderResolution(None, requested, error=f'{exc}; fallback {config.fallback!r}: {fallback_exc}')
+        return fallen_back or ProviderResolution(None, requested, error=str(exc))
+
+
+def fall_back(
+    config: MemoryConfig, requested: str, error: ProviderError, env: Mapping[str, str] | None = None
+) -> ProviderResolution | None:
+    """OpenClaw's fallback rule, for a provider that cannot be created and for one failing at request time: an
+    explicit provider hands over to ``fallback`` (with that provider's own default model: the configured one
+    belongs to the primary). ``None`` when no other fallback is configured.
+
+    Raises:
+        ProviderError: the fallback provider cannot be created either.
+    """
+    fallback = config.fallback
+    if not fallback or fallback in ('none', requested):
+        return None
+    provider = create_provider(fallback, dataclasses.replace(config, model=None), env)
+    return ProviderResolution(provider, requested, fallback_from=requested, fallback_reason=str(error))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from memsift.config import MemoryConfig
 from memsift.providers.base import RemoteEmbeddings
 
 __all__ = ['OllamaEmbeddings']
@@ -26,8 +27,8 @@ class OllamaEmbeddings(RemoteEmbeddings):
     local_server = True
     known_dims: ClassVar[Mapping[str, int]] = {'nomic-embed-text': 768, 'mxbai-embed-large': 1024, 'all-minilm': 384}
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: MemoryConfig, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(config, env)
         self.concurrency = 1  # a local server embeds one request at a time anyway (OpenClaw: concurrency 1)
 
     def embed(self, texts: list[str], kind: str, timeout: float) -> list[list[float]]:

@@ -1,0 +1,101 @@
+"""Session transcripts as memory (``experimental.sessionMemory`` with ``sessions`` in ``sources``): one document
+per transcript, ``sessions/<key>.jsonl``, whose lines are ``User: …`` / ``Assistant: …`` (redacted), with chunk
+lines mapped back to the transcript's lines; searches see only the transcripts the caller may see.
+
+>>> session_path('agent:main:telegram/dm:42')
+'sessions/agent:main:telegram_dm:42.jsonl'
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from memsift.config import SessionSyncConfig
+from memsift.index.store import FileRecord, MemoryStore
+from memsift.index.workspace import MemoryFile
+from memsift.sessions import Caller, SessionStore, main_session_key
+
+__all__ = ['SessionMemory', 'session_path']
+
+
+def session_path(session_key: str) -> str:
+    """The logical path of a session transcript in memory search results."""
+    return f'sessions/{session_key.replace("/", "_")}.jsonl'
+
+
+class SessionMemory:
+    """The transcripts of ``sessions`` as documents of the memory index kept in ``store``."""
+
+    def __init__(self, sessions: SessionStore, store: MemoryStore, deltas: SessionSyncConfig, agent_id: str) -> None:
+        self.sessions = sessions
+        self.store = store
+        self.deltas = deltas
+        self.agent_id = agent_id
+        self._checked: tuple[Any, ...] | None = None
+        """The session store's fingerprint when its transcripts were last found indexed as far as the deltas ask."""
+
+    def documents(self, force: bool | None) -> list[MemoryFile]:
+        """One document per non-incognito session. A session that grew by less than ``sync.sessions.deltaBytes``
+        and ``deltaMessages`` since it was indexed keeps its chunks until it grows more. ``force=None`` only lists
+        them (no rebuild of branched sessions), for the dirty check.
+
+        A document's ``mtime`` is the session's message count (the deltas compare it), its ``size`` its bytes.
+        """
+        if force is not None:
+            self.sessions.reconcile()  # the active branch of every session is current before it is chunked
+        known = self.store.files()
+        documents = []
+        for session in self.sessions.sessions():
+            if session['incognito']:
+                continue
+            key: str = session['key']
+            path = session_path(key)
+            count, size = session['events'], session['bytes']
+            previous = known.get(path)
+            if previous is not None and not force and self._grew_little(previous, count, size):
+                count, size = int(previous.mtime), previous.size  # looks unchanged to the sync
+            documents.append(
+                MemoryFile(path, Path(path), float(count), size, 'sessions', read=functools.partial(self.render, key))
+            )
+        return documents
+
+    def _grew_little(self, previous: FileRecord, count: int, size: int) -> bool:
+        """Below both ``sync.sessions`` deltas (a threshold of 0 or less means any change counts)."""
+        delta = self.deltas
+        return (
+            delta.delta_bytes > 0
+            and delta.delta_messages > 0
+            and 0 <= size - previous.size < delta.delta_bytes
+            and 0 <= count - previous.mtime < delta.delta_messages
+        )
+
+    def due(self) -> bool:
+        """Whether a transcript grew past the delta thresholds, appeared or went away since it was indexed."""
+        fingerprint = self.sessions.fingerprint()
+        if fingerprint == self._checked:
+            return False  # nothing changed since transcripts were last found up to date: no per-file comparison
+        known = {path: record for path, record in self.store.files().items() if record.source == 'sessions'}
+        documents = self.documents(None)
+        due = {d.path for d in documents} != set(known) or any(
+            (d.mtime, d.size) != (known[d.path].mtime, known[d.path].size) for d in documents
+        )
+        if not due:
+            self._checked = fingerprint
+        return due
+
+    def render(self, key: str) -> tuple[str, tuple[int, ...]]:
+        """A transcript's document text and, per line, the transcript line it came from."""
+        lines, line_map = [], []
+        for line, role, text in self.sessions.active_messages(key):
+            text = ' '.join(self.sessions.redactor.redact(text).split())
+            lines.append(f'{"User" if role == "user" else "Assistant"}: {text}')
+            line_map.append(line)
+        return '\n'.join(lines), tuple(line_map)
+
+    def visible_paths(self, session_key: str | None) -> set[str]:
+        """Transcript paths the calling session (default: the agent's main session) may see, by the rules of
+        ``sessions_search``."""
+        caller = Caller(session_key or main_session_key(self.agent_id))
+        return {session_path(key) for key in self.sessions.visible_keys(caller)}

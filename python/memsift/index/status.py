@@ -1,0 +1,94 @@
+"""The parts of ``MemoryIndex.status()`` (OpenClaw's ``memory status --json`` plus memsift's own fields), each from
+the objects that own the facts.
+
+>>> from memsift._core import Bm25Index
+>>> fts_status(Bm25Index())['docs']
+0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsift._core import Bm25Index, VectorStore
+from memsift.config import MemoryConfig
+from memsift.embedding import EmbeddingProvider, embed_query
+from memsift.index.cache import EmbeddingCache
+from memsift.index.identity import TOKENIZER
+from memsift.index.store import MemoryStore
+
+__all__ = ['batch_status', 'cache_status', 'deep_issues', 'fts_status', 'vector_status']
+
+
+def fts_status(bm25: Bm25Index) -> dict[str, Any]:
+    """The keyword index: always on; its document count and the store generation it reflects."""
+    return {
+        'enabled': True,
+        'available': True,
+        'error': None,
+        'tokenizer': TOKENIZER,
+        'docs': bm25.num_docs,
+        'generation': bm25.generation,
+    }
+
+
+def vector_status(provider: EmbeddingProvider | None, vectors: VectorStore | None, available: bool) -> dict[str, Any]:
+    """The vector leg: whether a provider is set, whether its vectors serve, their count and whether ANN is on."""
+    return {
+        'enabled': provider is not None,
+        'available': available,
+        'dims': vectors.dims if vectors is not None else None,
+        'vectors': len(vectors) if vectors is not None else 0,
+        'ann': bool(vectors is not None and vectors.ann_active),
+    }
+
+
+def cache_status(config: MemoryConfig, cache: EmbeddingCache) -> dict[str, Any]:
+    """The embedding cache: size, bound, and this process's hits and misses."""
+    return {
+        'enabled': config.cache.enabled,
+        'entries': cache.store.cache_size(),
+        'maxEntries': config.cache.max_entries,
+        'hits': cache.hits,
+        'misses': cache.misses,
+    }
+
+
+def batch_status(config: MemoryConfig, provider: EmbeddingProvider | None) -> dict[str, Any]:
+    """Batch embedding (OpenAI/Gemini batch APIs): settings, failures so far and the last error."""
+    batch = config.remote.batch
+    return {
+        'enabled': batch.enabled,
+        'failures': getattr(provider, 'batch_failures', 0),
+        'lastError': getattr(provider, 'batch_error', None),
+        'wait': batch.wait,
+        'concurrency': batch.concurrency,
+        'pollIntervalMs': batch.poll_interval_ms,
+        'timeoutMs': batch.timeout_minutes * 60_000,
+    }
+
+
+def deep_issues(
+    store: MemoryStore,
+    bm25: Bm25Index,
+    provider: EmbeddingProvider | None,
+    vectors_current: bool,
+    vector: dict[str, Any],
+) -> list[str]:
+    """``status --deep``: the BM25 index holds every stored chunk, the provider answers a probe (its outcome goes
+    into ``vector['probe']``), and every chunk has a vector. Returns what is wrong, with the fix."""
+    issues = []
+    chunks = store.chunk_count()
+    if bm25.num_docs != chunks:
+        issues.append(f'BM25 index holds {bm25.num_docs} chunks, the store {chunks}: run sync')
+    if provider is not None:
+        try:
+            embed_query(provider, 'memsift status probe')
+            vector['probe'] = 'ok'
+        except Exception as exc:
+            vector['probe'] = f'failed: {exc}'
+            issues.append('the embedding provider did not answer the probe')
+        stored = store.vector_count()
+        if vectors_current and stored != chunks:
+            issues.append(f'{chunks - stored} chunks have no vector: run sync --force')
+    return issues

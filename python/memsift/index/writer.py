@@ -1,0 +1,67 @@
+"""One writer per index, across processes: the lock file ``<store>.lock`` beside the SQLite store.
+
+Every process that writes an index (store and BM25 folder) holds it while it writes: the others wait (an explicit
+sync) or leave the work to the holder (a sync started by a search). The kernel frees it when a holder dies.
+
+>>> import tempfile, pathlib
+>>> lock = WriterLock(pathlib.Path(tempfile.mkdtemp()) / 'index.sqlite')
+>>> with lock.holding(wait=False) as held:
+...     held
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from memsift.errors import StoreError
+
+__all__ = ['WRITER_WAIT_S', 'WriterLock']
+
+WRITER_WAIT_S = 600.0
+"""How long a sync waits for another process's sync of the same index (a watcher, ``memsift index``) to finish."""
+
+
+class WriterLock:
+    """The writer lock of the index stored at ``db_path`` (no lock for ``':memory:'``: one process only)."""
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.db_path = str(db_path)
+        self._lock = (
+            None
+            if self.db_path == ':memory:'
+            else FileLock(
+                Path(db_path).with_suffix('.lock'), thread_local=True, preserve_lock_file=True, fallback_to_soft=False
+            )
+        )
+
+    @contextlib.contextmanager
+    def holding(self, wait: bool) -> Iterator[bool]:
+        """Hold the lock for the block; yields False, without it, when another process (or thread) is writing and
+        ``wait`` is False.
+
+        Raises:
+            StoreError: ``wait`` and the other writer has not finished within :data:`WRITER_WAIT_S`.
+        """
+        if self._lock is None:
+            yield True
+            return
+        try:
+            self._lock.acquire(timeout=WRITER_WAIT_S if wait else 0, poll_interval=0.02)
+        except Timeout:
+            if wait:
+                raise StoreError(
+                    f'another process has been writing the index {self.db_path} for {WRITER_WAIT_S:.0f} '
+                    's; try again when its sync ends (memsift status shows the index)'
+                ) from None
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self._lock.release()

@@ -1,0 +1,134 @@
+"""What a search returns: :class:`MemoryHit` and :class:`SearchResult` (OpenClaw's ``memory_search`` result shape
+via ``to_dict``), with snippets bounded as OpenClaw bounds them and ``path#Lx-Ly`` citations.
+
+>>> hit = MemoryHit('memory/2026-11-28.md', 3, 4, 0.81, 'Deploy on Tuesday.', citation='memory/2026-11-28.md#L3-L4')
+>>> hit.to_dict()['citation'], hit.to_dict()['corpus']
+('memory/2026-11-28.md#L3-L4', 'memory')
+>>> wants_citations('auto', 'agent:main:telegram:group:42'), wants_citations('auto', None)
+(False, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memsift.index.store import ChunkRow
+
+__all__ = ['SNIPPET_MAX_CHARS', 'MemoryHit', 'SearchResult', 'citation', 'snippet', 'wants_citations']
+
+SNIPPET_MAX_CHARS = 700
+"""OpenClaw's snippet bound, in UTF-16 units."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One search result: a chunk of a memory file."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str = 'memory'
+    citation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            'path': self.path,
+            'startLine': self.start_line,
+            'endLine': self.end_line,
+            'score': round(self.score, 6),
+            'snippet': self.snippet,
+            'source': self.source,
+            'corpus': 'sessions' if self.source == 'sessions' else 'memory',
+        }
+        if self.citation is not None:
+            out['citation'] = self.citation
+        return out
+
+    @classmethod
+    def of(cls, row: ChunkRow, score: float, cite: bool) -> MemoryHit:
+        """The hit for a ranked chunk: score capped at 1, snippet bounded, citation when ``cite``."""
+        return cls(
+            row.path,
+            row.start_line,
+            row.end_line,
+            min(1.0, score),
+            snippet(row.text),
+            row.source,
+            citation(row) if cite else None,
+        )
+
+
+@dataclass
+class SearchResult:
+    """What ``MemoryIndex.search`` returns; ``to_dict()`` is OpenClaw's ``memory_search`` tool result."""
+
+    results: list[MemoryHit]
+    provider: str
+    model: str
+    citations: str = 'auto'
+    mode: str = 'fts-only'
+    fallback: dict[str, str] | None = None
+    debug: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    warning: str | None = None
+    action: str | None = None
+
+    @property
+    def unavailable(self) -> bool:
+        """True when search could not run (``error`` says why, ``action`` how to fix it)."""
+        return self.error is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.unavailable:
+            return {
+                'results': [],
+                'disabled': True,
+                'unavailable': True,
+                'error': self.error,
+                'warning': self.warning,
+                'action': self.action,
+                'debug': self.debug,
+            }
+        out: dict[str, Any] = {
+            'results': [hit.to_dict() for hit in self.results],
+            'provider': self.provider,
+            'model': self.model,
+            'citations': self.citations,
+            'mode': self.mode,
+            'debug': self.debug,
+        }
+        if self.fallback is not None:
+            out['fallback'] = self.fallback
+        return out
+
+
+def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """The longest prefix of ``text`` that is at most ``limit`` UTF-16 units (never splits a surrogate pair).
+
+    >>> snippet('ab\\U0001f600cd', 3)
+    'ab'
+    """
+    if len(text) <= limit // 2:
+        return text
+    encoded = text.encode('utf-16-le', 'surrogatepass')
+    if len(encoded) <= 2 * limit:
+        return text
+    # A cut between the halves of a pair leaves a lone high surrogate at the end: 'ignore' drops it.
+    return encoded[: 2 * limit].decode('utf-16-le', 'ignore')
+
+
+def citation(row: ChunkRow) -> str:
+    """``path#L3`` or ``path#L3-L7``."""
+    lines = f'L{row.start_line}' if row.start_line == row.end_line else f'L{row.start_line}-L{row.end_line}'
+    return f'{row.path}#{lines}'
+
+
+def wants_citations(mode: str, session_key: str | None) -> bool:
+    """OpenClaw: ``on`` always, ``off`` never, ``auto`` only in direct chats (no group/channel session key)."""
+    if mode != 'auto':
+        return mode == 'on'
+    parts = set((session_key or '').lower().replace('-', ':').split(':'))
+    return not parts & {'group', 'channel'}
