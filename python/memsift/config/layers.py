@@ -1,0 +1,240 @@
+"""Reading an OpenClaw config and resolving one agent's settings: the file, the layers, the merge, :func:`load_config`.
+
+The file is read with a size cap, as JSON first and JSON5 when that fails. The ``memorySearch`` layers (lowest
+precedence first: ``agents.defaults``, the agent's ``agents.list[]`` entry; or ``memory.search`` and
+``agents.entries.<id>.memory.search``) are each validated against :data:`~memsift.config.model.SEARCH_SCHEMA`,
+deep-merged and built into a :class:`~memsift.config.model.MemoryConfig`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from memsift._text import preview
+from memsift.config.keys import build, concatenated, is_set, key_path, read
+from memsift.config.model import SEARCH_SCHEMA, MemoryConfig, ModelProvider, SessionToolsConfig
+from memsift.config.schema import _check, _invalid, _section, _string
+from memsift.errors import ConfigError, ConfigWarning
+
+__all__ = ['MAX_CONFIG_BYTES', 'load_config']
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""A config file larger than this is refused at once (OpenClaw configs are kilobytes; JSON5 parsing is slow)."""
+_MULTIMODAL_PROVIDER, _MULTIMODAL_MODEL = 'gemini', 'gemini-embedding-2-preview'
+_MULTIMODAL_ENABLED = key_path(MemoryConfig, 'multimodal.enabled')
+_CONCATENATED = concatenated(MemoryConfig)
+
+
+# ---------------------------------------------------------------- locating the layers
+
+
+def _listed_agent(agents: Mapping[str, Any], agent_id: str) -> tuple[str, Mapping[str, Any]] | None:
+    entries = agents.get('list', [])
+    if not isinstance(entries, (list, tuple)):
+        raise _invalid('agents.list', entries, 'a list of agent objects')
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise _invalid(f'agents.list[{i}]', entry, 'an agent object')
+        if entry.get('id') == agent_id:
+            return f'agents.list[{i}]', entry
+    return None
+
+
+_Scope = tuple[str, Mapping[str, Any]]
+
+
+def _agent_scopes(root: Mapping[str, Any], agent_id: str) -> tuple[_Scope, _Scope | None, _Scope]:
+    """Where this agent's settings may live: agents.defaults, its agents.list[] entry, agents.entries.<id>."""
+    agents = _section(root, '', 'agents')
+    entry_path = f'agents.entries.{agent_id}'
+    entry = _section(_section(agents, 'agents', 'entries'), 'agents.entries', agent_id)
+    defaults = ('agents.defaults', _section(agents, 'agents', 'defaults'))
+    return defaults, _listed_agent(agents, agent_id), (entry_path, entry)
+
+
+def _layers(root: Mapping[str, Any], agent_id: str) -> list[tuple[str, Any]]:
+    """The raw memory-search objects to merge, lowest precedence first, each with its key path."""
+    defaults, listed, (entry_path, entry) = _agent_scopes(root, agent_id)
+    classic = [(f'{path}.memorySearch', scope.get('memorySearch')) for path, scope in filter(None, [defaults, listed])]
+    memories = [
+        ('memory', _section(root, '', 'memory')),
+        (f'{entry_path}.memory', _section(entry, entry_path, 'memory')),
+    ]
+    newer = [(f'{path}.search', memory.get('search')) for path, memory in memories]
+    classic, newer = _present(classic), _present(newer)
+    if classic and newer:
+        message = 'both agents.*.memorySearch and memory.search are set; using agents.*.memorySearch'
+        warnings.warn(message, ConfigWarning, stacklevel=2)
+    return classic or newer
+
+
+def _present(layers: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(path, raw) for path, raw in layers if raw is not None]
+
+
+def _workspace(root: Mapping[str, Any], agent_id: str) -> str | None:
+    defaults, listed, entry = _agent_scopes(root, agent_id)
+    for path, scope in filter(None, [listed, entry, defaults]):
+        if scope.get('workspace') is not None:
+            return os.path.expanduser(_check(_string(), scope['workspace'], f'{path}.workspace'))
+    return None
+
+
+def _model_providers(root: Mapping[str, Any]) -> dict[str, ModelProvider]:
+    """``models.providers.<id>``: only the keys memory search uses are read (the rest configures chat models)."""
+    models = root.get('models')
+    raw = models.get('providers') if isinstance(models, Mapping) else None
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise _invalid('models.providers', raw, 'an object of provider entries')
+    found = {}
+    for provider_id, entry in raw.items():
+        path = f'models.providers.{provider_id}'
+        if not isinstance(entry, Mapping):
+            raise _invalid(path, entry, 'an object')
+        found[str(provider_id)] = ModelProvider(**read(ModelProvider, entry, path))
+    return found
+
+
+# ---------------------------------------------------------------- merge
+
+
+def _deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        nested = isinstance(value, Mapping) and isinstance(merged.get(key), Mapping)
+        merged[key] = _deep_merge(merged[key], value) if nested else value
+    return merged
+
+
+def _merge_layers(layers: list[Mapping[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _deep_merge(merged, layer)
+    for key in _CONCATENATED:  # extraPaths add up across layers
+        merged[key] = tuple(dict.fromkeys(item for layer in layers for item in layer.get(key, ())))
+    return merged
+
+
+def _check_multimodal(config: MemoryConfig, layers: list[tuple[str, Mapping[str, Any]]]) -> None:
+    if not config.multimodal.enabled:
+        return
+    if (config.provider, config.model, config.fallback) == (_MULTIMODAL_PROVIDER, _MULTIMODAL_MODEL, 'none'):
+        return
+    path = next(f'{p}.{_MULTIMODAL_ENABLED}' for p, layer in reversed(layers) if is_set(layer, _MULTIMODAL_ENABLED))
+    raise ConfigError(
+        f'{path}: multimodal embeddings need provider {_MULTIMODAL_PROVIDER!r} with model {_MULTIMODAL_MODEL!r} and '
+        f"fallback 'none'; got provider {config.provider!r}, model {config.model!r}, fallback {config.fallback!r}",
+        key_path=path,
+    )
+
+
+# ---------------------------------------------------------------- the file
+
+
+def _json5_error(file: str, exc: ValueError) -> ConfigError:
+    match = re.match(r'^<string>:(\d+) (.*) at column (\d+)$', str(exc))
+    where = f' at line {match[1]}, column {match[3]}' if match else ''
+    detail = match[2] if match else str(exc)
+    return ConfigError(f'{file}: invalid JSON5{where}: {detail}', file=file)
+
+
+def _read_file(file: str) -> Any:
+    try:
+        size = os.stat(file).st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f'{file}: the config file is {size} bytes, more than the {MAX_CONFIG_BYTES} a config '
+                'may have; point --config at the OpenClaw config (openclaw.json)',
+                file=file,
+            )
+        data = Path(file).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(
+            f'{file}: config file not found; check the path, create the file (OpenClaw JSON5 such as '
+            '{agents: {defaults: {memorySearch: {}}}}), or pass a dict or None to use the defaults',
+            file=file,
+        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or an unencodable character in the path
+        raise ConfigError(
+            f'{preview(file)}: cannot read config file: {getattr(exc, "strerror", None) or exc}', file=file
+        ) from None
+    try:
+        text = data.decode('utf-8-sig')
+    except UnicodeDecodeError as exc:
+        message = f'{file}: not valid UTF-8 (bad byte at offset {exc.start}); save the file as UTF-8'
+        raise ConfigError(message, file=file) from None
+    try:
+        return json.loads(text)  # most configs are plain JSON, which the C parser reads 100x faster than json5
+    except ValueError:
+        pass
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
+    try:
+        return json5.loads(text)
+    except ValueError as exc:
+        raise _json5_error(file, exc) from None
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfig:
+    if not isinstance(root, Mapping):
+        raise _invalid('(root)', root, 'an object')
+    layers = [(path, _check(SEARCH_SCHEMA, raw, path)) for path, raw in _layers(root, agent_id)]
+    merged = _merge_layers([layer for _, layer in layers])
+    workspace = _workspace(root, agent_id)
+    direct = read(MemoryConfig, root)  # memory.citations
+    config = build(MemoryConfig, merged, agent_id=agent_id, workspace=workspace, source_path=source_path, **direct)
+    _check_multimodal(config, layers)
+    providers = _model_providers(root)
+    session_tools = SessionToolsConfig(**read(SessionToolsConfig, root))
+    return dataclasses.replace(config, model_providers=providers, session_tools=session_tools)
+
+
+def load_config(
+    path_or_dict: str | os.PathLike[str] | Mapping[str, Any] | None = None, agent_id: str = 'main'
+) -> MemoryConfig:
+    """Resolve the memory-search settings of ``agent_id`` from an OpenClaw config.
+
+    ``path_or_dict`` is a path to an OpenClaw JSON5 file (comments and trailing commas allowed), the parsed config
+    as a dict, or ``None`` for all defaults. Raises :class:`ConfigError` for unusable values or files; warns with
+    :class:`ConfigWarning` about unknown keys.
+
+    >>> load_config({'agents': {'defaults': {'memorySearch': {'query': {'maxResults': 3}}}}}).query.max_results
+    3
+    >>> load_config().chunking
+    ChunkingConfig(tokens=400, overlap=80)
+    """
+    if not isinstance(agent_id, str) or not agent_id.strip():
+        raise ConfigError(f'agent_id must be a non-empty string, not {agent_id!r}')
+    if path_or_dict is None or isinstance(path_or_dict, Mapping):
+        try:
+            return _from_root(path_or_dict or {}, agent_id, None)
+        except RecursionError:
+            raise ConfigError('the config is nested too deeply') from None
+    if not isinstance(path_or_dict, (str, os.PathLike)):
+        raise ConfigError(
+            f'load_config() takes a config file path, a config dict or None, not {type(path_or_dict).__name__}'
+        )
+    file = os.fspath(path_or_dict)
+    root = _read_file(file)
+    try:
+        return _from_root(root, agent_id, file)
+    except RecursionError:
+        raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
+    except ConfigError as exc:
+        raise ConfigError(f'{file}: {exc}', key_path=exc.key_path, file=file) from None

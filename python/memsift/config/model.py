@@ -1,0 +1,351 @@
+"""The resolved config: frozen dataclasses whose fields declare their OpenClaw keys, once each.
+
+Every field that OpenClaw configures says, in one place, its OpenClaw key, validator and default (and whether it is
+a secret, left out of ``repr``); see :mod:`memsift.config.keys`. The rules OpenClaw applies on top (clamps, derived
+defaults, a sibling's limit) are the ``convert`` entries and the finishers below each class.
+
+>>> ChunkingConfig()
+ChunkingConfig(tokens=400, overlap=80)
+>>> SEARCH_SCHEMA['store']  # StoreConfig.fts_tokenizer declares 'fts.tokenizer'
+{'driver': <function ...>, 'path': <function ...>, 'fts': {'tokenizer': <function ...>}, 'vector': {...}}
+>>> SEARCH_SCHEMA['query']['hybrid']['mmr']
+{'enabled': <function _boolean ...>, 'lambda': <function _number ...>}
+"""
+
+# ruff: noqa: RUF009 - key(), section() and direct() return dataclasses.field() declarations, not shared defaults
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from memsift._core import normalize_weights
+from memsift.config.keys import Given, direct, finisher, key, schema_of, section
+from memsift.config.schema import (
+    MAX_INTEGER,
+    _boolean,
+    _context_size,
+    _Each,
+    _Expected,
+    _headers,
+    _integer,
+    _number,
+    _patterns,
+    _positive_integer,
+    _secret,
+    _string,
+)
+
+__all__ = [
+    'SEARCH_SCHEMA',
+    'BatchConfig',
+    'CacheConfig',
+    'ChunkingConfig',
+    'ExtraPath',
+    'HybridConfig',
+    'LocalConfig',
+    'MemoryConfig',
+    'MmrConfig',
+    'ModelProvider',
+    'MultimodalConfig',
+    'QueryConfig',
+    'RemoteConfig',
+    'SessionSyncConfig',
+    'SessionToolsConfig',
+    'StoreConfig',
+    'SyncConfig',
+    'TemporalDecayConfig',
+    'Visibility',
+]
+
+Visibility = Literal['self', 'tree', 'agent', 'all']
+"""Which sessions a caller may see (``tools.sessions.visibility``, OpenClaw §11.4)."""
+
+_MODALITIES = ('image', 'audio')
+
+
+# ---------------------------------------------------------------- conversions of values the config set
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value))
+
+
+def _unit(value: float) -> float:
+    """Clamped to [0, 1]."""
+    return _clamp(value, 0.0, 1.0)
+
+
+def _floored(low: int, high: float) -> Callable[[float], int]:
+    """Floored to an integer, then clamped to [low, high]."""
+    return lambda value: int(_clamp(math.floor(value), low, high))
+
+
+# ---------------------------------------------------------------- validators of this package's own shapes
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraPath:
+    """An ``extraPaths`` entry given as an object: a file or directory, an optional glob, an evergreen flag."""
+
+    path: str
+    pattern: str | None = None
+    evergreen: bool = False
+
+
+def _extra_path(value: Any) -> str | ExtraPath:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, Mapping) and set(value) <= {'path', 'pattern', 'evergreen'}:
+        path, pattern, evergreen = value.get('path'), value.get('pattern'), value.get('evergreen', False)
+        if (
+            isinstance(path, str)
+            and path.strip()
+            and isinstance(pattern, (str, type(None)))
+            and isinstance(evergreen, bool)
+        ):
+            return ExtraPath(path.strip(), pattern, evergreen)
+    raise _Expected('a non-empty path string or an object {path: string, pattern?: string, evergreen?: boolean}')
+
+
+def _modalities(value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if isinstance(items, (list, tuple)) and all(item in (*_MODALITIES, 'all') for item in items):
+        return _MODALITIES if 'all' in items else tuple(dict.fromkeys(items))
+    raise _Expected("'all' or a list of 'image' and 'audio'")
+
+
+# ---------------------------------------------------------------- memorySearch sections
+
+
+@dataclass(frozen=True, slots=True)
+class BatchConfig:
+    """``remote.batch``: the provider's asynchronous batch API."""
+
+    enabled: bool = key('enabled', _boolean, False)
+    wait: bool = key('wait', _boolean, True)
+    concurrency: int = key('concurrency', _positive_integer, 2)
+    poll_interval_ms: int = key('pollIntervalMs', _positive_integer, 2000)
+    timeout_minutes: int = key('timeoutMinutes', _positive_integer, 60)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteConfig:
+    """Provider endpoint settings. ``api_key`` and ``headers`` are left out of ``repr`` so logs never show secrets."""
+
+    base_url: str | None = key('baseUrl', _string())
+    api_key: str | Mapping[str, Any] | None = key('apiKey', _secret, secret=True)
+    headers: dict[str, str] = key('headers', _headers, factory=dict, secret=True)
+    batch: BatchConfig = section('batch', BatchConfig)
+    non_batch_concurrency: int = key('nonBatchConcurrency', _positive_integer, 4)
+    """4, or 1 for ``ollama`` when the config does not say (see :class:`MemoryConfig`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalConfig:
+    """``local``: the in-process embedding model."""
+
+    model_path: str | None = key('modelPath', _string())
+    model_cache_dir: str | None = key('modelCacheDir', _string())
+    context_size: int | str = key('contextSize', _context_size, 4096)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """``store``: the SQLite index. ``{agentId}`` in ``path`` becomes the agent's id, and ``~`` its home."""
+
+    driver: str = key('driver', _string('sqlite'), 'sqlite')
+    path: str = key('path', _string(), '~/.memsift/memory/{agentId}.sqlite')
+    fts_tokenizer: str = key('fts.tokenizer', _string('unicode61', 'trigram'), 'unicode61')
+    vector_enabled: bool = key('vector.enabled', _boolean, True)
+    vector_extension_path: str | None = key('vector.extensionPath', _string())
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingConfig:
+    """``chunking``: chunk size and overlap in tokens (the overlap stays below the size)."""
+
+    tokens: int = key('tokens', _positive_integer, 400)
+    overlap: int = key('overlap', _integer(), 80)
+
+
+@finisher(ChunkingConfig)
+def _chunking(chunking: ChunkingConfig, given: Given) -> ChunkingConfig:
+    return dataclasses.replace(chunking, overlap=int(_clamp(chunking.overlap, 0, chunking.tokens - 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class CacheConfig:
+    """``cache``: the embedding cache (``max_entries`` floored, at least 1)."""
+
+    enabled: bool = key('enabled', _boolean, True)
+    max_entries: int | None = key('maxEntries', _number, convert=_floored(1, MAX_INTEGER))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSyncConfig:
+    """``sync.sessions``: how much a transcript must grow before it is indexed again."""
+
+    delta_bytes: int = key('deltaBytes', _integer(0), 100_000)
+    delta_messages: int = key('deltaMessages', _integer(0), 50)
+    post_compaction_force: bool = key('postCompactionForce', _boolean, True)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncConfig:
+    """``sync``: when the index catches up with the workspace."""
+
+    on_session_start: bool = key('onSessionStart', _boolean, True)
+    on_search: bool = key('onSearch', _boolean, True)
+    watch: bool = key('watch', _boolean, True)
+    watch_debounce_ms: int = key('watchDebounceMs', _integer(0), 1500)
+    interval_minutes: int = key('intervalMinutes', _integer(0), 0)
+    sessions: SessionSyncConfig = section('sessions', SessionSyncConfig)
+    embedding_batch_timeout_seconds: int | None = key('embeddingBatchTimeoutSeconds', _positive_integer)
+
+
+@dataclass(frozen=True, slots=True)
+class MmrConfig:
+    """``query.hybrid.mmr``: diversity re-ranking (``lambda`` clamped to [0, 1])."""
+
+    enabled: bool = key('enabled', _boolean, False)
+    lambda_: float = key('lambda', _number, 0.7, convert=_unit)
+
+
+@dataclass(frozen=True, slots=True)
+class TemporalDecayConfig:
+    """``query.hybrid.temporalDecay``: older dated notes score less (``half_life_days`` floored, at least 1)."""
+
+    enabled: bool = key('enabled', _boolean, False)
+    half_life_days: int = key('halfLifeDays', _number, 30, convert=_floored(1, math.inf))
+
+
+@dataclass(frozen=True, slots=True)
+class HybridConfig:
+    """``query.hybrid``: vector and keyword fusion. The weights are clamped and normalized to sum to 1, and the
+    candidate multiplier is floored and clamped to [1, 20]."""
+
+    enabled: bool = key('enabled', _boolean, True)
+    vector_weight: float = key('vectorWeight', _number, 0.7)
+    text_weight: float = key('textWeight', _number, 0.3)
+    candidate_multiplier: int = key('candidateMultiplier', _number, 4, convert=_floored(1, 20))
+    mmr: MmrConfig = section('mmr', MmrConfig)
+    temporal_decay: TemporalDecayConfig = section('temporalDecay', TemporalDecayConfig)
+
+
+@finisher(HybridConfig)
+def _hybrid(hybrid: HybridConfig, given: Given) -> HybridConfig:
+    vector_weight, text_weight = normalize_weights(hybrid.vector_weight, hybrid.text_weight)
+    return dataclasses.replace(hybrid, vector_weight=vector_weight, text_weight=text_weight)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryConfig:
+    """``query``: how many results, from what score (``min_score`` clamped to [0, 1])."""
+
+    max_results: int = key('maxResults', _positive_integer, 6)
+    min_score: float = key('minScore', _number, 0.35, convert=_unit)
+    hybrid: HybridConfig = section('hybrid', HybridConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class MultimodalConfig:
+    """``multimodal``: images and audio as memory (enabled without ``modalities``: both)."""
+
+    enabled: bool = key('enabled', _boolean, False)
+    modalities: tuple[str, ...] = key('modalities', _modalities, ())
+    max_file_bytes: int = key('maxFileBytes', _positive_integer, 10 * 1024 * 1024)
+
+
+@finisher(MultimodalConfig)
+def _multimodal(multimodal: MultimodalConfig, given: Given) -> MultimodalConfig:
+    if multimodal.enabled and not multimodal.modalities:
+        return dataclasses.replace(multimodal, modalities=_MODALITIES)
+    return multimodal
+
+
+# ---------------------------------------------------------------- settings outside memorySearch
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProvider:
+    """An entry of OpenClaw's ``models.providers``: endpoint defaults for a provider id, and for a custom id the
+    adapter (``api``) that speaks its wire format. ``api_key`` and ``headers`` stay out of ``repr``."""
+
+    api: str | None = direct('api', _string())
+    base_url: str | None = direct('baseUrl', _string())
+    headers: dict[str, str] = direct('headers', _headers, factory=dict, secret=True)
+    api_key: str | Mapping[str, Any] | None = direct('apiKey', _secret, secret=True)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionToolsConfig:
+    """The settings of ``sessions_search`` / ``sessions_history`` that live outside ``memorySearch``."""
+
+    visibility: Visibility = direct('tools.sessions.visibility', _string(*get_args(Visibility)), 'tree')
+    """``tools.sessions.visibility``: ``self``, ``tree``, ``agent`` or ``all``."""
+    agent_to_agent: bool = direct('tools.agentToAgent.enabled', _boolean, False)
+    """``tools.agentToAgent.enabled``: with ``all``, other agents' sessions are visible."""
+    sandbox_visibility: str = direct(
+        'agents.defaults.sandbox.sessionToolsVisibility', _string('spawned', 'all'), 'spawned'
+    )
+    """``agents.defaults.sandbox.sessionToolsVisibility``: ``spawned`` or ``all``."""
+    redact_patterns: tuple[str, ...] = direct('logging.redactPatterns', _patterns, ())
+    """``logging.redactPatterns``: applied before the default secret patterns."""
+
+
+# ---------------------------------------------------------------- the whole
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """The resolved memory-search settings of one agent (OpenClaw camelCase keys as snake_case)."""
+
+    agent_id: str
+    workspace: str | None
+    source_path: str | None
+    enabled: bool = key('enabled', _boolean, True)
+    provider: str = key('provider', _string(), 'auto')
+    model: str | None = key('model', _string())
+    fallback: str = key('fallback', _string(), 'none')
+    sources: tuple[str, ...] = key('sources', _Each(_string('memory', 'sessions')), ('memory',))
+    """``sessions`` only counts with ``experimental.sessionMemory``; with nothing left, ``('memory',)``."""
+    extra_paths: tuple[str | ExtraPath, ...] = key('extraPaths', _Each(_extra_path), (), concat=True)
+    experimental_session_memory: bool = key('experimental.sessionMemory', _boolean, False)
+    remember_across_conversations: bool | None = key('rememberAcrossConversations', _boolean)
+    output_dimensionality: int | None = key('outputDimensionality', _positive_integer)
+    input_type: str | None = key('inputType', _string())
+    query_input_type: str | None = key('queryInputType', _string())
+    document_input_type: str | None = key('documentInputType', _string())
+    remote: RemoteConfig = section('remote', RemoteConfig)
+    local: LocalConfig = section('local', LocalConfig)
+    store: StoreConfig = section('store', StoreConfig)
+    chunking: ChunkingConfig = section('chunking', ChunkingConfig)
+    cache: CacheConfig = section('cache', CacheConfig)
+    sync: SyncConfig = section('sync', SyncConfig)
+    query: QueryConfig = section('query', QueryConfig)
+    multimodal: MultimodalConfig = section('multimodal', MultimodalConfig)
+    citations: str = direct('memory.citations', _string('auto', 'on', 'off'), 'auto')
+    model_providers: Mapping[str, ModelProvider] = field(default_factory=dict, repr=False)
+    session_tools: SessionToolsConfig = field(default_factory=SessionToolsConfig)
+
+
+@finisher(MemoryConfig)
+def _memory(config: MemoryConfig, given: Given) -> MemoryConfig:
+    """The rules across sections: sources need session memory, Ollama gets one request at a time unless the config
+    says otherwise, and the store path is the agent's."""
+    sources = tuple(s for s in config.sources if s != 'sessions' or config.experimental_session_memory)
+    remote = config.remote
+    if config.provider == 'ollama' and 'remote.non_batch_concurrency' not in given:
+        remote = dataclasses.replace(remote, non_batch_concurrency=1)
+    path = os.path.expanduser(config.store.path.replace('{agentId}', config.agent_id))
+    store = dataclasses.replace(config.store, path=path)
+    return dataclasses.replace(config, sources=sources or ('memory',), remote=remote, store=store)
+
+
+SEARCH_SCHEMA = schema_of(MemoryConfig)
+"""What a ``memorySearch`` (or ``memory.search``) object may hold: OpenClaw key -> validator, nested."""
