@@ -1,0 +1,196 @@
+"""``sessions_search`` queries and answers: checking a query, its FTS5 match expression (each term a phrase of its
+analyzer tokens; a Korean word also without its trailing particle), the full-text lookup, match-centred snippets, and
+the response, best hits first within 32 KiB.
+
+>>> from memsift._core import Analyzer
+>>> match_expression(Analyzer(), '회의를 ERR_CONN_RESET')
+('("회 회의 의 의를 를" OR "회 회의 의") AND "err_conn_reset"', ['회의를', 'ERR_CONN_RESET'])
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memsift._core import Analyzer
+from memsift._text import preview
+from memsift.redact import Redactor
+from memsift.sessions.events import body_text
+from memsift.sessions.limits import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    MAX_RESPONSE_BYTES,
+    STORE_SNIPPET_CHARS,
+    TOOL_SNIPPET_CHARS,
+    cap,
+)
+from memsift.sessions.visibility import Session
+
+__all__ = [
+    'INDEXING_WARNING',
+    'check_query',
+    'find_messages',
+    'match_expression',
+    'search_response',
+    'search_results',
+    'snippet',
+]
+
+INDEXING_WARNING = 'Transcript indexing is in progress; results may be incomplete. Retry sessions_search shortly.'
+_HANGUL = re.compile(r'^[\uac00-\ud7af]+$')
+_KOREAN_PARTICLES = (
+    '에서',
+    '으로',
+    '에게',
+    '한테',
+    '까지',
+    '부터',
+    '처럼',
+    '보다',
+    '을',
+    '를',
+    '이',
+    '가',
+    '은',
+    '는',
+    '에',
+    '의',
+    '로',
+    '와',
+    '과',
+    '도',
+    '만',
+)
+
+
+def check_query(query: object, limit: object) -> str | None:
+    """What is wrong with a ``sessions_search`` query and limit, or None."""
+    if not isinstance(query, str):
+        return f'query must be a string, not {type(query).__name__}'
+    if not query.strip():
+        return 'query must contain a non-space character'
+    if len(query) > MAX_QUERY_CHARS:
+        return f'query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}'
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        return f'limit must be a positive integer (at most {MAX_LIMIT}), not {preview(limit)}'
+    return None
+
+
+def _compound_only(tokens: list[str]) -> list[str]:
+    """``err_conn_reset err conn reset`` -> ``err_conn_reset``: the analyzer always follows a compound token with
+    its parts, so the compound alone matches the same messages, and a one-token phrase is cheaper to match."""
+    end = 1
+    while end < len(tokens) and tokens[end] in tokens[0]:
+        end += 1
+    return tokens[:1] + tokens[end:]
+
+
+def _term_alternatives(term: str) -> list[str]:
+    """A Korean word also matches without its trailing particle (회의를 → 회의), as OpenClaw's query expansion."""
+    if _HANGUL.match(term):
+        for particle in _KOREAN_PARTICLES:
+            if term.endswith(particle) and len(term) - len(particle) >= 2:
+                return [term, term[: -len(particle)]]
+    return [term]
+
+
+def match_expression(analyzer: Analyzer, query: str) -> tuple[str | None, list[str]]:
+    """FTS5 MATCH text: each term a quoted phrase of its analyzer tokens, all terms joined with AND."""
+    terms = query.split()
+    clauses: list[str] = []
+    for term in dict.fromkeys(terms):  # a repeated term adds nothing but work
+        phrases = [
+            '"' + ' '.join(_compound_only(tokens)).replace('"', '""') + '"'
+            for tokens in analyzer.tokenize_batch(_term_alternatives(term))
+            if tokens
+        ]
+        if phrases:
+            clauses.append(phrases[0] if len(phrases) == 1 else '(' + ' OR '.join(phrases) + ')')
+    return (' AND '.join(clauses) if clauses else None), terms
+
+
+def find_messages(
+    db: sqlite3.Connection, expression: str, searchable: frozenset[str], hidden: frozenset[str], limit: int
+) -> list[tuple[Any, ...]]:
+    """``(seq, session_key, timestamp, event_id, rank, role, body)`` of the best ``limit`` messages of the
+    ``searchable`` sessions that match ``expression``, best first (``hidden``: every other session)."""
+    if not searchable:
+        return []
+    # Filter on whichever list is shorter (usually the few hidden sessions, for the main session).
+    where, keys = (
+        ('', [])
+        if not hidden
+        else ('AND session_key NOT IN (SELECT value FROM json_each(?))', [hidden])
+        if len(hidden) <= len(searchable)
+        else ('AND session_key IN (SELECT value FROM json_each(?))', [searchable])
+    )
+    return db.execute(
+        'SELECT f.seq, f.session_key, f.timestamp, f.event_id, f.rank, e.role, e.body FROM ('
+        'SELECT rowid AS seq, session_key, timestamp, event_id, bm25(message_fts) AS rank '
+        f'FROM message_fts WHERE message_fts MATCH ? {where} '
+        'ORDER BY rank, timestamp DESC, event_id LIMIT ?) f JOIN events e ON e.seq = f.seq '
+        'ORDER BY f.rank, f.timestamp DESC, f.event_id',
+        (expression, *(json.dumps(sorted(k)) for k in keys), limit),
+    ).fetchall()
+
+
+def snippet(text: str, terms: Sequence[str], redactor: Redactor, analyzer: Analyzer) -> str:
+    """A match-centred excerpt of at most 500 characters, redacted, then capped at 300 (``…`` marks cuts).
+
+    The whole message is redacted before it is cut, so a secret split by the excerpt's edge is still masked.
+    """
+    text = ' '.join(redactor.redact(text).split())
+    folded = text.casefold()
+    found = [folded.find(t.casefold()) for t in terms]
+    found += [folded.find(token) for token in analyzer.tokenize(' '.join(terms)) if len(token) > 1]
+    position = min((p for p in found if p >= 0), default=0)
+    start = max(0, position - 80)
+    if start and (space := text.rfind(' ', max(0, start - 20), start)) > 0:
+        start = space + 1
+    excerpt = cap(text[start:], STORE_SNIPPET_CHARS)
+    if start:
+        excerpt = '…' + excerpt
+    return cap(redactor.redact(excerpt), TOOL_SNIPPET_CHARS)
+
+
+def search_results(
+    rows: Sequence[tuple[Any, ...]],
+    sessions: Mapping[str, Session],
+    terms: Sequence[str],
+    redactor: Redactor,
+    analyzer: Analyzer,
+) -> list[dict[str, Any]]:
+    """The hits of :func:`find_messages` rows, as ``sessions_search`` returns them."""
+    return [
+        {
+            'sessionKey': key,
+            'timestamp': timestamp,
+            'role': role,
+            'snippet': snippet(body_text(body), terms, redactor, analyzer),
+            'score': -rank,
+            'sessionId': sessions[key].id,
+            'messageId': message_id,
+        }
+        for _, key, timestamp, message_id, rank, role, body in rows
+    ]
+
+
+def search_response(hits: list[dict[str, Any]], indexing: bool, limit: int) -> dict[str, Any]:
+    """The ``sessions_search`` response: the best ``limit`` of ``hits`` (from every searched store) that fit in
+    32 KiB of JSON (``truncated: true`` when some did not), with the indexing warning when some session waits."""
+    hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
+    response: dict[str, Any] = {'results': []}
+    if indexing:
+        response.update(indexing=True, warning=INDEXING_WARNING)
+    used = 2 + len(json.dumps({k: v for k, v in response.items() if k != 'results'}, ensure_ascii=False))
+    for hit in hits[:limit]:
+        size = len(json.dumps(hit, ensure_ascii=False, separators=(',', ':')).encode('utf-8')) + 1
+        if used + size > MAX_RESPONSE_BYTES:
+            response['truncated'] = True
+            break
+        response['results'].append(hit)
+        used += size
+    return response

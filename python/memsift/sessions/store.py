@@ -1,0 +1,377 @@
+"""The :class:`SessionStore`: one agent's transcripts behind one lock, and the API that tools, the command line and
+memory search use.
+
+The store holds the connection, the lock and the cached session snapshot, and issues no SQL itself: writes go
+through :mod:`~memsift.sessions.writer`, reads through :mod:`~memsift.sessions.tables`, rebuilds through
+:mod:`~memsift.sessions.reconcile`, and ``sessions_search`` / ``sessions_history`` follow the rules of
+:mod:`~memsift.sessions.visibility`, :mod:`~memsift.sessions.query` and :mod:`~memsift.sessions.history`.
+
+>>> event = {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'a'}}
+>>> with SessionStore(':memory:') as store:
+...     store.append_many('agent:main:A', [event, event], spawned_by='agent:main:main')
+...     [(s['key'], s['spawnedBy'], s['events']) for s in store.sessions()]
+1
+[('agent:main:A', 'agent:main:main', 1)]
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memsift._core import Analyzer
+from memsift._text import preview
+from memsift.config import SessionToolsConfig, Visibility
+from memsift.errors import InvalidInputError, SessionAccessError
+from memsift.redact import Redactor
+from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
+from memsift.sessions.history import history_response
+from memsift.sessions.importer import import_transcript
+from memsift.sessions.limits import (
+    DEFAULT_LIMIT,
+    HISTORY_DEFAULT_LIMIT,
+    HISTORY_MAX_LIMIT,
+    MAX_LIMIT,
+    SYNC_REBUILD_MAX_BYTES,
+    SYNC_REBUILD_MAX_EVENTS,
+)
+from memsift.sessions.query import check_query, find_messages, match_expression, search_response, search_results
+from memsift.sessions.reconcile import Reconciler
+from memsift.sessions.tables import (
+    active_message_rows,
+    branch_message_rows,
+    list_sessions,
+    open_database,
+    read_snapshot,
+    reading,
+    session_exists,
+    session_fingerprint,
+)
+from memsift.sessions.visibility import (
+    Caller,
+    Snapshot,
+    check_visibility,
+    main_session_key,
+    not_visible,
+    resolve_caller,
+)
+from memsift.sessions.writer import Writer
+
+__all__ = ['SessionStore', 'default_sessions_path']
+
+
+def default_sessions_path(agent_id: str) -> Path:
+    """``~/.memsift/agents/{agentId}/sessions.sqlite``."""
+    return Path('~/.memsift/agents').expanduser() / agent_id / 'sessions.sqlite'
+
+
+class SessionStore:
+    """One agent's session transcripts and their full-text index, in SQLite.
+
+    Thread-safe (calls are serialized on one connection); a background thread reconciles imported sessions.
+
+    Args:
+        path: Database file (``~/.memsift/agents/{agentId}/sessions.sqlite`` by default) or ``':memory:'``.
+        agent_id: The agent whose sessions this store keeps (new sessions are recorded under it).
+        visibility: Default ``tools.sessions.visibility`` for callers that do not say.
+        agent_to_agent: Default for cross-agent access under ``all`` (``tools.agentToAgent.enabled``).
+        redact_patterns: ``logging.redactPatterns``, applied before the default secret patterns.
+        peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        agent_id: str = 'main',
+        *,
+        visibility: Visibility = 'tree',
+        agent_to_agent: bool = False,
+        redact_patterns: Sequence[str] = (),
+        peers: Sequence[SessionStore] = (),
+        sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
+        sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
+    ) -> None:
+        check_visibility(visibility)
+        self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
+        self.agent_id = agent_id
+        self.visibility: Visibility = visibility
+        self.agent_to_agent = agent_to_agent
+        self.peers = list(peers)
+        self.redactor = Redactor(redact_patterns)
+        self._analyzer = Analyzer()
+        self._lock = threading.RLock()
+        self._cache: Snapshot | None = None
+        self._db = open_database(self.path)
+        self._writer = Writer(self._db, self._analyzer, agent_id, self.path)
+        self._reconciler = Reconciler(
+            self._writer,
+            self._lock,
+            self._snapshot,
+            max_events=sync_rebuild_max_events,
+            max_bytes=sync_rebuild_max_bytes,
+        )
+
+    @classmethod
+    def from_config(
+        cls, path: str | os.PathLike[str] | None, agent_id: str, settings: SessionToolsConfig
+    ) -> SessionStore:
+        """The store of ``agent_id`` (default path when ``path`` is None) with the config's visibility, agent-to-agent
+        access and redaction patterns (``MemoryConfig.session_tools``)."""
+        return cls(
+            path,
+            agent_id,
+            visibility=settings.visibility,
+            agent_to_agent=settings.agent_to_agent,
+            redact_patterns=settings.redact_patterns,
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Stop the background reconciler and close the database."""
+        self._reconciler.close()
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f'SessionStore({self.path!r}, agent_id={self.agent_id!r})'
+
+    # ------------------------------------------------------------------ writing
+
+    def append(self, session_key: str, event: Mapping[str, Any], spawned_by: str | None = None) -> bool:
+        """Append one transcript event to ``session_key`` (created on first use, ``spawned_by`` its parent session).
+
+        The event and its full-text row are written in one transaction. Returns ``False`` when an event with the
+        same ``id`` is already stored (appends are idempotent).
+
+        Raises:
+            InvalidInputError: ``event`` is not a transcript event object (the message says which field).
+            SessionStoreError: the database could not be written (nothing was stored).
+        """
+        return self.append_many(session_key, [event], spawned_by) == 1
+
+    def append_many(self, session_key: str, events: Iterable[Mapping[str, Any]], spawned_by: str | None = None) -> int:
+        """Append events in order, all in one transaction (all or none are stored); returns how many were new."""
+        session_key, spawned_by = check_session_key(session_key), check_spawned_by(spawned_by)
+        checked = [(event, event_line(event)) for event in events]
+        with self._lock, self._writer.transaction():
+            self._writer.adopt(session_key, spawned_by)
+            return sum(self._writer.append(session_key, event, body, spawned_by, index=True) for event, body in checked)
+
+    def import_jsonl(
+        self, path: str | os.PathLike[str], session_key: str, *, spawned_by: str | None = None, forward: bool = False
+    ) -> dict[str, Any]:
+        """Import an OpenClaw JSONL transcript as ``session_key``.
+
+        Lines that are not JSON objects with a ``type`` (cut, not UTF-8, nested too deeply) are skipped and counted,
+        and the first few named in ``skippedLines``: one bad line never fails the import. The next search that can
+        see the session indexes it: at once if small (≤ 4000 events and 4 MiB), else in a background thread, answering
+        ``indexing: true`` until it is done. :meth:`reconcile` indexes every imported session now. Importing the
+        same file again reads only what was appended to it since (a file that shrank is read again from the start;
+        events already stored are skipped). ``forward=True`` indexes events that extend the transcript at once, as
+        :meth:`append` does (for a transcript that keeps growing).
+
+        Returns:
+            ``{"sessionKey", "sessionId", "events", "skipped", "skippedLines"?}``.
+
+        Raises:
+            SessionStoreError: the file cannot be read or holds no transcript event (the message names it).
+        """
+        return import_transcript(self._writer, self._lock, path, session_key, spawned_by=spawned_by, forward=forward)
+
+    def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
+        """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
+        with self._lock, self._writer.transaction():
+            self._writer.set_flags(session_key, archived=archived, incognito=incognito)
+
+    def delete(self, session_key: str) -> bool:
+        """Delete a session, its events and its index rows in one transaction; ``False`` if it did not exist."""
+        with self._lock, self._writer.transaction():
+            return self._writer.delete(session_key)
+
+    # ------------------------------------------------------------------ rebuilding the active branch
+
+    def reconcile(self) -> int:
+        """Rebuild every session marked for rebuild now; returns how many were rebuilt."""
+        return self._reconciler.rebuild_all()
+
+    @property
+    def indexing(self) -> bool:
+        """Whether some session waits for its index (imported, or branched and not yet rebuilt)."""
+        with self._lock:
+            return bool(self._reconciler.stale())
+
+    # ------------------------------------------------------------------ visibility
+
+    def _snapshot(self) -> Snapshot:
+        """Every session (cached until the ``sessions_version`` counter moves, in this process or another)."""
+        self._cache = read_snapshot(self._db, self._cache)
+        return self._cache
+
+    def _caller(self, caller: str | Caller) -> Caller:
+        return resolve_caller(caller, self.agent_id, self.visibility, self.agent_to_agent)
+
+    def _visible(self, caller: Caller, snapshot: Snapshot | None = None) -> frozenset[str]:
+        """The keys of the sessions of this store ``caller`` may see (incognito ones never)."""
+        return (snapshot or self._snapshot()).visible_to(caller, self.agent_id)
+
+    def visible_keys(self, caller: str | Caller) -> set[str]:
+        """The keys of this store's sessions that ``caller`` may see."""
+        who = self._caller(caller)
+        with self._lock:
+            return set(self._visible(who))
+
+    def _resolve_key(self, requested: str, caller: Caller) -> str:
+        if requested == 'current':
+            return caller.session_key
+        if requested in ('main', 'global'):
+            main = main_session_key(caller.agent_id or self.agent_id)
+            with self._lock:
+                exists = session_exists(self._db, main)
+            return main if exists else 'main'
+        return requested
+
+    def _stores(self, caller: Caller) -> list[SessionStore]:
+        """This store, plus the peers when the caller may see other agents."""
+        return [self, *self.peers] if caller.visibility == 'all' and caller.agent_to_agent else [self]
+
+    # ------------------------------------------------------------------ sessions_search
+
+    def search(
+        self, query: str, caller: str | Caller, session_key: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> dict[str, Any]:
+        """``sessions_search``: messages of the caller's visible sessions that contain every query term.
+
+        Args:
+            query: Whitespace-separated terms; each must match (a CJK term where its characters appear in order).
+            caller: The calling session key, or a :class:`Caller` with its visibility rules.
+            session_key: Restrict to one visible session (``current`` and ``main`` accepted).
+            limit: Results wanted, 1 to 25 (larger values are clamped to 25).
+
+        Returns:
+            ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], "indexing"?,
+            "warning"?, "truncated"?}`` best first.
+
+        Raises:
+            InvalidInputError: a blank or too long query, a bad limit or caller (the message says which).
+            SessionAccessError: ``session_key`` names a session the caller may not see (or none).
+
+        >>> store = SessionStore(':memory:')
+        >>> store.search('  ', caller='main')
+        Traceback (most recent call last):
+        memsift._core.InvalidInputError: query must contain a non-space character
+        """
+        problem = check_query(query, limit)
+        if problem:
+            raise InvalidInputError(problem)
+        limit = min(int(limit), MAX_LIMIT)
+        who = self._caller(caller)
+        hits: list[dict[str, Any]] = []
+        indexing = False
+        refusals: list[SessionAccessError] = []
+        stores = self._stores(who)
+        for store in stores:
+            try:
+                found = store._search_visible(query, who, session_key, limit)
+            except SessionAccessError as refused:  # the session may be another store's: refused if by none
+                refusals.append(refused)
+                continue
+            hits.extend(found['results'])
+            indexing |= found['indexing']
+        if len(refusals) == len(stores):
+            raise refusals[0]
+        return search_response(hits, indexing, limit)
+
+    def _search_visible(self, query: str, caller: Caller, session_key: str | None, limit: int) -> dict[str, Any]:
+        with self._lock:
+            visible = self._visible(caller)
+        if session_key is not None:
+            key = self._resolve_key(session_key, caller)
+            if key not in visible:
+                raise not_visible(session_key, caller)
+            visible = frozenset((key,))
+        indexing = self._reconciler.catch_up(visible)
+        expression, terms = match_expression(self._analyzer, query)
+        if expression is None:
+            return {'results': [], 'indexing': indexing}
+        with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
+            snapshot = self._snapshot()
+            searchable = (visible & snapshot.keys) - snapshot.stale
+            rows = find_messages(self._db, expression, searchable, snapshot.keys - searchable, limit)
+        results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer)
+        return {'results': results, 'indexing': indexing}
+
+    # ------------------------------------------------------------------ sessions_history
+
+    def history(
+        self, session_key: str, caller: str | Caller, *, limit: int = HISTORY_DEFAULT_LIMIT, include_tools: bool = False
+    ) -> dict[str, Any]:
+        """``sessions_history``: the last ``limit`` messages on the active branch of a visible session.
+
+        Text is redacted, each message capped at 4000 characters, tool calls and thinking blocks are stripped
+        (tool results too unless ``include_tools``), and the response stays within 32 KiB of JSON (oldest messages
+        dropped first, with ``truncated: true``). ``session_key`` may also be a session id.
+
+        Returns:
+            ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``.
+
+        Raises:
+            InvalidInputError: a bad limit or caller.
+            SessionAccessError: the caller may not see that session (or it does not exist).
+        """
+        who = self._caller(caller)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise InvalidInputError(f'limit must be a positive integer, not {preview(limit)}')
+        refused: SessionAccessError | None = None
+        for store in self._stores(who):  # the session may be a peer's
+            try:
+                return store._history(session_key, who, min(limit, HISTORY_MAX_LIMIT), include_tools)
+            except SessionAccessError as exc:
+                refused = refused or exc
+        assert refused is not None
+        raise refused
+
+    def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
+        key = self._resolve_key(session_key, who) if isinstance(session_key, str) else ''
+        with self._lock:
+            snapshot = self._snapshot()
+            if key not in snapshot.sessions:  # a session id names its session too
+                key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
+            visible = self._visible(who, snapshot)
+        if key not in visible:
+            raise not_visible(session_key, who)
+        self._reconciler.catch_up(frozenset((key,)))
+        with self._lock:
+            rows = branch_message_rows(self._db, key)
+        return history_response(
+            key, snapshot.sessions[key].id, rows, limit=limit, include_tools=include_tools, redactor=self.redactor
+        )
+
+    # ------------------------------------------------------------------ listing
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every stored session with its counts and flags (for ``status`` and tools)."""
+        with self._lock:
+            return list_sessions(self._db)
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """Changes whenever a session is added, removed, flagged, branched or grows: a cheap "anything new?" check."""
+        with self._lock:
+            return session_fingerprint(self._db)
+
+    def active_messages(self, session_key: str) -> Iterator[tuple[int, str, str]]:
+        """``(line, role, text)`` of the searchable messages on a session's active branch, in order (session memory
+        chunks these)."""
+        with self._lock:
+            rows = active_message_rows(self._db, session_key)
+        for line, role, body in rows:
+            yield line, role, body_text(body)
