@@ -36,9 +36,10 @@ errors ``memsift watch --json`` reports and its early exit: a failed sync inside
 ``status()``). At the end every committed token is searched in a new process, first in the index as left
 (``stale_at_end``, informational), then after a final sync (``lost_writes``, a failure).
 
-``fuzz`` runs ``tests/test_fuzz.py`` with ``--examples`` hypothesis examples per property test (CI runs 60) and
-sums the calls it made to public entry points: each had to return or raise a documented ``MemsiftError``, within
-5 s, with output that encodes as UTF-8 JSON (``failed_tests`` counts the tests that found an input breaking that).
+``fuzz`` runs ``tests/contracts/test_fuzz.py`` with ``--examples`` hypothesis examples per property test (CI runs
+60) and sums the calls it made to public entry points: each had to return or raise a documented ``MemsiftError``,
+within 5 s, with output that encodes as UTF-8 JSON (``failed_tests`` counts the tests that found an input breaking
+that).
 
 Each command prints one summary line on stdout (progress and the first failure messages go to stderr) and exits
 with status 1 when a failure count is above zero (130 on Ctrl-C). Everything lives in a temporary folder (removed
@@ -819,7 +820,17 @@ def run_fuzz(args: argparse.Namespace, tmp: Path) -> bool:
     counts = tmp / 'calls.jsonl'
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, '-m', 'pytest', 'tests/test_fuzz.py', '-q', '-p', 'no:cacheprovider', '-o', 'timeout=3600'],
+        [
+            sys.executable,
+            '-m',
+            'pytest',
+            'tests/contracts/test_fuzz.py',
+            '-q',
+            '-p',
+            'no:cacheprovider',
+            '-o',
+            'timeout=3600',
+        ],
         cwd=Path(__file__).resolve().parent.parent,
         capture_output=True,
         text=True,
@@ -880,7 +891,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest='command', required=True)
     commands.add_parser('kill', parents=[common, kill], help='SIGKILL loops (index, sync, append)')
     commands.add_parser('soak', parents=[common, soak], help='concurrent writers, watcher, CLI and readers')
-    commands.add_parser('fuzz', parents=[common, fuzz], help='tests/test_fuzz.py with many examples, calls counted')
+    commands.add_parser(
+        'fuzz', parents=[common, fuzz], help='tests/contracts/test_fuzz.py with many examples, calls counted'
+    )
     commands.add_parser('all', parents=[common, kill, soak, fuzz], help='kill, soak, then fuzz')
     return parser.parse_args(argv)
 

@@ -74,6 +74,29 @@ def memory_config(tmp_path, **search) -> dict:
     return {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}}
 
 
+def open_index(tmp_path, ws=None, provider=None, **search):
+    """A :class:`memsift.MemoryIndex` on ``ws`` (default ``tmp_path / 'ws'``) with its store in ``tmp_path``."""
+    return memsift.MemoryIndex(ws or tmp_path / 'ws', memory_config(tmp_path, **search), provider=provider)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    """A small workspace: MEMORY.md, a dated note and a Chinese/Japanese/Korean note."""
+    root = tmp_path / 'ws'
+    write(root / 'MEMORY.md', '# Facts\n\nPrefers tabs over spaces.\nThe deploy key lives in the team vault.\n')
+    write(root / 'memory' / '2026-11-20.md', '# 2026-11-20\n\nERR_CONN_RESET fixed with exponential backoff.\n')
+    write(
+        root / 'memory' / 'projects' / 'cjk.md',
+        '视频下载工具 BBDown 配置\n東京オフィスの会議は火曜日\n회의는 목요일입니다\n',
+    )
+    return root
+
+
+def paths(result):
+    """The paths of a search result's hits, in order."""
+    return [hit.path for hit in result.results]
+
+
 PROVIDER_ENV = (
     'OPENAI_API_KEY',
     'GEMINI_API_KEY',

@@ -35,16 +35,17 @@ from memsift.config import MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider, embed_query
 from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError
 from memsift.index.cache import EmbeddingCache
-from memsift.index.identity import extra_paths, media_suffixes, previous_vectors, wanted_identity
+from memsift.index.embeddings import Embeddings
+from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import check_range, read_lines
 from memsift.index.session_memory import SessionMemory
 from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
 from memsift.index.store import ChunkRow, MemoryStore
-from memsift.index.sync import Progress, SyncReport, load_vectors, sync_workspace, workspace_changed
+from memsift.index.sync import Progress, SyncReport, sync_workspace, workspace_changed
 from memsift.index.workspace import MemoryFile, extra_roots
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
-from memsift.providers import SILENT, ProviderResolution, fall_back, resolve_provider
+from memsift.providers import SILENT, ProviderResolution, resolve_provider
 from memsift.search.legs import Candidate, Candidates, keyword_leg, path_leg, vector_leg
 from memsift.search.merge import Ranked, rank
 from memsift.search.paths import Catalogue
@@ -97,11 +98,11 @@ class MemoryIndex:
             raise InvalidInputError(
                 f'{provider!r} is not an embedding provider (needs id, model, dims, embed_query, embed_documents)'
             )
-        if provider is None:
-            self.resolution = resolve_provider(self.config)
-        else:
-            self.resolution = ProviderResolution(provider, getattr(provider, 'id', self.config.provider))
-        self.provider = self.resolution.provider
+        resolution = (
+            resolve_provider(self.config)
+            if provider is None
+            else ProviderResolution(provider, getattr(provider, 'id', self.config.provider))
+        )
         self.db_path = self.config.store.path
         self._owns_sessions = sessions is None
         if 'sessions' in self.config.sources and sessions is None:
@@ -115,21 +116,15 @@ class MemoryIndex:
             else SessionMemory(self.sessions, self.store, self.config.sync.sessions, self.config.agent_id)
         )
         self.cache = EmbeddingCache(self.store, self.config)
+        self.embeddings = Embeddings(self.config, self.store, resolution)
         self._writer = WriterLock(self.db_path)
         try:
             self.index = self._open_bm25()
         except BaseException:
             self.store.close()
             raise
-        self.vectors: VectorStore | None = None
-        self._vectors_generation = -1
-        """The store generation ``vectors`` reflect (another process's writes move the store past it)."""
-        self._serving: tuple[EmbeddingProvider, VectorStore] | None = None
-        """The previous provider and its vectors while a provider or model switch is being re-embedded."""
-        self._identity: dict[str, Any] | None = None
-        self._identity_ok = False
         self._sync_lock = threading.Lock()
-        self._state_lock = threading.Lock()
+        self._thread_lock = threading.Lock()
         self._sync_thread: threading.Thread | None = None
         self._sync_error: str | None = None
         self._dirty = True
@@ -137,7 +132,7 @@ class MemoryIndex:
         self._catalogue = Catalogue(-1, {})
         self._watcher: Watcher | None = None
         with contextlib.suppress(ProviderError):
-            self._ready()  # otherwise retried, and reported, by sync, search and status
+            self.embeddings.ready()  # otherwise retried, and reported, by sync, search and status
 
     # ------------------------------------------------------------------ set-up
 
@@ -158,53 +153,24 @@ class MemoryIndex:
                 shutil.rmtree(folder)
                 return Bm25Index(folder)
 
-    def _ready(self) -> dict[str, Any]:
-        """Set up what depends on the provider (its dims may need a probe request): the vector store, loaded from
-        the store when the index identity matches, and the identity itself. Raises ProviderError."""
-        with self._state_lock:
-            if self._identity is not None:
-                return self._identity
-            if self.resolution.error is not None:
-                raise ProviderError(self.resolution.error)
-            dims = None
-            if self.provider is not None:
-                try:
-                    dims = int(self.provider.dims)
-                except ProviderError:
-                    raise
-                except Exception as exc:
-                    raise ProviderError(
-                        f'embedding provider {self.provider.id!r}: cannot tell its dimension: '
-                        f'{type(exc).__name__}: {exc}'
-                    ) from exc
-                self.vectors = VectorStore(dims)
-            identity = wanted_identity(self.config, self.provider, dims)
-            self._identity_ok = self.store.identity == identity
-            if self.vectors is not None and self._identity_ok:
-                self._reload_vectors()
-            self._serving = None if self._identity_ok else previous_vectors(self.store, self.config, identity)
-            self._identity = identity
-            return identity
+    @property
+    def resolution(self) -> ProviderResolution:
+        """How the embedding provider was chosen (OpenClaw's resolution, and any fallback since)."""
+        return self.embeddings.resolution
+
+    @property
+    def provider(self) -> EmbeddingProvider | None:
+        """The embedding provider (``None``: keyword search only)."""
+        return self.embeddings.provider
+
+    @property
+    def vectors(self) -> VectorStore | None:
+        """The chunk vectors of this provider, as of the last sync or reload."""
+        return self.embeddings.vectors
 
     def _switch_to_fallback(self, error: ProviderError) -> bool:
-        """OpenClaw's runtime fallback: an explicit provider failing at request time hands over to ``fallback``,
-        once; the index identity changes with it, so the next sync re-embeds with the fallback."""
-        resolution = self.resolution
-        if resolution.fallback_from is not None:
+        if not self.embeddings.fall_back(error):
             return False
-        try:
-            fallen_back = fall_back(self.config, resolution.requested, error)
-        except ProviderError:
-            return False
-        if fallen_back is None:
-            return False
-        with self._state_lock:
-            self.resolution = fallen_back
-            self.provider = fallen_back.provider
-            self.vectors = None
-            self._serving = None
-            self._identity = None
-            self._identity_ok = False
         self._dirty = True
         return True
 
@@ -237,7 +203,7 @@ class MemoryIndex:
     def _sync(self, force: bool, progress: Progress | None, wait: bool) -> SyncReport | None:
         """One sync under the writer lock; ``None`` when another writer holds it and ``wait`` is False (that
         writer's commits reach this process's searches when they reload)."""
-        identity = self._ready()
+        identity = self.embeddings.ready()
         with self._writer.holding(wait) as writing:
             if not writing:
                 return None
@@ -249,12 +215,14 @@ class MemoryIndex:
             # BM25 reader behind the store would be rebuilt in full, stale vectors would miss its changes.
             if self.index.generation != self.store.generation:
                 self.index.reload()
-            if self._vectors_stale(self.store.generation):
-                self._reload_vectors()
-            if self._serving is not None and self.provider is not None and self.vectors is not None:
-                self.cache.warm(self.provider, self.vectors.dims)
+            embeddings = self.embeddings
+            if embeddings.stale(self.store.generation):
+                embeddings.reload()
+            provider, vectors = embeddings.provider, embeddings.vectors
+            if embeddings.serving is not None and provider is not None and vectors is not None:
+                self.cache.warm(provider, vectors.dims)
             self._dirty = False
-            full = force or not self._identity_ok
+            full = force or not embeddings.current
             try:
                 report = sync_workspace(
                     self.store,
@@ -264,19 +232,18 @@ class MemoryIndex:
                     tokens=self.config.chunking.tokens,
                     overlap=self.config.chunking.overlap,
                     force=full,
-                    embedder=self._embed_chunks if self.provider is not None else None,
-                    vectors=self.vectors,
+                    embedder=self._embed_chunks if provider is not None else None,
+                    vectors=vectors,
                     progress=progress,
-                    media_suffixes=media_suffixes(self.config, self.provider),
+                    media_suffixes=media_suffixes(self.config, provider),
                     media_max_bytes=self.config.multimodal.max_file_bytes,
                     documents=self._session_documents(full),
                 )
-                if not self._identity_ok:
+                if not embeddings.current:
                     self.store.set_identity(identity)
                     self.index.commit(generation=self.store.generation)
-                    self._identity_ok = True
-                    self._serving = None  # the switch: the new vectors serve from now on
-                self._vectors_generation = self.store.generation
+                    embeddings.switched()
+                embeddings.generation = self.store.generation
             except BaseException:
                 self._dirty = True
                 raise
@@ -306,7 +273,7 @@ class MemoryIndex:
     def _background_sync(self, wait: bool = False) -> threading.Thread:
         """Start a sync in a daemon thread unless one is running; returns the thread doing it. Unless ``wait``, the
         sync gives way to another process that is writing the index (the workspace stays marked dirty)."""
-        with self._state_lock:
+        with self._thread_lock:
             if self._sync_thread is not None and self._sync_thread.is_alive():
                 return self._sync_thread
 
@@ -335,18 +302,6 @@ class MemoryIndex:
     def dirty(self) -> bool:
         """True when the workspace may have changed since the last sync."""
         return self._dirty
-
-    def _vectors_stale(self, generation: int) -> bool:
-        """The vectors serve searches but reflect an older store generation (another process wrote since)."""
-        return self.vectors is not None and self._identity_ok and self._vectors_generation != generation
-
-    def _reload_vectors(self) -> None:
-        """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones."""
-        assert self.vectors is not None
-        generation = self.store.generation  # read first: a write after it makes the vectors look stale, not current
-        fresh = VectorStore(self.vectors.dims)
-        load_vectors(self.store, fresh)
-        self.vectors, self._vectors_generation = fresh, generation
 
     def _current_catalogue(self) -> Catalogue:
         generation = self.store.generation
@@ -385,8 +340,8 @@ class MemoryIndex:
             self.index.reload()  # another process (a watcher, the CLI) committed, or this one's sync is underway
             if not self._sync_lock.locked() and self.index.generation != generation:
                 self._dirty = True  # the store is ahead of its index (no sync here is writing it): a sync rebuilds it
-        if self._vectors_stale(generation) and not self._sync_lock.locked():
-            self._reload_vectors()  # another process wrote
+        if self.embeddings.stale(generation) and not self._sync_lock.locked():
+            self.embeddings.reload()  # another process wrote
         if not self._dirty and self.session_memory is not None and self.session_memory.due():
             self._dirty = True
         if self._dirty and self.config.sync.on_search:
@@ -433,7 +388,7 @@ class MemoryIndex:
         debug = request.debug
         try:
             if not keyword_only:
-                self._ready()
+                self.embeddings.ready()
                 self._prepare(debug, wait_for_sync)
         except ProviderError as exc:
             return self._unavailable(str(exc), debug, started)
@@ -483,8 +438,8 @@ class MemoryIndex:
     def _choose_mode(self, text: str, keyword_only: bool, debug: dict[str, Any]) -> SearchMode:
         """Hybrid when vectors serve and hybrid is on, vector-only when it is off, else keywords only (no provider,
         a provider switch not yet indexed, ``keyword_only``, or a query the model cannot read)."""
-        provider, serving = self.provider, self._serving
-        vector_ready = provider is not None and (self._identity_ok or serving is not None)
+        provider, serving, embeddings = self.provider, self.embeddings.serving, self.embeddings
+        vector_ready = embeddings.searchable
         mode: SearchMode = (
             'hybrid'
             if vector_ready and self.config.query.hybrid.enabled
@@ -493,7 +448,7 @@ class MemoryIndex:
         debug['effectiveMode'] = mode
         if provider is not None and not vector_ready:
             debug['vectorPaused'] = 'the index is being rebuilt for a new embedding provider/model/settings'
-        if serving is not None and not self._identity_ok and provider is not None:
+        if serving is not None and not embeddings.current and provider is not None:
             debug['servingModel'] = (
                 f'{serving[0].id}/{serving[0].model} until {provider.id}/{provider.model} is indexed'
             )
@@ -545,11 +500,7 @@ class MemoryIndex:
                 candidates[chunk_id].keyword_score = score
             clock.lap('keywordMs')
         if mode != 'fts-only':
-            serving = self._serving
-            provider, vectors = (
-                serving if serving is not None and not self._identity_ok else (self.provider, self.vectors)
-            )
-            assert provider is not None and vectors is not None
+            provider, vectors = self.embeddings.for_queries()
             query_vector = embed_query(provider, text)
             clock.lap('embedMs')
             for chunk_id, score in vector_leg(vectors, query_vector):
@@ -631,11 +582,12 @@ class MemoryIndex:
         provider = self.provider
         provider_error = None
         try:
-            self._ready()
+            self.embeddings.ready()
         except ProviderError as exc:
             provider_error = str(exc)
         paths = extra_paths(self.config)
-        vectors_current = self.vectors is not None and self._identity_ok
+        embeddings = self.embeddings
+        vectors_current = embeddings.vectors is not None and embeddings.current
         out: dict[str, Any] = {
             'backend': 'memsift',
             'provider': provider.id if provider is not None else 'none',
@@ -654,15 +606,10 @@ class MemoryIndex:
             'sourceCounts': [{'source': s, 'files': f, 'chunks': c} for s, f, c in self.store.source_counts()],
             'cache': cache_status(self.config, self.cache),
             'fts': fts_status(self.index),
-            'vector': vector_status(provider, self.vectors, vectors_current),
+            'vector': vector_status(provider, embeddings.vectors, vectors_current),
             'batch': batch_status(self.config, provider),
             'generation': self.store.generation,
-            'identity': {
-                'status': 'current'
-                if self._identity_ok
-                else ('switching' if self._serving is not None else 'rebuild-pending'),
-                **(self._identity or {}),
-            },
+            'identity': {'status': embeddings.state, **(embeddings.identity or {})},
             'providerError': provider_error,
             'providerReason': self.resolution.reason,
             'fallback': self._fallback(),
@@ -671,7 +618,7 @@ class MemoryIndex:
             'watching': self._watcher is not None,
         }
         if deep:
-            out['issues'] = deep_issues(self.store, self.index, provider, self._identity_ok, out['vector'])
+            out['issues'] = deep_issues(self.store, self.index, provider, embeddings.current, out['vector'])
         return out
 
     # ------------------------------------------------------------------ watching

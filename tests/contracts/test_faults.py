@@ -2,7 +2,7 @@
 on one index, a memory folder swapped for a symlink, absurd config values.
 
 The long versions (SIGKILL loops, a multi-process soak) are ``benches/chaos.py``; arbitrary inputs to every public
-entry point are ``tests/test_fuzz.py``.
+entry point are ``tests/contracts/test_fuzz.py``.
 """
 
 import json

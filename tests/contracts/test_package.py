@@ -13,7 +13,7 @@ import tomllib
 
 import memsift
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(memsift.__file__).resolve().parent
 
 

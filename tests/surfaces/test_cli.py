@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import write
 
-EXAMPLES = Path(__file__).resolve().parent.parent / 'examples' / 'workspace'
+EXAMPLES = Path(__file__).resolve().parents[2] / 'examples' / 'workspace'
 
 
 def memsift(*args, check=True, **kwargs):

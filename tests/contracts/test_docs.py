@@ -61,7 +61,7 @@ def test_the_main_modules_show_an_example():
 
 
 def test_readme_python_example_runs():
-    readme = Path(__file__).resolve().parent.parent / 'README.md'
+    readme = Path(__file__).resolve().parents[2] / 'README.md'
     if not readme.exists():
         pytest.skip('README.md is not beside the tests')
     blocks = re.findall(r'```python\n(.*?)```', readme.read_text(encoding='utf-8'), flags=re.S)

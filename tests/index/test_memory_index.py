@@ -1,0 +1,290 @@
+"""MemoryIndex end to end on temporary workspaces: sync, identity, crash recovery, get, status, watching, the embedding
+cache (the search pipeline: tests/search/test_search.py)."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import HashEmbedder, memory_config, open_index, paths, write
+
+import memsift
+from memsift import MemoryIndex
+
+# ---------------------------------------------------------------- sync
+
+
+def test_sync_is_incremental_and_tracks_changes_and_deletes(tmp_path, ws):
+    with open_index(tmp_path) as index:
+        first = index.sync()
+        assert sorted(first.added) == ['MEMORY.md', 'memory/2026-11-20.md', 'memory/projects/cjk.md']
+        again = index.sync()
+        assert (again.added, again.updated, again.removed, again.unchanged) == ([], [], [], 3)
+        write(ws / 'memory' / '2026-11-20.md', '# 2026-11-20\n\nSwitched the pool to idle_timeout 45s.\n')
+        (ws / 'MEMORY.md').unlink()
+        changed = index.sync()
+        assert (changed.updated, changed.removed) == (['memory/2026-11-20.md'], ['MEMORY.md'])
+        assert paths(index.search('idle_timeout', min_score=0)) == ['memory/2026-11-20.md']
+        assert index.search('ERR_CONN_RESET', min_score=0).results == []
+        assert index.search('deploy key vault', min_score=0).results == []
+        assert index.status()['files'] == 2
+
+
+def test_a_file_rewritten_in_the_same_second_with_the_same_size_is_noticed(tmp_path, ws):
+    with open_index(tmp_path) as index:
+        index.sync()
+        note = ws / 'memory' / '2026-11-20.md'
+        stat = note.stat()
+        write(note, note.read_text().replace('backoff', 'jitters'))  # same size
+        os.utime(note, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same mtime
+        assert index.sync().updated == ['memory/2026-11-20.md']
+        assert paths(index.search('jitters', min_score=0)) == ['memory/2026-11-20.md']
+
+
+def test_identity_change_reindexes_everything(tmp_path, ws):
+    with open_index(tmp_path) as index:
+        index.sync()
+    with MemoryIndex(ws, memory_config(tmp_path, chunking={'tokens': 64, 'overlap': 8})) as index:
+        assert index.status()['identity']['status'] == 'rebuild-pending'
+        report = index.sync()
+        assert len(report.updated) == 3
+        assert index.status()['identity']['status'] == 'current'
+        assert index.sync().unchanged == 3
+
+
+def test_provider_change_re_embeds_and_vectors_come_back_after_reopen(tmp_path, ws, embedder):
+    with open_index(tmp_path) as index:
+        index.sync()
+    with open_index(tmp_path, provider=embedder) as index:
+        assert len(index.sync().updated) == 3
+        assert index.status()['vector']['vectors'] == index.status()['chunks']
+    again = HashEmbedder()
+    with open_index(tmp_path, provider=again) as index:
+        assert index.status()['vector']['vectors'] == index.status()['chunks']  # loaded from the store
+        assert index.sync().unchanged == 3
+        assert again.calls == 0
+
+
+_KILL_MIDWAY = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from conftest import memory_config
+import memsift
+calls = []
+def progress(done, total, path):
+    calls.append(path)
+    if len(calls) == 3:
+        os._exit(9)  # killed in the middle of a sync
+with memsift.MemoryIndex({ws!r}, memory_config(__import__('pathlib').Path({tmp!r}))) as index:
+    index.sync(force=True, progress=progress)
+"""
+
+
+def test_a_killed_sync_leaves_a_searchable_index_and_the_next_sync_completes_it(tmp_path, ws):
+    with open_index(tmp_path) as index:
+        index.sync()
+    for i in range(6):
+        write(ws / 'memory' / f'topic-{i}.md', f'note {i} about kafka partitions and rebalancing\n')
+    script = _KILL_MIDWAY.format(tests=os.path.dirname(os.path.dirname(__file__)), ws=str(ws), tmp=str(tmp_path))
+    proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr
+    with open_index(tmp_path) as index:
+        assert paths(index.search('deploy key', min_score=0)) == ['MEMORY.md']  # previous data still served
+        index.sync()
+        status = index.status(deep=True)
+        expected = sum(len(memsift.chunk_markdown(p.read_text())) for p in ws.rglob('*.md'))
+        assert status['chunks'] == expected == status['fts']['docs']
+        assert status['issues'] == []
+        found = paths(index.search('kafka partitions', max_results=20, min_score=0))
+        assert sorted(found) == [f'memory/topic-{i}.md' for i in range(6)]
+
+
+def test_a_deleted_or_damaged_bm25_folder_is_rebuilt_from_the_store(tmp_path, ws):
+    with open_index(tmp_path) as index:
+        index.sync()
+        folder = index.index.path
+    import shutil
+
+    shutil.rmtree(folder)
+    with open_index(tmp_path) as index:
+        result = index.search('deploy key', min_score=0)
+        assert paths(result) == ['MEMORY.md'] and result.debug['indexRebuilt'] is True
+    (tmp_path / 'state' / 'main.bm25' / 'meta.json').write_text('{not json')
+    with open_index(tmp_path) as index:
+        assert paths(index.search('deploy key', min_score=0)) == ['MEMORY.md']
+
+
+def test_bad_files_are_skipped_with_a_reason_not_a_crash(tmp_path, ws):
+    (ws / 'memory' / 'blob.md').write_bytes(b'\x00\x01\x02binary\x00' * 100)
+    (ws / 'memory' / 'latin1.md').write_bytes('caf\xe9 notes'.encode('latin-1'))
+    with open_index(tmp_path) as index:
+        report = index.sync()
+        assert set(report.skipped) == {'memory/blob.md', 'memory/latin1.md'}
+        skipped = {item['path']: item['reason'] for item in index.status()['skipped']}
+        assert 'binary' in skipped['memory/blob.md'] and 'UTF-8' in skipped['memory/latin1.md']
+        assert paths(index.search('deploy key', min_score=0)) == ['MEMORY.md']
+
+
+def test_config_errors_name_the_key_path(tmp_path, ws):
+    with pytest.raises(memsift.ConfigError, match=r'query\.maxResults'):
+        MemoryIndex(ws, memory_config(tmp_path, query={'maxResults': 'many'}))
+    with pytest.raises(memsift.InvalidInputError, match='not a folder'):
+        MemoryIndex(tmp_path / 'missing', memory_config(tmp_path))
+
+
+def test_store_path_takes_the_agent_id(tmp_path, ws):
+    with MemoryIndex(ws, memory_config(tmp_path), agent_id='ops') as index:
+        index.sync()
+        assert index.status()['dbPath'] == str(tmp_path / 'state' / 'ops.sqlite')
+        assert (tmp_path / 'state' / 'ops.bm25').is_dir()
+
+
+# ---------------------------------------------------------------- get and status
+
+
+def test_get_returns_bounded_excerpts_of_indexed_files_only(tmp_path, ws):
+    write(ws / 'notes' / 'private.md', 'not memory')
+    with open_index(tmp_path) as index:
+        index.sync()
+        whole = index.get('MEMORY.md')
+        assert whole['text'] == (ws / 'MEMORY.md').read_text() and whole['from'] == 1
+        part = index.get('MEMORY.md', from_line=3, lines=2)
+        assert part['text'] == 'Prefers tabs over spaces.\nThe deploy key lives in the team vault.'
+        assert (part['from'], part['lines'], part['totalLines']) == (3, 2, 5)
+        for outside in ('notes/private.md', '../ws/MEMORY.md', '/etc/passwd', 'memory/../MEMORY.md', ''):
+            with pytest.raises(memsift.InvalidInputError, match='not an indexed memory file'):
+                index.get(outside)
+        with pytest.raises(memsift.InvalidInputError, match='from_line'):
+            index.get('MEMORY.md', from_line=0)
+        write(ws / 'memory' / 'big.md', 'x' * 100 + '\n' + ('line\n' * 10_000))
+        index.sync()
+        big = index.get('memory/big.md')
+        assert big['truncated'] is True and len(big['text']) == memsift.index.reader.MAX_GET_CHARS
+        rest = index.get('memory/big.md', from_line=big['nextFrom'])
+        assert rest['from'] == big['nextFrom']
+        (ws / 'memory' / 'big.md').unlink()
+        (ws / 'memory' / 'big.md').symlink_to('/etc/passwd')  # swapped for a symlink after indexing
+        with pytest.raises(memsift.InvalidInputError, match='no longer a regular file'):
+            index.get('memory/big.md')
+
+
+def test_status_reports_openclaw_fields(tmp_path, ws, embedder):
+    with open_index(tmp_path, provider=embedder) as index:
+        index.sync()
+        status = index.status(deep=True)
+    for key in (
+        'backend',
+        'provider',
+        'model',
+        'requestedProvider',
+        'files',
+        'chunks',
+        'dirty',
+        'workspaceDir',
+        'dbPath',
+        'extraPaths',
+        'sources',
+        'sourceCounts',
+        'cache',
+        'fts',
+        'vector',
+        'skipped',
+    ):
+        assert key in status
+    assert (status['files'], status['chunks']) == (3, 3)
+    assert status['sourceCounts'] == [{'source': 'memory', 'files': 3, 'chunks': 3}]
+    assert status['vector'] == {
+        'enabled': True,
+        'available': True,
+        'dims': 64,
+        'vectors': 3,
+        'ann': False,
+        'probe': 'ok',
+    }
+    assert status['issues'] == [] and status['dirty'] is False
+    json.dumps(status)
+
+
+def test_closed_index_refuses_calls(tmp_path, ws):
+    index = open_index(tmp_path)
+    index.close()
+    index.close()
+    with pytest.raises(memsift.MemsiftError, match='closed'):
+        index.search('x')
+
+
+def test_extra_paths_are_indexed(tmp_path, ws):
+    shared = tmp_path / 'shared-notes'
+    write(shared / 'team.md', 'oncall rotation: alice then bob')
+    with open_index(tmp_path, extraPaths=[str(shared)]) as index:
+        assert paths(index.search('oncall rotation'))[0].endswith('shared-notes/team.md')
+
+
+def test_config_object_and_dataclass_replace(tmp_path, ws):
+    config = memsift.load_config(memory_config(tmp_path))
+    config = dataclasses.replace(config, chunking=dataclasses.replace(config.chunking, tokens=50, overlap=0))
+    with MemoryIndex(ws, config) as index:
+        index.sync()
+        assert index.status()['identity']['chunkTokens'] == 50
+
+
+def test_watch_reindexes_changed_files_after_the_debounce(tmp_path, ws):
+    with open_index(tmp_path, sync={'watchDebounceMs': 200}) as index:
+        index.sync()
+        index.start_watching()
+        write(ws / 'memory' / 'watched.md', 'quokka sightings on rottnest island')
+        (ws / 'memory' / '2026-11-20.md').unlink()
+        deadline = time.time() + 15
+        while time.time() < deadline and not (
+            paths(index.search('quokka')) and not index.search('ERR_CONN_RESET').results
+        ):
+            time.sleep(0.1)
+        assert paths(index.search('quokka')) == ['memory/watched.md']
+        assert index.search('ERR_CONN_RESET').results == []
+        write(ws / 'ignored' / 'x.md', 'quokka')  # outside memory roots: not indexed
+        write(ws / 'memory' / 'new-dir' / 'deep.md', 'wombat burrow')  # a folder created after start
+        deadline = time.time() + 15
+        while time.time() < deadline and not paths(index.search('wombat')):
+            time.sleep(0.1)
+        assert paths(index.search('wombat')) == ['memory/new-dir/deep.md']
+        assert paths(index.search('quokka')) == ['memory/watched.md']
+        assert index.status()['watching'] is True
+        index.stop_watching()
+
+
+def test_interval_sync_without_file_watching(tmp_path, ws):
+    config = memsift.load_config(memory_config(tmp_path, sync={'watch': False}))
+    config = dataclasses.replace(config, sync=dataclasses.replace(config.sync, interval_minutes=0.005))  # 0.3 s
+    with MemoryIndex(ws, config) as index:
+        index.sync()
+        index.start_watching()
+        assert index._watcher._observer is None  # no file watching: only the period
+        write(ws / 'memory' / 'periodic.md', 'narwhal migration')
+        deadline = time.time() + 15
+        while time.time() < deadline and not paths(index.search('narwhal', min_score=0)):
+            time.sleep(0.1)
+        assert paths(index.search('narwhal', min_score=0)) == ['memory/periodic.md']
+
+
+def test_embedding_cache_means_unchanged_text_is_never_re_embedded(tmp_path, ws, embedder):
+    with open_index(tmp_path, provider=embedder) as index:
+        index.sync()
+        first = embedder.calls
+        assert first == 3 and index.status()['cache']['entries'] == 3
+        index.sync(force=True)  # a full reindex: every chunk comes from the cache
+        assert embedder.calls == first and index.cache_hits == 3
+        write(ws / 'memory' / '2026-11-20.md', '# 2026-11-20\n\nA new line about retries.\n')
+        index.sync()
+        assert embedder.calls == first + 1  # only the edited file's chunk
+    with open_index(tmp_path, provider=HashEmbedder(model='hash-v2')) as index:
+        index.sync()  # another model: nothing reusable, and the old model's rows stay
+        assert index.cache_misses == 3 and index.status()['cache']['entries'] == 7
+    with open_index(tmp_path, provider=embedder) as index:
+        index.sync()  # back to the first model: all cached, the index serves again without a provider call
+        assert embedder.calls == first + 1 and index.status()['vector']['vectors'] == 3
+    with open_index(tmp_path, provider=embedder, cache={'maxEntries': 2}) as index:
+        index.sync(force=True)
+        assert index.status()['cache']['entries'] == 2
