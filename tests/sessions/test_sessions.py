@@ -451,7 +451,7 @@ def test_history_stays_within_32_kib(store):
 # ---------------------------------------------------------------- session memory (memory_search over transcripts)
 
 
-def session_memory_index(tmp_path, sessions, **sync):
+def session_memory_index(tmp_path, sessions, query=None, **sync):
     (tmp_path / 'ws').mkdir(exist_ok=True)
     (tmp_path / 'ws' / 'MEMORY.md').write_text('# Notes\nThe staging cluster lives in Oslo.\n')
     config = memsift.load_config(
@@ -464,6 +464,7 @@ def session_memory_index(tmp_path, sessions, **sync):
                         'experimental': {'sessionMemory': True},
                         'store': {'path': str(tmp_path / 'memory.sqlite')},
                         'sync': {'sessions': sync},
+                        **({'query': query} if query else {}),
                     }
                 }
             }
@@ -508,6 +509,20 @@ def test_session_memory_resyncs_after_delta_messages(store, tmp_path):
         store.delete(MAIN)
         index.sync()
         assert index.search('canoes', min_score=0).results == []
+
+
+def test_transcripts_decay_from_their_last_message(store, tmp_path):
+    """Temporal decay ages a transcript from its newest message (its mtime in OpenClaw), not from the epoch."""
+    day = 86_400_000
+    store.append(MAIN, msg('m1', 'user', 'the heron migration schedule', ts=int(time.time() * 1000) - 3 * day))
+    with session_memory_index(tmp_path, store) as index:
+        index.sync()
+        [plain] = index.search('heron migration', min_score=0).results
+    decay = {'hybrid': {'temporalDecay': {'enabled': True, 'halfLifeDays': 30}}}
+    with session_memory_index(tmp_path, store, query=decay) as index:
+        [decayed] = index.search('heron migration', min_score=0).results
+    assert decayed.source == 'sessions'
+    assert decayed.score == pytest.approx(plain.score * 0.5 ** (3 / 30), rel=0.01)
 
 
 def test_same_transcript_under_two_keys_gets_two_session_ids(store, tmp_path):

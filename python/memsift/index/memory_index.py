@@ -22,7 +22,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -514,11 +514,10 @@ class MemoryIndex:
         clock.lap('pathMs')
         rows.update((row.id, row) for row in self.store.chunks([i for i in candidates if i not in rows]))
         pool = self._visible([c for c in candidates.values() if c.id in rows], rows, request)
-        files = self._current_catalogue().files
         ranked, relaxed = rank(
             pool,
             rows,
-            lambda row: files[row.path].mtime if row.path in files else None,
+            self._age_source(),
             mode=mode,
             text=text,
             keyword_best=keyword_best,
@@ -531,6 +530,22 @@ class MemoryIndex:
             debug['relaxed'] = relaxed  # nothing reached minScore: the relaxed pass ran
         debug['candidates'] = len(pool)
         return ranked
+
+    def _age_source(self) -> Callable[[ChunkRow], float | None]:
+        """When a chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
+        files = self._current_catalogue().files
+        memory = self.session_memory
+        transcripts = (
+            memory.last_messages() if memory is not None and self.config.query.hybrid.temporal_decay.enabled else {}
+        )
+
+        def written(row: ChunkRow) -> float | None:
+            if row.source == 'sessions':
+                return transcripts.get(row.path)
+            record = files.get(row.path)
+            return record.mtime if record is not None else None
+
+        return written
 
     def _visible(self, pool: list[Candidate], rows: Mapping[int, ChunkRow], request: SearchRequest) -> list[Candidate]:
         """The candidates from the sources asked for, transcripts only where the calling session may see them."""

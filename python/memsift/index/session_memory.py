@@ -35,13 +35,15 @@ class SessionMemory:
         self.agent_id = agent_id
         self._checked: tuple[Any, ...] | None = None
         """The session store's fingerprint when its transcripts were last found indexed as far as the deltas ask."""
+        self._last_messages: tuple[tuple[Any, ...], dict[str, float]] | None = None
 
     def documents(self, force: bool | None) -> list[MemoryFile]:
         """One document per non-incognito session. A session that grew by less than ``sync.sessions.deltaBytes``
         and ``deltaMessages`` since it was indexed keeps its chunks until it grows more. ``force=None`` only lists
         them (no rebuild of branched sessions), for the dirty check.
 
-        A document's ``mtime`` is the session's message count (the deltas compare it), its ``size`` its bytes.
+        A document's ``mtime`` is the session's message count (the stamp the deltas compare), its ``size`` its
+        bytes; its age for temporal decay is :meth:`last_messages`.
         """
         if force is not None:
             self.sessions.reconcile()  # the active branch of every session is current before it is chunked
@@ -93,6 +95,15 @@ class SessionMemory:
             lines.append(f'{"User" if role == "user" else "Assistant"}: {text}')
             line_map.append(line)
         return '\n'.join(lines), tuple(line_map)
+
+    def last_messages(self) -> dict[str, float]:
+        """Each transcript document's newest message time, epoch seconds: its age for temporal decay (OpenClaw
+        decays a transcript from its file's mtime, which is when its last line was written)."""
+        fingerprint = self.sessions.fingerprint()
+        if self._last_messages is None or self._last_messages[0] != fingerprint:
+            times = {session_path(s['key']): s['updatedAt'] / 1000 for s in self.sessions.sessions()}
+            self._last_messages = (fingerprint, times)
+        return self._last_messages[1]
 
     def visible_paths(self, session_key: str | None) -> set[str]:
         """Transcript paths the calling session (default: the agent's main session) may see, by the rules of

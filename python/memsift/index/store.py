@@ -72,10 +72,15 @@ CREATE INDEX IF NOT EXISTS embedding_cache_age ON embedding_cache(updated_at);
 
 @dataclass(frozen=True, slots=True)
 class FileRecord:
+    """An indexed file (or transcript document) as the last sync saw it."""
+
     path: str
     source: str
+    """``memory`` for workspace files, ``sessions`` for transcripts."""
     hash: str
     mtime: float
+    """The change stamp a sync compares: the file's mtime (epoch seconds); for a transcript, its message count
+    (``index/session_memory.py`` ages transcripts from their newest message instead)."""
     size: int
     indexed_at: float
 
