@@ -279,6 +279,9 @@ pub struct Candidate<'a> {
     pub source: &'a str,
     /// File modification time, epoch seconds (decay falls back to it).
     pub mtime: Option<f64>,
+    /// The chunk's length in characters (FTS-only mode boosts longer chunks a little).
+    pub chars: usize,
+    /// The chunk's text: read by MMR only (empty when MMR is off).
     pub text: &'a str,
 }
 
@@ -371,7 +374,7 @@ pub fn rank(
             Mode::FtsOnly => {
                 let tokens = path_tokens.get(analyzer, c.path);
                 let in_path = keywords.iter().filter(|k| tokens.contains(k.as_str())).count();
-                text + 0.18 * in_path as f64 + (c.text.chars().count() as f64 / 160.0).min(0.18)
+                text + 0.18 * in_path as f64 + (c.chars as f64 / 160.0).min(0.18)
             }
         })
         .collect();
@@ -488,7 +491,8 @@ mod tests {
     }
 
     fn cand<'a>(id: u64, vector: f64, keyword: f64, tier: u8, path: &'a str, text: &'a str) -> Candidate<'a> {
-        Candidate { id, vector, keyword, path_score: 0.0, tier, path, source: "memory", mtime: None, text }
+        let chars = text.chars().count();
+        Candidate { id, vector, keyword, path_score: 0.0, tier, path, source: "memory", mtime: None, chars, text }
     }
 
     fn params(mode: Mode, best: f64) -> RankParams<'static> {

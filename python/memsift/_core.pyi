@@ -224,7 +224,7 @@ def rank_candidates(
     paths: Sequence[str],
     sources: Sequence[str],
     mtimes: Sequence[float | None],
-    texts: Sequence[str],
+    chars: Sequence[int],
     *,
     mode: Literal['hybrid', 'vector-only', 'fts-only'],
     query: str,
@@ -235,14 +235,16 @@ def rank_candidates(
     mmr: tuple[float, int] | None,
     min_score: float,
     limit: int,
+    texts: Sequence[str] | None = None,
 ) -> tuple[list[int], list[float], bool]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
     Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
     scores (0 where that leg did not find the chunk), partial ``path_scores``, exact path ``tiers`` (3 full path,
-    2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and ``texts``. ``mode`` is
-    ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best raw score; ``decay`` is
-    ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None.
+    2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and length in characters
+    (``chars``). ``mode`` is ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best
+    raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
+    it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 
     Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
     (capped at 1), and whether the relaxed pass chose them.

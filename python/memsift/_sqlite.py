@@ -30,6 +30,10 @@ BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another connection's write (another process's append or sync) before failing."""
 
 
+CACHE_KIB = 64 * 1024
+"""The most page cache one connection keeps, KiB."""
+
+
 def connect(path: str, schema: str, version: int, error: type[MemsiftError], what: str, fix: str) -> sqlite3.Connection:
     """Open ``path`` (or ``':memory:'``) with memsift's settings and ``schema`` (statements that must be idempotent;
     a ``meta(key, value)`` table among them).
@@ -45,6 +49,9 @@ def connect(path: str, schema: str, version: int, error: type[MemsiftError], wha
         db.execute('PRAGMA foreign_keys = ON')
         db.execute('PRAGMA journal_mode = WAL')
         db.execute('PRAGMA synchronous = NORMAL')
+        # Searches read a few hundred scattered chunk rows per query: with SQLite's default 2 MiB page cache most
+        # of them come from the OS again on every query. Pages are allocated only as they are read.
+        db.execute(f'PRAGMA cache_size = -{CACHE_KIB}')
         db.executescript(schema)
         with transaction(db, error, f'{what} {path}'):
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()

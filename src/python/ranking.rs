@@ -94,14 +94,15 @@ static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::La
 ///
 /// Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
 /// scores (0 where that leg did not find the chunk), partial ``path_scores``, exact path ``tiers`` (3 full path,
-/// 2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and ``texts``. ``mode`` is
-/// ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best raw score; ``decay`` is
-/// ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None.
+/// 2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and length in characters
+/// (``chars``). ``mode`` is ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best
+/// raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
+/// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 ///
 /// Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
 /// (capped at 1), and whether the relaxed pass chose them.
 #[pyfunction(name = "rank_candidates")]
-#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, texts, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit))]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None))]
 #[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
 pub(super) fn rank_candidates_py(
     py: Python<'_>,
@@ -113,7 +114,7 @@ pub(super) fn rank_candidates_py(
     paths: Vec<Text>,
     sources: Vec<Text>,
     mtimes: Vec<Option<Num>>,
-    texts: Vec<Text>,
+    chars: Vec<Int>,
     mode: Text,
     query: Text,
     keyword_best: Num,
@@ -123,6 +124,7 @@ pub(super) fn rank_candidates_py(
     mmr: Option<(Num, Int)>,
     min_score: Num,
     limit: Int,
+    texts: Option<Vec<Text>>,
 ) -> PyResult<(Vec<usize>, Vec<f64>, bool)> {
     let n = ids.len();
     let lengths = [
@@ -133,7 +135,8 @@ pub(super) fn rank_candidates_py(
         paths.len(),
         sources.len(),
         mtimes.len(),
-        texts.len(),
+        chars.len(),
+        texts.as_ref().map_or(n, Vec::len),
     ];
     if lengths.iter().any(|&len| len != n) {
         return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
@@ -144,6 +147,10 @@ pub(super) fn rank_candidates_py(
         None => None,
     };
     let limit = count(limit, "limit")?;
+    if mode == rank::Mode::Hybrid && mmr.is_some() && texts.is_none() {
+        return Err(InvalidInputError::new_err("MMR compares the chunks' texts: pass texts=[...] with mmr"));
+    }
+    let chars = chars.into_iter().map(|c| count(c, "chars")).collect::<PyResult<Vec<usize>>>()?;
     let ranked = detached(py, move || {
         let candidates: Vec<rank::Candidate<'_>> = (0..n)
             .map(|i| rank::Candidate {
@@ -155,7 +162,8 @@ pub(super) fn rank_candidates_py(
                 path: &paths[i],
                 source: &sources[i],
                 mtime: mtimes[i].map(|m| m.0),
-                text: &texts[i],
+                chars: chars[i],
+                text: texts.as_ref().map_or("", |texts| &texts[i]),
             })
             .collect();
         let params = rank::RankParams {

@@ -863,7 +863,7 @@ def test_ranking(
             texts[:n] + [''] * (n - len(texts[:n])),
             ['memory'] * n,
             (mtimes + [None] * n)[:n],
-            texts[:n] + [''] * (n - len(texts[:n])),
+            [len(t) for t in texts[:n]] + [0] * (n - len(texts[:n])),
             mode=mode,
             query=texts[0] if texts else '',
             keyword_best=now,
@@ -873,6 +873,7 @@ def test_ranking(
             mmr=(lam, k),
             min_score=lam,
             limit=k,
+            texts=texts[:n] + [''] * (n - len(texts[:n])),
         )
         if not isinstance(ranked, Refused):
             order, reported, _ = ranked

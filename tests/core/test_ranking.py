@@ -227,7 +227,7 @@ def product_merge(vector, keyword, vector_weight, text_weight):
         ['notes.md'] * len(ids),
         ['memory'] * len(ids),
         [None] * len(ids),
-        [''] * len(ids),
+        [0] * len(ids),
         mode='hybrid',
         query='',
         keyword_best=max((raw for _, raw in keyword), default=0.0),

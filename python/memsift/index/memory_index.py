@@ -22,7 +22,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,14 +40,14 @@ from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import check_range, read_lines
 from memsift.index.session_memory import SessionMemory
 from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
-from memsift.index.store import ChunkRow, MemoryStore
+from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
 from memsift.index.sync import Progress, SyncReport, sync_workspace, workspace_changed
 from memsift.index.workspace import MemoryFile, extra_roots
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
-from memsift.search.legs import Candidate, Candidates, keyword_leg, path_leg, vector_leg
-from memsift.search.merge import Ranked, rank
+from memsift.search.legs import LegScores, keyword_leg, path_leg, vector_leg
+from memsift.search.merge import rank
 from memsift.search.paths import Catalogue
 from memsift.search.request import SearchMode, SearchRequest
 from memsift.search.results import MemoryHit, SearchResult, wants_citations
@@ -60,6 +60,8 @@ __all__ = ['MemoryIndex']
 
 SEARCH_SYNC_BUDGET_S = 0.2
 """How long a search waits for a background sync it started before answering from the current index."""
+_RERANKS = 3
+"""Rankings tried when a writer replaces a result's file between the ranking and the read of its text."""
 
 
 class MemoryIndex:
@@ -419,7 +421,7 @@ class MemoryIndex:
                 result.mode = debug['effectiveMode'] = 'fts-only'
                 ranked = self._ranked(request, 'fts-only')
             cite = wants_citations(self.config.citations, session_key)
-            result.results = [MemoryHit.of(r.row, r.score, cite) for r in ranked]
+            result.results = [MemoryHit.of(row, score, cite) for row, score in ranked]
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result
@@ -486,41 +488,43 @@ class MemoryIndex:
             'for keyword-only search',
         )
 
-    def _ranked(self, request: SearchRequest, mode: SearchMode) -> list[Ranked]:
+    def _ranked(self, request: SearchRequest, mode: SearchMode) -> list[tuple[ChunkRow, float]]:
+        """The ranked results with their chunks, read after ranking (only the kept ones need their text). A file
+        replaced in between by a writer is ranked again, as the keyword leg does when it catches one."""
+        for _ in range(_RERANKS):
+            ranked = self._rank(request, mode)
+            rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranked])}
+            if len(rows) == len(ranked):
+                break
+            self.index.reload()
+        return [(rows[head.id], score) for head, score in ranked if head.id in rows]
+
+    def _rank(self, request: SearchRequest, mode: SearchMode) -> list[tuple[ChunkHead, float]]:
         """The legs, the visibility filter and the ranking call, each timed into ``debug``."""
         text, debug = request.text, request.debug
         clock = _StageClock(debug)
-        candidates = Candidates()
-        rows: dict[int, ChunkRow] = {}
-        keyword_best = 0.0
+        legs = LegScores()
+        heads: dict[int, ChunkHead] = {}
         if mode != 'vector-only':
-            keyword, rows = keyword_leg(self.index, self.store, text, debug)
-            keyword_best = max((score for _, score in keyword), default=0.0)
-            for chunk_id, score in keyword:
-                candidates[chunk_id].keyword_score = score
+            legs.keyword, heads = keyword_leg(self.index, self.store, text, debug)
             clock.lap('keywordMs')
         if mode != 'fts-only':
             provider, vectors = self.embeddings.for_queries()
             query_vector = embed_query(provider, text)
             clock.lap('embedMs')
-            for chunk_id, score in vector_leg(vectors, query_vector):
-                candidates[chunk_id].vector_score = score
+            legs.vector = vector_leg(vectors, query_vector)
             clock.lap('vectorMs')
-        tiers, partial = path_leg(self._current_catalogue(), self.index, self.store, text)
-        for chunk_id, tier in tiers.items():
-            candidates[chunk_id].tier = tier
-        for chunk_id, score in partial.items():
-            candidates[chunk_id].path_score = score
+        legs.tier, legs.path = path_leg(self._current_catalogue(), self.index, self.store, text)
         clock.lap('pathMs')
-        rows.update((row.id, row) for row in self.store.chunks([i for i in candidates if i not in rows]))
-        pool = self._visible([c for c in candidates.values() if c.id in rows], rows, request)
+        heads.update(self.store.chunk_heads([i for i in legs.ids() if i not in heads]))
+        pool = self._visible([heads[i] for i in legs.ids() if i in heads], request)
         ranked, relaxed = rank(
+            legs,
             pool,
-            rows,
-            self._age_source(),
+            written=self._written(pool) if self.config.query.hybrid.temporal_decay.enabled else None,
+            texts=self.store.chunk_texts,
             mode=mode,
             text=text,
-            keyword_best=keyword_best,
             hybrid=self.config.query.hybrid,
             limit=request.limit,
             floor=request.floor,
@@ -531,30 +535,26 @@ class MemoryIndex:
         debug['candidates'] = len(pool)
         return ranked
 
-    def _age_source(self) -> Callable[[ChunkRow], float | None]:
-        """When a chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
+    def _written(self, pool: Sequence[ChunkHead]) -> list[float | None]:
+        """When each chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
         files = self._current_catalogue().files
         memory = self.session_memory
-        transcripts = (
-            memory.last_messages() if memory is not None and self.config.query.hybrid.temporal_decay.enabled else {}
-        )
+        transcripts = memory.last_messages() if memory is not None else {}
+        return [
+            transcripts.get(head.path)
+            if head.source == 'sessions'
+            else (record.mtime if (record := files.get(head.path)) is not None else None)
+            for head in pool
+        ]
 
-        def written(row: ChunkRow) -> float | None:
-            if row.source == 'sessions':
-                return transcripts.get(row.path)
-            record = files.get(row.path)
-            return record.mtime if record is not None else None
-
-        return written
-
-    def _visible(self, pool: list[Candidate], rows: Mapping[int, ChunkRow], request: SearchRequest) -> list[Candidate]:
+    def _visible(self, pool: list[ChunkHead], request: SearchRequest) -> list[ChunkHead]:
         """The candidates from the sources asked for, transcripts only where the calling session may see them."""
         if request.sources is not None:
-            pool = [c for c in pool if rows[c.id].source in request.sources]
-        if any(rows[c.id].source == 'sessions' for c in pool):
+            pool = [head for head in pool if head.source in request.sources]
+        if any(head.source == 'sessions' for head in pool):
             memory = self.session_memory
             visible = set() if memory is None else memory.visible_paths(request.session_key)
-            pool = [c for c in pool if rows[c.id].source != 'sessions' or rows[c.id].path in visible]
+            pool = [head for head in pool if head.source != 'sessions' or head.path in visible]
         return pool
 
     # ------------------------------------------------------------------ get

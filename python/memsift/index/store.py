@@ -17,10 +17,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,7 @@ import numpy.typing as npt
 from memsift._sqlite import connect, transaction
 from memsift.errors import StoreError
 
-__all__ = ['ChunkRow', 'FileRecord', 'MemoryStore']
+__all__ = ['ChunkHead', 'ChunkRow', 'FileRecord', 'MemoryStore']
 
 T = TypeVar('T')
 
@@ -94,6 +94,18 @@ class ChunkRow:
     end_line: int
     hash: str
     text: str
+
+
+class ChunkHead(NamedTuple):
+    """What ranking needs of a chunk: everything but its text (read for the results only)."""
+
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    chars: int
+    """The text's length in characters."""
 
 
 class MemoryStore:
@@ -317,6 +329,28 @@ class MemoryStore:
             ).fetchall()
         by_id = {row[0]: ChunkRow(*row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
+
+    def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
+        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text."""
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT id, path, source, start_line, end_line, length(text) FROM chunks '
+                f'WHERE id IN ({",".join("?" * len(ids))})',
+                list(ids),
+            ).fetchall()
+        return {row[0]: ChunkHead._make(row) for row in rows}
+
+    def chunk_texts(self, ids: Collection[int]) -> dict[int, str]:
+        """Chunk texts by id (unknown ids are left out)."""
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                f'SELECT id, text FROM chunks WHERE id IN ({",".join("?" * len(ids))})', list(ids)
+            ).fetchall()
+        return dict(rows)
 
     def iter_chunks(self, batch: int = 1000) -> Iterator[ChunkRow]:
         """Every chunk in id order, read in batches (for rebuilding derived indexes)."""

@@ -10,17 +10,17 @@ Every leg fetches :data:`LEG_CANDIDATES` whatever ``maxResults`` is, so the top 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
-from memsift.index.store import ChunkRow, MemoryStore
+from memsift.index.store import ChunkHead, MemoryStore
 from memsift.search.paths import Catalogue
 
-__all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'Candidate', 'Candidates', 'keyword_leg', 'path_leg', 'vector_leg']
+__all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'vector_leg']
 
 LEG_CANDIDATES = 200
 """Candidates fetched per leg whatever ``maxResults`` is, so the top results do not move with it (OpenClaw #134604)."""
@@ -29,32 +29,28 @@ COMMIT_WAIT_S = 1.0
 _EXACT_PATH_CANDIDATE_LIMIT = 200
 
 
-@dataclass(slots=True)
-class Candidate:
-    """A chunk found by some leg, with each leg's score (0 when that leg did not find it)."""
+@dataclass
+class LegScores:
+    """Each leg's scores by chunk id; a chunk a leg did not find is absent from that leg's mapping."""
 
-    id: int
-    vector_score: float = 0.0
-    keyword_score: float = 0.0
+    keyword: dict[int, float] = field(default_factory=dict)
     """Raw BM25 (the ranking scales it: hybrid by the query's best match, FTS-only r / (1 + r))."""
-    path_score: float = 0.0
-    """Partial path match (BM25 over paths, r / (1 + r)); exact path hits have a ``tier`` instead."""
-    tier: int = 0
-    """Exact path tier: 3 full path, 2 basename, 1 stem (0: none)."""
+    vector: dict[int, float] = field(default_factory=dict)
+    """Cosine similarity, clamped at 0."""
+    path: dict[int, float] = field(default_factory=dict)
+    """Partial path match (BM25 over paths, r / (1 + r)), on a file's first chunk."""
+    tier: dict[int, int] = field(default_factory=dict)
+    """Exact path tier on a file's first chunk: 3 full path, 2 basename, 1 stem."""
 
-
-class Candidates(dict[int, Candidate]):
-    """The union of the legs' candidates, by chunk id."""
-
-    def __missing__(self, chunk_id: int) -> Candidate:
-        entry = self[chunk_id] = Candidate(chunk_id)
-        return entry
+    def ids(self) -> list[int]:
+        """Every candidate, once."""
+        return list({**self.keyword, **self.vector, **self.path, **self.tier})
 
 
 def keyword_leg(
     bm25: Bm25Index, store: MemoryStore, text: str, debug: dict[str, Any]
-) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
-    """BM25 hits (chunk id, raw score) and the chunks they name, read together.
+) -> tuple[dict[int, float], dict[int, ChunkHead]]:
+    """BM25 hits (chunk id -> raw score) and the chunks they name, read together.
 
     A writer (here or in another process) replaces a file's chunks in the store first and commits the BM25
     index right after; a search in between would find the old chunk ids gone from the store and lose the file.
@@ -62,23 +58,23 @@ def keyword_leg(
     """
     started = time.monotonic()
     while True:
-        hits = bm25.search(text, LEG_CANDIDATES)
-        rows = {row.id: row for row in store.chunks([chunk_id for chunk_id, _ in hits])}
+        hits = dict(bm25.search(text, LEG_CANDIDATES))
+        heads = store.chunk_heads(hits)
         # Retried until the two agree, not until the generations do: another thread may reload the index
         # between this search and a generation check, so equal generations say nothing about these hits.
-        if len(rows) == len(hits) or time.monotonic() - started > COMMIT_WAIT_S:
-            return hits, rows
+        if len(heads) == len(hits) or time.monotonic() - started > COMMIT_WAIT_S:
+            return hits, heads
         time.sleep(0.005)
         bm25.reload()
         debug['awaitedCommitMs'] = round((time.monotonic() - started) * 1000, 3)
 
 
-def vector_leg(vectors: VectorStore, query_vector: npt.NDArray[np.float32]) -> list[tuple[int, float]]:
-    """Chunks nearest the query's embedding, with cosine similarity clamped at 0 (none for a zero vector)."""
+def vector_leg(vectors: VectorStore, query_vector: npt.NDArray[np.float32]) -> dict[int, float]:
+    """Chunks nearest the query's embedding (chunk id -> cosine clamped at 0; none for a zero vector)."""
     if not np.any(query_vector) or not len(vectors):
-        return []
+        return {}
     ids, scores = vectors.search(query_vector, LEG_CANDIDATES)
-    return [(chunk_id, max(0.0, score)) for chunk_id, score in zip(ids.tolist(), scores.tolist())]
+    return {chunk_id: max(0.0, score) for chunk_id, score in zip(ids.tolist(), scores.tolist())}
 
 
 def path_leg(
@@ -91,9 +87,9 @@ def path_leg(
     partial: dict[str, float] = {}
     hits = bm25.search_paths(text, LEG_CANDIDATES)
     if hits:
-        by_id = {row.id: row.path for row in store.chunks([chunk_id for chunk_id, _ in hits])}
+        heads = store.chunk_heads([chunk_id for chunk_id, _ in hits])
         for chunk_id, score in hits:
-            hit_path = by_id.get(chunk_id)
-            if hit_path is not None and hit_path not in exact:
-                partial[hit_path] = max(partial.get(hit_path, 0.0), bm25_score_to_unit(score))
+            head = heads.get(chunk_id)
+            if head is not None and head.path not in exact:
+                partial[head.path] = max(partial.get(head.path, 0.0), bm25_score_to_unit(score))
     return tiers, {chunk_id: partial[path] for path, chunk_id in store.first_chunks(list(partial)).items()}

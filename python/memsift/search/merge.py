@@ -9,59 +9,56 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from memsift._core import rank_candidates
 from memsift.config import HybridConfig
-from memsift.index.store import ChunkRow
-from memsift.search.legs import LEG_CANDIDATES, Candidate
+from memsift.index.store import ChunkHead
+from memsift.search.legs import LEG_CANDIDATES, LegScores
 from memsift.search.request import SearchMode
 
-__all__ = ['Ranked', 'rank']
-
-
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """A kept chunk and its final score."""
-
-    row: ChunkRow
-    score: float
+__all__ = ['rank']
 
 
 def rank(
-    candidates: Sequence[Candidate],
-    rows: Mapping[int, ChunkRow],
-    mtime: Callable[[ChunkRow], float | None],
+    legs: LegScores,
+    heads: Sequence[ChunkHead],
     *,
+    written: Sequence[float | None] | None,
+    texts: Callable[[Sequence[int]], Mapping[int, str]],
     mode: SearchMode,
     text: str,
-    keyword_best: float,
     hybrid: HybridConfig,
     limit: int,
     floor: float,
-) -> tuple[list[Ranked], bool]:
-    """Rank ``candidates`` (each with a row in ``rows``); returns the kept results, best first, and whether the
-    relaxed pass ran. ``mtime`` gives a chunk's age source for temporal decay (``None``: it does not decay)."""
-    chunks = [rows[c.id] for c in candidates]
+) -> tuple[list[tuple[ChunkHead, float]], bool]:
+    """Rank the candidates ``heads`` by the ``legs``' scores; returns the kept ones with their scores, best first,
+    and whether the relaxed pass ran. ``written`` is when each chunk was last written, epoch seconds, for temporal
+    decay (``None``: decay is off); ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode)."""
+    ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
+    with_mmr = mmr.enabled and mode == 'hybrid'
+    keyword, vector, path, tier = legs.keyword, legs.vector, legs.path, legs.tier
+    if with_mmr:
+        by_id = texts(ids)
     order, scores, relaxed = rank_candidates(
-        [c.id for c in candidates],
-        [c.vector_score for c in candidates],
-        [c.keyword_score for c in candidates],
-        [c.path_score for c in candidates],
-        [c.tier for c in candidates],
-        [row.path for row in chunks],
-        [row.source for row in chunks],
-        [mtime(row) for row in chunks],
-        [row.text for row in chunks],
+        ids,
+        [vector.get(i, 0.0) for i in ids],
+        [keyword.get(i, 0.0) for i in ids],
+        [path.get(i, 0.0) for i in ids],
+        [tier.get(i, 0) for i in ids],
+        [head.path for head in heads],
+        [head.source for head in heads],
+        written if written is not None and decay.enabled else [None] * len(heads),
+        [head.chars for head in heads],
         mode=mode,
         query=text,
-        keyword_best=keyword_best,
+        keyword_best=max(keyword.values(), default=0.0),
         vector_weight=hybrid.vector_weight,
         text_weight=hybrid.text_weight,
         decay=(time.time(), decay.half_life_days) if decay.enabled else None,
         mmr=(mmr.lambda_, min(LEG_CANDIDATES, limit * hybrid.candidate_multiplier)) if mmr.enabled else None,
         min_score=floor,
-        limit=min(limit, len(candidates)),  # (a huge max_results is just "all of them")
+        limit=min(limit, len(heads)),  # (a huge max_results is just "all of them")
+        texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
     )
-    return [Ranked(chunks[i], score) for i, score in zip(order, scores, strict=True)], relaxed
+    return [(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed
