@@ -26,7 +26,10 @@ from typing import NamedTuple
 from memsift._text import preview
 from memsift.errors import RedactPatternError
 
-__all__ = ['Redactor', 'mask', 'redact']
+__all__ = ['REVISION', 'Redactor', 'mask', 'redact']
+
+REVISION = 1
+"""The revision of the built-in patterns: stores that index redacted text re-index it when this changes."""
 
 _MIN_LENGTH = 18  # OpenClaw's DEFAULT_REDACT_MIN_LENGTH: shorter values are masked completely
 _KEEP_START = 6

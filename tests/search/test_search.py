@@ -279,3 +279,14 @@ def test_vector_only_mode_when_hybrid_is_off(tmp_path, embedder):
         assert result.mode == 'vector-only' and 'keywordMs' not in result.debug
         assert paths(result)[0] == 'memory/cars.md'
         assert result.results[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_snippets_mask_secrets_unless_configured_off(tmp_path):
+    write(tmp_path / 'ws' / 'MEMORY.md', 'Staging deploy: OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv\n')
+    with open_index(tmp_path) as index:
+        [hit] = index.search('staging deploy', min_score=0).results
+        assert '4f9aXb81QzLmN0' not in hit.snippet and 'OPENAI_API_KEY=sk-pro\u2026t7Uv' in hit.snippet
+        assert 'sk-proj-4f9aXb81QzLmN0pRt7Uv' in index.get('MEMORY.md')['text']  # memory_get stays verbatim
+    with open_index(tmp_path, query={'redactSnippets': False}) as index:
+        [hit] = index.search('staging deploy', min_score=0).results
+        assert 'sk-proj-4f9aXb81QzLmN0pRt7Uv' in hit.snippet

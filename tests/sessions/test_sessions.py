@@ -562,3 +562,55 @@ def test_reimport_reads_only_what_was_appended(store, tmp_path):
         assert db.execute("SELECT line FROM events WHERE event_id = 'e5'").fetchone()[0] == 7
     path.write_text(path.read_text(encoding='utf-8').splitlines()[0] + '\n', encoding='utf-8')  # rewritten: shorter
     assert store.import_jsonl(path, MAIN)['events'] == 0
+
+
+# ---------------------------------------------------------------- no secret oracle
+
+
+def test_a_search_for_a_raw_secret_finds_nothing(store):
+    store.append(MAIN, msg('m1', 'user', 'deploy with OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv tonight'))
+    assert keys(store.search('sk-proj-4f9aXb81QzLmN0pRt7Uv', caller=MAIN)) == set()
+    assert keys(store.search('4f9aXb81QzLmN0pRt7Uv', caller=MAIN)) == set()
+    [hit] = store.search('deploy tonight', caller=MAIN)['results']
+    assert '4f9aXb81' not in hit['snippet'] and 'OPENAI_API_KEY=' in hit['snippet']
+
+
+def test_changed_redaction_patterns_reindex_the_transcripts(tmp_path):
+    path = tmp_path / 'sessions.sqlite'
+    with SessionStore(path) as store:
+        store.append(MAIN, msg('m1', 'user', 'codename nightingale ships friday'))
+        assert keys(store.search('nightingale', caller=MAIN)) == {MAIN}
+    with SessionStore(path, redact_patterns=[r'codename (\w+)']) as store:
+        assert keys(store.search('nightingale', caller=MAIN)) == set()
+        assert keys(store.search('ships friday', caller=MAIN)) == {MAIN}
+    with SessionStore(path) as store:  # the pattern removed: the rows are rebuilt from the stored events again
+        assert keys(store.search('nightingale', caller=MAIN)) == {MAIN}
+
+
+def test_the_reindex_resumes_after_a_kill(tmp_path):
+    from memsift.sessions.writer import Writer
+
+    path = tmp_path / 'sessions.sqlite'
+    with SessionStore(path) as store:
+        for i in range(5):
+            store.append(MAIN, msg(f'm{i}', 'user', f'walrus number {i}', parent=f'm{i - 1}' if i else None))
+        db = store._db
+        seen = []
+
+        def dies_on_the_third(text):
+            seen.append(text)
+            if len(seen) == 3:
+                raise KeyboardInterrupt  # the process is killed while the third batch is re-indexed
+            return text.replace('walrus', 'seal')
+
+        writer = Writer(db, memsift.Analyzer(), dies_on_the_third, 'main', str(path))
+        with pytest.raises(KeyboardInterrupt):
+            writer.reindex_redacted('v2', batch=1)
+        seen.clear()
+        writer = Writer(
+            db, memsift.Analyzer(), lambda text: seen.append(text) or text.replace('walrus', 'seal'), 'main', str(path)
+        )
+        assert writer.reindex_redacted('v2', batch=1) == 3  # the two committed batches are not redone
+        assert [t.split()[-1] for t in seen] == ['2', '3', '4']
+        tokens = [row[0] for row in db.execute('SELECT tokens FROM message_fts ORDER BY rowid')]
+        assert all(t.startswith('seal') for t in tokens) and writer.reindex_redacted('v2', batch=1) == 0

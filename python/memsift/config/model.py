@@ -250,6 +250,8 @@ class QueryConfig:
     max_results: int = key('maxResults', _positive_integer, 6)
     min_score: float = key('minScore', _number, 0.35, convert=_unit)
     hybrid: HybridConfig = section('hybrid', HybridConfig)
+    redact_snippets: bool = key('redactSnippets', _boolean, True)
+    """memsift: mask secrets in ``memory_search`` snippets (``memory_get`` stays verbatim: the files are the user's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ from memsift.index.workspace import MemoryFile, extra_roots
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
+from memsift.redact import Redactor
 from memsift.search.legs import LegScores, keyword_leg, path_leg, vector_leg
 from memsift.search.merge import rank
 from memsift.search.paths import Catalogue
@@ -106,6 +107,9 @@ class MemoryIndex:
             else ProviderResolution(provider, getattr(provider, 'id', self.config.provider))
         )
         self.db_path = self.config.store.path
+        self._snippet_redactor: Redactor | None = (
+            Redactor(self.config.session_tools.redact_patterns) if self.config.query.redact_snippets else None
+        )
         self._owns_sessions = sessions is None
         if 'sessions' in self.config.sources and sessions is None:
             sessions = SessionStore.from_config(None, agent_id, self.config.session_tools)
@@ -421,7 +425,8 @@ class MemoryIndex:
                 result.mode = debug['effectiveMode'] = 'fts-only'
                 ranked = self._ranked(request, 'fts-only')
             cite = wants_citations(self.config.citations, session_key)
-            result.results = [MemoryHit.of(row, score, cite) for row, score in ranked]
+            redact = self._snippet_redactor.redact if self._snippet_redactor is not None else None
+            result.results = [MemoryHit.of(row, score, cite, redact) for row, score in ranked]
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result

@@ -10,6 +10,7 @@ via ``to_dict``), with snippets bounded as OpenClaw bounds them and ``path#Lx-Ly
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,14 +49,15 @@ class MemoryHit:
         return out
 
     @classmethod
-    def of(cls, row: ChunkRow, score: float, cite: bool) -> MemoryHit:
-        """The hit for a ranked chunk: score capped at 1, snippet bounded, citation when ``cite``."""
+    def of(cls, row: ChunkRow, score: float, cite: bool, redact: Callable[[str], str] | None = None) -> MemoryHit:
+        """The hit for a ranked chunk: score capped at 1, snippet (secrets masked by ``redact`` first, so a cut
+        cannot leave part of one) bounded, citation when ``cite``."""
         return cls(
             row.path,
             row.start_line,
             row.end_line,
             min(1.0, score),
-            snippet(row.text),
+            snippet(row.text if redact is None else redact(row.text)),
             row.source,
             citation(row) if cite else None,
         )

@@ -16,6 +16,8 @@ through :mod:`~memsift.sessions.writer`, reads through :mod:`~memsift.sessions.t
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -26,7 +28,7 @@ from memsift._core import Analyzer
 from memsift._text import preview
 from memsift.config import SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
-from memsift.redact import Redactor
+from memsift.redact import REVISION, Redactor
 from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
 from memsift.sessions.history import history_response
 from memsift.sessions.importer import import_transcript
@@ -105,7 +107,7 @@ class SessionStore:
         self._lock = threading.RLock()
         self._cache: Snapshot | None = None
         self._db = open_database(self.path)
-        self._writer = Writer(self._db, self._analyzer, agent_id, self.path)
+        self._writer = Writer(self._db, self._analyzer, self.redactor.redact, agent_id, self.path)
         self._reconciler = Reconciler(
             self._writer,
             self._lock,
@@ -113,6 +115,13 @@ class SessionStore:
             max_events=sync_rebuild_max_events,
             max_bytes=sync_rebuild_max_bytes,
         )
+        redaction = json.dumps([REVISION, [p for p in redact_patterns if isinstance(p, str) and p.strip()]])
+        try:
+            with self._lock:
+                self._writer.reindex_redacted(hashlib.sha256(redaction.encode()).hexdigest()[:16])
+        except BaseException:
+            self._db.close()
+            raise
 
     @classmethod
     def from_config(

@@ -2,17 +2,20 @@
 full-text row and its session's counters in one transaction), as a session's active branch is recomputed, and as
 sessions are flagged or deleted.
 
-The full-text rows hold memsift's analyzer tokens, joined by spaces; FTS5 only splits them again on spaces.
+The full-text rows hold memsift's analyzer tokens of the *redacted* message text, joined by spaces (FTS5 only
+splits them again on spaces): a search for a raw secret finds nothing, so it cannot confirm a guessed one.
 
 >>> from memsift._core import Analyzer
+>>> from memsift.redact import Redactor
 >>> from memsift.sessions.tables import open_database
->>> writer = Writer(open_database(':memory:'), Analyzer(), 'main', ':memory:')
+>>> writer = Writer(open_database(':memory:'), Analyzer(), Redactor().redact, 'main', ':memory:')
 >>> with writer.transaction():
 ...     writer.append('agent:main:main', {'type': 'message', 'id': 'm1', 'timestamp': 1767225600000,
-...                   'message': {'role': 'user', 'content': 'ERR_CONN_RESET'}}, '{}', None, index=True)
+...                   'message': {'role': 'user', 'content': 'ERR_CONN_RESET, DB_PASSWORD=hunter2'}}, '{}', None,
+...                   index=True)
 True
 >>> writer.db.execute('SELECT tokens FROM message_fts').fetchone()
-('err_conn_reset err conn reset',)
+('err_conn_reset err conn reset db_password db password',)
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -30,7 +33,10 @@ from memsift._text import scrub
 from memsift.errors import SessionStoreError
 from memsift.sessions.events import body_text, message_text, now_ms, timestamp_ms
 
-__all__ = ['Writer']
+__all__ = ['REINDEX_BATCH', 'Writer']
+
+REINDEX_BATCH = 2000
+"""Full-text rows re-indexed per transaction when the redaction changes."""
 
 # The event goes in only if new; its line, parent (a legacy event without parentId continues from the leaf) and
 # whether it extends the active branch come from the session row, all in one statement.
@@ -53,12 +59,16 @@ class Writer:
     Attributes:
         db: The store's connection.
         analyzer: Turns message text into the tokens of the full-text rows.
+        redact: Masks secrets in message text before it is tokenized.
         agent_id: The agent that new sessions are recorded under.
     """
 
-    def __init__(self, db: sqlite3.Connection, analyzer: Analyzer, agent_id: str, path: str) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, analyzer: Analyzer, redact: Callable[[str], str], agent_id: str, path: str
+    ) -> None:
         self.db = db
         self.analyzer = analyzer
+        self.redact = redact
         self.agent_id = agent_id
         self._what = f'the session store {path}'
 
@@ -122,9 +132,7 @@ class Writer:
         if line is not None:  # an imported event keeps its line in the JSONL file
             self.db.execute('UPDATE events SET line = ? WHERE seq = ?', (line, seq))
         if active and text is not None:
-            self.db.execute(
-                _INSERT_FTS, (seq, ' '.join(self.analyzer.tokenize(text)), session_key, timestamp, values['id'])
-            )
+            self.db.execute(_INSERT_FTS, (seq, self._tokens([text])[0], session_key, timestamp, values['id']))
         self.db.execute(
             'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
             'updated_at = MAX(updated_at, ?) WHERE key = ?',
@@ -174,15 +182,51 @@ class Writer:
             'SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND active = 1 AND searchable = 1',
             (session_key,),
         ).fetchall()
-        tokens = self.analyzer.tokenize_batch([body_text(row[1]) for row in rows])
+        tokens = self._tokens([body_text(row[1]) for row in rows])
         self.db.executemany(
             _INSERT_FTS,
             [
-                (seq, ' '.join(t), session_key, timestamp, event_id)
+                (seq, t, session_key, timestamp, event_id)
                 for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)
             ],
         )
         self.db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
+
+    def _tokens(self, texts: list[str]) -> list[str]:
+        """The full-text row of each message text: the analyzer tokens of its redacted text."""
+        return [' '.join(t) for t in self.analyzer.tokenize_batch([self.redact(text) for text in texts])]
+
+    def reindex_redacted(self, redaction: str, batch: int = REINDEX_BATCH) -> int:
+        """Bring every full-text row to the redaction ``redaction`` (a fingerprint of the patterns), if another one
+        built them: older stores indexed raw text, and changed patterns change what is masked. Returns the rows
+        re-indexed.
+
+        Resumable: each batch commits with its progress, so a process killed midway continues where it stopped.
+        """
+        done = 0
+        if self.db.execute("SELECT value FROM meta WHERE key = 'fts_redaction'").fetchone() == (redaction,):
+            return done  # the usual case: nothing to do, and no write lock taken
+        while True:
+            with self.transaction():
+                state = dict(self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'fts_redaction%'").fetchall())
+                if state.get('fts_redaction') == redaction:
+                    return done
+                after = int(state['fts_redaction_upto']) if state.get('fts_redaction_target') == redaction else 0
+                rows = self.db.execute(
+                    'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid WHERE f.rowid > ? '
+                    'ORDER BY f.rowid LIMIT ?',
+                    (after, batch),
+                ).fetchall()
+                tokens = self._tokens([body_text(body) for _, body in rows])
+                self.db.executemany(
+                    'UPDATE message_fts SET tokens = ? WHERE rowid = ?',
+                    [(t, seq) for (seq, _), t in zip(rows, tokens, strict=True)],
+                )
+                progress = {'fts_redaction_target': redaction, 'fts_redaction_upto': str(rows[-1][0] if rows else 0)}
+                if len(rows) < batch:
+                    progress = {'fts_redaction': redaction, 'fts_redaction_target': '', 'fts_redaction_upto': '0'}
+                self.db.executemany('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', list(progress.items()))
+                done += len(rows)
 
     def set_flags(self, session_key: str, *, archived: bool | None, incognito: bool | None) -> None:
         """Set a session's ``archived`` and ``incognito`` flags (a None leaves one as it is)."""
