@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memsift._core import Analyzer
-from memsift._text import preview
+from memsift._text import preview, scrub
 from memsift.config import SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
@@ -278,9 +278,10 @@ class SessionStore:
                 sessions = store._snapshot().sessions
             if {raw, requested} & sessions.keys() or any(session.id == raw for session in sessions.values()):
                 return
+        shown = scrub(raw)  # printable: a lone surrogate would make the tool's answer unencodable
         if restricted_to_spawned(caller):
-            raise SessionAccessError(f'Session not visible from this sandboxed agent session: {raw}')
-        raise InvalidInputError(f'Session not found: {raw} (use the full sessionKey from sessions_list)')
+            raise SessionAccessError(f'Session not visible from this sandboxed agent session: {shown}')
+        raise InvalidInputError(f'Session not found: {shown} (use the full sessionKey from sessions_list)')
 
     @staticmethod
     def _refuse(requested: object, key: str, snapshot: Snapshot, caller: Caller) -> SessionAccessError:
@@ -377,8 +378,9 @@ class SessionStore:
             ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``.
 
         Raises:
-            InvalidInputError: a bad limit or caller.
-            SessionAccessError: the caller may not see that session (or it does not exist).
+            InvalidInputError: a bad limit or caller, or a ``session_key`` shaped like a session id that names no
+                session (``Session not found: …``).
+            SessionAccessError: the caller may not see that session (or a key that names none).
         """
         who = self._caller(caller)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
