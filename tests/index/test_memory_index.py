@@ -157,8 +157,8 @@ def test_get_returns_bounded_excerpts_of_indexed_files_only(tmp_path, ws):
         for outside in ('notes/private.md', '../ws/MEMORY.md', '/etc/passwd', 'memory/../MEMORY.md', ''):
             with pytest.raises(memsift.InvalidInputError, match='not an indexed memory file'):
                 index.get(outside)
-        with pytest.raises(memsift.InvalidInputError, match='from_line'):
-            index.get('MEMORY.md', from_line=0)
+        with pytest.raises(memsift.InvalidInputError, match='lines'):
+            index.get('MEMORY.md', lines=0)
         write(ws / 'memory' / 'big.md', 'x' * 100 + '\n' + ('line\n' * 10_000))
         index.sync()
         big = index.get('memory/big.md')
@@ -288,3 +288,31 @@ def test_embedding_cache_means_unchanged_text_is_never_re_embedded(tmp_path, ws,
     with open_index(tmp_path, provider=embedder, cache={'maxEntries': 2}) as index:
         index.sync(force=True)
         assert index.status()['cache']['entries'] == 2
+
+
+def test_get_clamps_a_negative_from_to_line_1(tmp_path, ws):
+    """OpenClaw clamps ``from`` below 1 to the first line (it used to be an error here)."""
+    with open_index(tmp_path) as index:
+        index.sync()
+        for start in (-5, 0):
+            got = index.get('MEMORY.md', from_line=start, lines=1)
+            assert got['from'] == 1 and got['text'] == (ws / 'MEMORY.md').read_text().split('\n')[0]
+
+
+def test_get_reads_the_dream_diary_though_it_is_never_indexed(tmp_path, ws):
+    write(ws / 'DREAMS.md', '# Dream diary\nA drifting archive breathed in moonlight.\n')
+    with open_index(tmp_path) as index:
+        index.sync()
+        assert 'DREAMS.md' not in {h.path for h in index.search('drifting archive moonlight', min_score=0).results}
+        got = index.get('DREAMS.md', from_line=2, lines=1)
+        assert got['text'] == 'A drifting archive breathed in moonlight.' and got['totalLines'] == 3
+        with pytest.raises(memsift.InvalidInputError, match='not an indexed memory file'):
+            index.get('memory/DREAMS.md')
+
+
+def test_a_blank_extra_paths_entry_is_dropped(tmp_path, ws):
+    write(ws / 'extra' / 'note.md', 'Ocelot sightings logged in the extra folder.\n')
+    with open_index(tmp_path, extraPaths=['', '   ', 'extra']) as index:
+        assert index.config.extra_paths == ('extra',)
+        index.sync()
+        assert [h.path for h in index.search('ocelot sightings', min_score=0).results] == ['extra/note.md']

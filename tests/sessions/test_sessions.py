@@ -105,11 +105,24 @@ def test_bad_parameters_are_clear_errors(store, query, limit, error):
         store.search(query, caller=MAIN, limit=limit)
 
 
-def test_limit_defaults_to_10_and_clamps_to_25(store):
+def test_limit_defaults_to_10_and_over_25_is_an_error(store):
+    # OpenClaw answers ``limit: 26`` with "limit must be a positive integer" (this used to clamp to 25).
     for i in range(40):
         store.append(MAIN, msg(f'm{i:02}', 'user', f'common word number {i}'))
     assert len(store.search('common', caller=MAIN)['results']) == 10
-    assert len(store.search('common', caller=MAIN, limit=100)['results']) == 25
+    assert len(store.search('common', caller=MAIN, limit=25)['results']) == 25
+    for limit in (26, 100):
+        with pytest.raises(InvalidInputError, match='limit must be a positive integer'):
+            store.search('common', caller=MAIN, limit=limit)
+
+
+def test_truncated_when_more_messages_matched_than_the_limit(store):
+    # OpenClaw: "caps hits at the limit and reports truncation" (4 needles, limit 3).
+    for i in range(4):
+        store.append(MAIN, msg(f'n{i}', 'user', f'needle number {i}'))
+    result = store.search('needle', caller=MAIN, limit=3)
+    assert len(result['results']) == 3 and result['truncated'] is True
+    assert 'truncated' not in store.search('needle', caller=MAIN, limit=4)
 
 
 def test_hostile_query_syntax_is_literal(store):
@@ -222,9 +235,9 @@ ALL_MAIN = {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B', 'agent:main:S
             Caller('agent:main:A', visibility='all', agent_to_agent=True),
             ALL_MAIN | {'agent:ops2:main', 'agent:ops:main'},
         ),
-        (
+        (  # sandboxed with ``spawned``: itself and the sessions it spawned directly (not A1, A's child)
             Caller(MAIN, visibility='all', agent_to_agent=True, sandboxed=True),
-            {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B'},
+            {MAIN, 'agent:main:A', 'agent:main:B'},
         ),
         (Caller('agent:main:A', visibility='agent', sandboxed=True), {'agent:main:A', 'agent:main:A1'}),
         (Caller('agent:main:A', visibility='agent', sandboxed=True, sandbox_visibility='all'), ALL_MAIN),
@@ -268,8 +281,11 @@ def test_default_visibility_comes_from_the_store(tmp_path):
         s.append('agent:main:X', msg('x1', 'user', 'alpha'), spawned_by=MAIN)
         assert keys(s.search('alpha', caller=MAIN)) == {MAIN}
         assert keys(s.search('alpha', caller=Caller(MAIN, visibility='tree'))) == {MAIN, 'agent:main:X'}
-    with pytest.raises(memsift.InvalidInputError, match='visibility'):
-        SessionStore(tmp_path / 't.sqlite', visibility='everyone')
+    # OpenClaw: visibility is case-insensitive, and an unknown value falls back to ``tree`` (it used to be an error).
+    with SessionStore(tmp_path / 't.sqlite', visibility='everyone') as s:
+        assert s.visibility == 'tree'
+    with SessionStore(tmp_path / 'u.sqlite', visibility='ALL') as s:
+        assert s.visibility == 'all'
 
 
 def test_session_key_aliases(store):
@@ -614,3 +630,162 @@ def test_the_reindex_resumes_after_a_kill(tmp_path):
         assert [t.split()[-1] for t in seen] == ['2', '3', '4']
         tokens = [row[0] for row in db.execute('SELECT tokens FROM message_fts ORDER BY rowid')]
         assert all(t.startswith('seal') for t in tokens) and writer.reindex_redacted('v2', batch=1) == 0
+
+
+# ---------------------------------------------------------------- OpenClaw parity (ported cases)
+
+
+@pytest.mark.parametrize(
+    ('key', 'incognito'),
+    [  # OpenClaw's session-key.incognito.test.ts, plus internal-session-effects and case/space folding
+        ('agent:main:dashboard:incognito-1234', True),
+        ('agent:worker:subagent:incognito-5678', True),
+        ('agent:main:internal-session-effects:incognito-9', True),
+        (' Agent:Main:Dashboard:INCOGNITO-1 ', True),
+        ('agent:main:dashboard:1234', False),
+        ('agent:main:dashboard:not-incognito-1234', False),
+        ('agent:main:subagent:1234', False),
+        ('dashboard:incognito-1234', False),
+        ('agent:main:dashboard:incognito-1:more', False),
+    ],
+)
+def test_incognito_session_keys_are_never_searched(tmp_path, key, incognito):
+    with SessionStore(tmp_path / 's.sqlite', visibility='all') as s:
+        s.append(key, msg('p1', 'user', 'private words'))
+        assert memsift.sessions.is_incognito_session_key(key) is incognito
+        assert keys(s.search('private', caller=MAIN)) == (set() if incognito else {key})
+        if incognito:  # OpenClaw: "never searches or returns incognito sessions"; explicit → forbidden
+            with pytest.raises(SessionAccessError, match='Session not visible from session tools'):
+                s.search('private', caller=MAIN, session_key=key)
+            with pytest.raises(SessionAccessError):
+                s.history(key, key)
+
+
+def test_a_leaf_rewind_hides_the_rewound_branch(store):
+    # OpenClaw: "only surfaces the active branch after a leaf-control rewind".
+    store.append(MAIN, msg('m1', 'user', 'alpha origin', parent=None))
+    store.append(MAIN, msg('m2', 'assistant', 'beta abandoned', parent='m1'))
+    store.append(MAIN, {'type': 'leaf', 'id': 'leaf-1', 'parentId': 'm2', 'targetId': 'm1'})
+    assert store.search('beta', caller=MAIN)['results'] == []
+    store.reconcile()
+    assert store.search('beta', caller=MAIN)['results'] == []
+    assert [h['messageId'] for h in store.search('alpha', caller=MAIN)['results']] == ['m1']
+    assert [m['id'] for m in store.history(MAIN, MAIN)['messages']] == ['m1']
+    store.append(MAIN, msg('m3', 'user', 'gamma continues', parent='m1'))  # the branch goes on from the target
+    store.reconcile()
+    assert [h['messageId'] for h in store.search('gamma', caller=MAIN)['results']] == ['m3']
+    assert store.search('beta', caller=MAIN)['results'] == []
+
+
+@pytest.mark.parametrize('requested', ['01234567-89ab-4def-8123-456789abcdef', 'no-such-session'])
+def test_an_unknown_session_id_is_an_error_not_forbidden(store, requested):
+    # OpenClaw: resolveSessionReference answers status "error", "Session not found: … (use the full sessionKey …)".
+    store.append(MAIN, msg('m1', 'user', 'kept'))
+    for call in (
+        lambda: store.search('kept', caller=MAIN, session_key=requested),
+        lambda: store.history(requested, MAIN),
+    ):
+        with pytest.raises(InvalidInputError, match=f'Session not found: {requested} \\(use the full sessionKey'):
+            call()
+    sandboxed = Caller(MAIN, visibility='tree', sandboxed=True)
+    with pytest.raises(SessionAccessError, match='Session not visible from this sandboxed agent session'):
+        store.search('kept', caller=sandboxed, session_key=requested)
+    with pytest.raises(SessionAccessError):  # a key-shaped request that names nothing stays "not visible"
+        store.search('kept', caller=MAIN, session_key='agent:main:nothing')
+    session_id = store.sessions()[0]['sessionId']  # a session id names its session
+    assert keys(store.search('kept', caller=MAIN, session_key=session_id)) == {MAIN}
+
+
+def test_the_main_alias_caller_sees_its_own_session_under_self(store):
+    store.append(MAIN, msg('m1', 'user', 'walrus plan'))
+    store.append('agent:main:other', msg('o1', 'user', 'walrus other'))
+    caller = Caller('main', visibility='self')
+    assert keys(store.search('walrus', caller=caller)) == {MAIN}
+    assert keys(store.search('walrus', caller=caller, session_key='current')) == {MAIN}
+    assert store.history('current', caller)['sessionKey'] == MAIN
+
+
+def test_visibility_is_case_insensitive_and_an_unknown_one_is_tree(store):
+    store.append(MAIN, msg('m1', 'user', 'okapi'))
+    store.append('agent:main:A', msg('a1', 'user', 'okapi'), spawned_by='agent:main:X')
+    store.append('agent:main:X', msg('x1', 'user', 'okapi'))
+    assert keys(store.search('okapi', caller=Caller('agent:main:X', visibility='ALL'))) == {
+        MAIN,
+        'agent:main:A',
+        'agent:main:X',
+    }
+    for value in ('invalid', 'Tree', ''):
+        assert keys(store.search('okapi', caller=Caller('agent:main:X', visibility=value))) == {
+            'agent:main:A',
+            'agent:main:X',
+        }
+
+
+def test_sandboxed_callers_with_all_see_only_what_they_spawned(store):
+    # OpenClaw: "clamps sandboxed callers to spawned sessions"; a sandboxed subagent is clamped to tree instead.
+    store.append(MAIN, msg('m1', 'user', 'text'))
+    store.append('agent:main:child:spawned', msg('c1', 'user', 'text'), spawned_by=MAIN)
+    store.append('agent:main:grandchild', msg('g1', 'user', 'text'), spawned_by='agent:main:child:spawned')
+    store.append('agent:main:other', msg('o1', 'user', 'text'))
+    sandboxed = Caller(MAIN, visibility='all', sandboxed=True)
+    assert keys(store.search('text', caller=sandboxed)) == {MAIN, 'agent:main:child:spawned'}
+    assert keys(store.search('text', caller=Caller(MAIN, visibility='all', sandboxed=True, sandbox_visibility='all')))
+    assert len(keys(store.search('text', caller=Caller(MAIN, 'main', 'all', True, 'all')))) == 4
+    store.append('agent:main:subagent:abc', msg('s1', 'user', 'text'))
+    store.append('agent:main:subagent:abc:kid', msg('k1', 'user', 'text'), spawned_by='agent:main:subagent:abc')
+    subagent = Caller('agent:main:subagent:abc', visibility='all', sandboxed=True)
+    assert keys(store.search('text', caller=subagent)) == {'agent:main:subagent:abc', 'agent:main:subagent:abc:kid'}
+
+
+def test_tree_reads_watched_group_sessions_but_not_unwatched_ones(store):
+    # OpenClaw: "allows watched group reads under tree while denying unwatched peers".
+    requester = 'agent:main:coordinator:1'
+    watched, unwatched = 'agent:main:telegram:group:watched', 'agent:main:telegram:group:unwatched'
+    for key in (requester, watched, unwatched, 'agent:main:coordinator'):
+        store.append(key, msg(key, 'user', 'group words'))
+    caller = Caller(requester, visibility='tree', watched=frozenset({watched, 'agent:ops:telegram:group:watched'}))
+    assert keys(store.search('group', caller=caller)) == {requester, watched}
+    for hidden in (unwatched, 'agent:main:coordinator'):
+        with pytest.raises(SessionAccessError):
+            store.search('group', caller=caller, session_key=hidden)
+    assert keys(store.search('group', caller=Caller(requester, visibility='self', watched=caller.watched))) == {
+        requester
+    }
+
+
+def test_cross_agent_spawned_children(tmp_path):
+    # OpenClaw: a native (ACP / subagent) child of another agent is visible to its spawner under tree and all (even
+    # with agent-to-agent off), never under agent or self; an ordinary session of another agent is not.
+    with (
+        SessionStore(tmp_path / 'codex.sqlite', agent_id='codex') as codex,
+        SessionStore(tmp_path / 'main.sqlite', peers=[codex]) as store,
+    ):
+        store.append(MAIN, msg('m1', 'user', 'child words'))
+        codex.append('agent:codex:acp:child-1', msg('c1', 'user', 'child words'), spawned_by=MAIN)
+        codex.append('agent:codex:plain', msg('p1', 'user', 'child words'), spawned_by=MAIN)
+        for visibility in ('tree', 'all'):
+            caller = Caller(MAIN, visibility=visibility)
+            assert keys(store.search('child', caller=caller)) == {MAIN, 'agent:codex:acp:child-1'}
+            assert store.history('agent:codex:acp:child-1', caller)['sessionKey'] == 'agent:codex:acp:child-1'
+            with pytest.raises(SessionAccessError):
+                store.history('agent:codex:plain', caller)
+        for visibility in ('agent', 'self'):
+            assert keys(store.search('child', caller=Caller(MAIN, visibility=visibility))) == {MAIN}
+
+
+def test_dreaming_transcripts_are_never_indexed(store):
+    # OpenClaw: "flags dreaming narrative transcripts" (bootstrap metadata, or the dream-diary prompt).
+    store.append(
+        'agent:main:dream1',
+        {
+            'type': 'custom',
+            'id': 'b1',
+            'customType': 'openclaw:bootstrap-context:full',
+            'data': {'runId': 'dreaming-narrative-light-1775894400455', 'sessionId': 'sid-1'},
+        },
+    )
+    store.append('agent:main:dream1', msg('d1', 'user', 'moonlight fragments'))
+    store.append('agent:main:dream2', msg('d2', 'user', 'Write a dream diary entry from these memory fragments:\n- x'))
+    store.append('agent:main:dream2', msg('d3', 'assistant', 'A drifting archive breathed in moonlight.'))
+    store.append(MAIN, msg('m1', 'user', 'moonlight in the real chat'))
+    assert keys(store.search('moonlight', caller=MAIN)) == {MAIN}

@@ -1,6 +1,7 @@
 """memsift.tools / memsift.aio: the four agent tools with OpenClaw's result shapes, corpora and deadlines."""
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -174,3 +175,56 @@ def test_deadline_must_be_positive(tmp_path, ws):
     with MemoryIndex(ws, memory_config(tmp_path, provider='none')) as index:
         with pytest.raises(memsift.InvalidInputError, match='deadline_s'):
             MemoryTools(index, deadline_s=0)
+
+
+def test_sessions_search_limit_over_25_and_unknown_session_are_errors(tmp_path, ws):
+    # OpenClaw: "rejects empty queries and invalid limits" and "declares exact success and error result contracts".
+    with open_tools(tmp_path, ws) as tools:
+        over = tools.sessions_search('walrus', limit=26)
+        assert over['status'] == 'error' and 'limit must be a positive integer' in over['error']
+        unknown = tools.sessions_search('walrus', sessionKey='01234567-89ab-4def-8123-456789abcdef')
+        assert unknown == {
+            'status': 'error',
+            'error': 'Session not found: 01234567-89ab-4def-8123-456789abcdef (use the full sessionKey from '
+            'sessions_list)',
+        }
+        assert tools.sessions_history('01234567-89ab-4def-8123-456789abcdef')['status'] == 'error'
+        assert tools.sessions_search('walrus', sessionKey='agent:main:dashboard:incognito-x')['status'] == 'forbidden'
+        assert tools.sessions_search('walrus', limit=1)['truncated'] is True
+
+
+def test_reset_and_deleted_archives_are_imported_and_age_from_their_file_name(tmp_path):
+    # OpenClaw: "includes reset and deleted transcripts in session file listing" (not .bak copies, not subfolders).
+    from memsift.tools.openclaw import import_openclaw_sessions
+
+    sessions_dir = tmp_path / 'sessions'
+    (sessions_dir / 'archive').mkdir(parents=True)
+    line = json.dumps(msg('m1', 'user', 'archived heron notes', ts=1_767_225_600_000)) + '\n'
+    names = [
+        'active.jsonl',
+        'active.jsonl.reset.2026-02-16T22-26-33.000Z',
+        'active.jsonl.deleted.2026-02-16T22-27-33.000Z',
+        'active.jsonl.bak.2026-02-16T22-28-33.000Z',
+    ]
+    for name in names:
+        (sessions_dir / name).write_text(line)
+    (sessions_dir / 'archive' / 'nested.jsonl.deleted.2026-02-16T22-29-33.000Z').write_text(line)
+    config = {
+        'memory': {
+            'search': {
+                'provider': 'none',
+                'store': {'path': str(tmp_path / 'index.sqlite')},
+                'experimental': {'sessionMemory': True},
+                'sources': ['memory', 'sessions'],
+            }
+        }
+    }
+    (tmp_path / 'ws').mkdir()
+    with MemoryTools.open(tmp_path / 'ws', config, sessions_path=tmp_path / 's.sqlite', sync=False) as tools:
+        import_openclaw_sessions(tools.sessions, sessions_dir)
+        expected = ['agent:main:active', *(f'agent:main:{n}' for n in names[1:3])]
+        assert sorted(s['key'] for s in tools.sessions.sessions()) == sorted(expected)
+        ages = tools.index.session_memory.last_messages()
+        assert ages['sessions/agent:main:active.jsonl.reset.2026-02-16T22-26-33.000Z.jsonl'] == 1_771_280_793
+        assert ages['sessions/agent:main:active.jsonl.deleted.2026-02-16T22-27-33.000Z.jsonl'] == 1_771_280_853
+        assert ages['sessions/agent:main:active.jsonl'] == 1_767_225_600

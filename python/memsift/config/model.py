@@ -21,7 +21,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from memsift._core import normalize_weights
 from memsift.config.keys import Given, direct, finisher, key, schema_of, section
@@ -97,9 +97,14 @@ class ExtraPath:
     evergreen: bool = False
 
 
-def _extra_path(value: Any) -> str | ExtraPath:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
+def _visibility(value: Any) -> Visibility:
+    folded = value.strip().lower() if isinstance(value, str) else ''
+    return cast(Visibility, folded) if folded in get_args(Visibility) else 'tree'
+
+
+def _extra_path(value: Any) -> str | ExtraPath | None:
+    if isinstance(value, str):  # a blank entry is dropped, as OpenClaw's normalisation drops it
+        return value.strip() or None
     if isinstance(value, Mapping) and set(value) <= {'path', 'pattern', 'evergreen'}:
         path, pattern, evergreen = value.get('path'), value.get('pattern'), value.get('evergreen', False)
         if (
@@ -288,8 +293,9 @@ class ModelProvider:
 class SessionToolsConfig:
     """The settings of ``sessions_search`` / ``sessions_history`` that live outside ``memorySearch``."""
 
-    visibility: Visibility = direct('tools.sessions.visibility', _string(*get_args(Visibility)), 'tree')
-    """``tools.sessions.visibility``: ``self``, ``tree``, ``agent`` or ``all``."""
+    visibility: Visibility = direct('tools.sessions.visibility', _visibility, 'tree')
+    """``tools.sessions.visibility``: ``self``, ``tree``, ``agent`` or ``all``, any case; anything else is ``tree``
+    (OpenClaw's ``resolveSessionToolsVisibility``)."""
     agent_to_agent: bool = direct('tools.agentToAgent.enabled', _boolean, False)
     """``tools.agentToAgent.enabled``: with ``all``, other agents' sessions are visible."""
     sandbox_visibility: str = direct(

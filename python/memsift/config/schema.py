@@ -149,7 +149,8 @@ def _patterns(value: Any) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class _Each:
-    """Schema node: a list whose items are checked by ``item``; the result is a de-duplicated tuple."""
+    """Schema node: a list whose items are checked by ``item``; the result is a de-duplicated tuple (without the
+    items ``item`` turns into None)."""
 
     item: Leaf
 
@@ -163,7 +164,8 @@ def _check(schema: Schema, value: Any, path: str) -> Any:
     if isinstance(schema, _Each):
         if not isinstance(value, (list, tuple)):
             raise _invalid(path, value, 'a list')
-        return tuple(dict.fromkeys(_check(schema.item, item, f'{path}[{i}]') for i, item in enumerate(value)))
+        items = (_check(schema.item, item, f'{path}[{i}]') for i, item in enumerate(value))
+        return tuple(dict.fromkeys(item for item in items if item is not None))  # None: an item that is dropped
     try:
         return schema(value)
     except _Expected as exc:

@@ -37,7 +37,7 @@ from memsift.errors import InvalidInputError, MemsiftError, ProviderError, Searc
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import extra_paths, media_suffixes
-from memsift.index.reader import check_range, read_lines
+from memsift.index.reader import DREAM_FILES, check_range, read_lines
 from memsift.index.session_memory import SessionMemory
 from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
 from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
@@ -565,11 +565,11 @@ class MemoryIndex:
     # ------------------------------------------------------------------ get
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
-        """Read part of an indexed memory file (OpenClaw's ``memory_get``).
+        """Read part of an indexed memory file, or the root ``DREAMS.md`` dream diary (OpenClaw's ``memory_get``).
 
         Args:
             path: Workspace-relative path as search results give it.
-            from_line: First line, 1-based (default 1).
+            from_line: First line, 1-based (default 1; a lower one is clamped to 1).
             lines: How many lines (default: to the end); the text is capped at 20,000 characters and
                 ``nextFrom`` then says where to continue.
 
@@ -579,6 +579,9 @@ class MemoryIndex:
         self._check_open()
         wanted = path.strip().replace('\\', '/').removeprefix('./') if isinstance(path, str) else None
         files = self._current_catalogue().files
+        if wanted in DREAM_FILES and wanted not in files:  # the dream diary: readable, though never indexed
+            start, count = check_range(from_line, lines)
+            return read_lines(self.workspace, [self.workspace], wanted, start, count)
         if wanted is None or wanted not in files:
             raise InvalidInputError(
                 f'{preview(path)} is not an indexed memory file; memory_get reads only paths that memory_search returns'

@@ -18,19 +18,25 @@ from memsift._text import preview
 from memsift.errors import InvalidInputError, SkippedFile
 from memsift.index.workspace import is_inside, read_memory_file
 
-__all__ = ['MAX_GET_CHARS', 'check_range', 'read_lines']
+__all__ = ['DREAM_FILES', 'MAX_GET_CHARS', 'check_range', 'read_lines']
+
+DREAM_FILES = ('DREAMS.md', 'dreams.md')
+"""The dream diary at the workspace root: never indexed, but ``memory_get`` reads it (OpenClaw reference §2.1)."""
 
 MAX_GET_CHARS = 20_000
 """``get`` returns at most this many characters; ``nextFrom`` says where to continue."""
 
 
 def check_range(from_line: object, lines: object) -> tuple[int, int | None]:
-    """``(first line, line count)`` from ``memory_get``'s arguments (``None``: from line 1, to the end).
+    """``(first line, line count)`` from ``memory_get``'s arguments (``None``: from line 1, to the end). A ``from``
+    below 1 (zero or negative) is clamped to line 1, as OpenClaw does.
 
     Raises:
-        InvalidInputError: either is not a positive integer.
+        InvalidInputError: ``from_line`` is not an integer, or ``lines`` not a positive integer.
     """
     start = 1 if from_line is None else from_line
+    if isinstance(start, int) and not isinstance(start, bool) and start < 1:
+        start = 1
     for name, value in (('from_line', start), ('lines', lines)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise InvalidInputError(f'{name} must be a positive integer, got {preview(value)}')

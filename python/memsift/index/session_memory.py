@@ -15,7 +15,7 @@ from typing import Any
 from memsift.config import SessionSyncConfig
 from memsift.index.store import FileRecord, MemoryStore
 from memsift.index.workspace import MemoryFile
-from memsift.sessions import Caller, SessionStore, main_session_key
+from memsift.sessions import Caller, SessionStore, archived_at_ms, is_incognito_session_key, main_session_key
 
 __all__ = ['SessionMemory', 'session_path']
 
@@ -50,7 +50,7 @@ class SessionMemory:
         known = self.store.files()
         documents = []
         for session in self.sessions.sessions():
-            if session['incognito']:
+            if session['incognito'] or is_incognito_session_key(session['key']):
                 continue
             key: str = session['key']
             path = session_path(key)
@@ -98,10 +98,14 @@ class SessionMemory:
 
     def last_messages(self) -> dict[str, float]:
         """Each transcript document's newest message time, epoch seconds: its age for temporal decay (OpenClaw
-        decays a transcript from its file's mtime, which is when its last line was written)."""
+        decays a transcript from its file's mtime, which is when its last line was written). A ``.reset.<ISO>`` /
+        ``.deleted.<ISO>`` archive (imported under a key ending in its file name) ages from the date in its name."""
         fingerprint = self.sessions.fingerprint()
         if self._last_messages is None or self._last_messages[0] != fingerprint:
-            times = {session_path(s['key']): s['updatedAt'] / 1000 for s in self.sessions.sessions()}
+            times = {}
+            for s in self.sessions.sessions():
+                archived = archived_at_ms(s['key'])
+                times[session_path(s['key'])] = (s['updatedAt'] if archived is None else archived) / 1000
             self._last_messages = (fingerprint, times)
         return self._last_messages[1]
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from memsift.config import Visibility
 from memsift.sessions.events import MAX_TIMESTAMP_MS as MAX_TIMESTAMP_MS
+from memsift.sessions.events import archived_at_ms as archived_at_ms
 from memsift.sessions.events import message_text as message_text
 from memsift.sessions.importer import MAX_REPORTED_LINE_ERRORS as MAX_REPORTED_LINE_ERRORS
 from memsift.sessions.limits import DEFAULT_LIMIT as DEFAULT_LIMIT
@@ -53,6 +54,7 @@ from memsift.sessions.query import INDEXING_WARNING as INDEXING_WARNING
 from memsift.sessions.store import SessionStore, default_sessions_path
 from memsift.sessions.visibility import VISIBILITIES as VISIBILITIES
 from memsift.sessions.visibility import Caller, main_session_key
+from memsift.sessions.visibility import is_incognito_session_key as is_incognito_session_key
 
 # ``__all__`` is the API as it was; the names imported ``X as X`` (an explicit re-export) stay importable from here
 # as they were from the single module memsift.sessions: the limits, INDEXING_WARNING, VISIBILITIES, message_text.

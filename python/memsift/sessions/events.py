@@ -9,6 +9,7 @@ its timestamp, and its text (what is searchable, what history shows).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -19,10 +20,12 @@ from memsift.errors import InvalidInputError
 
 __all__ = [
     'MAX_TIMESTAMP_MS',
+    'archived_at_ms',
     'body_text',
     'check_session_key',
     'check_spawned_by',
     'event_line',
+    'is_dreaming_event',
     'message_text',
     'now_ms',
     'timestamp_ms',
@@ -32,6 +35,9 @@ __all__ = [
 MAX_TIMESTAMP_MS = 8_640_000_000_000_000
 """The range of a JavaScript ``Date``: a timestamp beyond it is unreadable and the event gets the import time."""
 _INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
+_ARCHIVE = re.compile(r'\.jsonl\.(?:reset|deleted)\.(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(\.\d+)?Z$')
+_DREAM_PROMPT = 'Write a dream diary entry from these memory fragments'
+_DREAM_RUN_PREFIX = 'dreaming-narrative-'
 
 
 def check_session_key(value: object) -> str:
@@ -125,3 +131,39 @@ def visible_text(content: Any) -> str:
 def body_text(body: str) -> str:
     """The searchable text of a stored event (the events table keeps only the JSON line)."""
     return message_text(json.loads(body)) or ''
+
+
+def is_dreaming_event(event: Mapping[str, Any]) -> bool:
+    """Whether an event shows its transcript was written by memory dreaming (OpenClaw's ``buildSessionEntry``
+    ``generatedByDreamingNarrative``): an ``openclaw:bootstrap-context`` custom event whose ``runId`` starts with
+    ``dreaming-narrative-``, or a user message that is the dream-diary prompt. OpenClaw never indexes such a
+    transcript."""
+    if event.get('type') == 'custom':
+        data = event.get('data')
+        custom = event.get('customType')
+        run_id = data.get('runId') if isinstance(data, Mapping) else None
+        return (
+            isinstance(custom, str)
+            and custom.startswith('openclaw:bootstrap-context')
+            and isinstance(run_id, str)
+            and run_id.startswith(_DREAM_RUN_PREFIX)
+        )
+    message = event.get('message')
+    if event.get('type') != 'message' or not isinstance(message, Mapping) or message.get('role') != 'user':
+        return False
+    return visible_text(message.get('content')).lstrip().startswith(_DREAM_PROMPT)
+
+
+def archived_at_ms(name: str) -> int | None:
+    """When a ``<id>.jsonl.reset.<ISO>`` / ``<id>.jsonl.deleted.<ISO>`` transcript archive was made, from its name
+    (the ISO time has ``-`` for ``:``), in milliseconds; None for any other name. OpenClaw ages such an archive
+    from this date, not from its messages.
+
+    >>> archived_at_ms('active.jsonl.reset.2026-02-16T22-26-33.000Z')
+    1771280793000
+    """
+    found = _ARCHIVE.search(name)
+    if found is None:
+        return None
+    day, hours, minutes, seconds, fraction = found.groups()
+    return timestamp_ms(f'{day}T{hours}:{minutes}:{seconds}{fraction or ""}Z')

@@ -74,7 +74,8 @@ def check_query(query: object, limit: object) -> str | None:
         return 'query must contain a non-space character'
     if len(query) > MAX_QUERY_CHARS:
         return f'query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}'
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        # OpenClaw answers an error for a limit over 25 (``readPositiveIntegerParam`` with ``max``), not a clamp.
         return f'limit must be a positive integer (at most {MAX_LIMIT}), not {preview(limit)}'
     return None
 
@@ -116,7 +117,8 @@ def find_messages(
     db: sqlite3.Connection, expression: str, searchable: frozenset[str], hidden: frozenset[str], limit: int
 ) -> list[tuple[Any, ...]]:
     """``(seq, session_key, timestamp, event_id, rank, role, body)`` of the best ``limit`` messages of the
-    ``searchable`` sessions that match ``expression``, best first (``hidden``: every other session)."""
+    ``searchable`` sessions that match ``expression``, best first (``hidden``: every other session). Callers ask for
+    one more than they return, to tell that more matched."""
     if not searchable:
         return []
     # Filter on whichever list is shorter (usually the few hidden sessions, for the main session).
@@ -180,9 +182,12 @@ def search_results(
 
 def search_response(hits: list[dict[str, Any]], indexing: bool, limit: int) -> dict[str, Any]:
     """The ``sessions_search`` response: the best ``limit`` of ``hits`` (from every searched store) that fit in
-    32 KiB of JSON (``truncated: true`` when some did not), with the indexing warning when some session waits."""
+    32 KiB of JSON, ``truncated: true`` when more than ``limit`` matched or some did not fit, with the indexing warning
+    when some session waits."""
     hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
     response: dict[str, Any] = {'results': []}
+    if len(hits) > limit:  # OpenClaw: ``visibleHits.length > limit`` sets ``truncated`` too
+        response['truncated'] = True
     if indexing:
         response.update(indexing=True, warning=INDEXING_WARNING)
     used = 2 + len(json.dumps({k: v for k, v in response.items() if k != 'results'}, ensure_ascii=False))

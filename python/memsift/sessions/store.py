@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memsift._core import Analyzer
-from memsift._text import preview
+from memsift._text import preview, scrub
 from memsift.config import SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
@@ -36,7 +36,6 @@ from memsift.sessions.limits import (
     DEFAULT_LIMIT,
     HISTORY_DEFAULT_LIMIT,
     HISTORY_MAX_LIMIT,
-    MAX_LIMIT,
     SYNC_REBUILD_MAX_BYTES,
     SYNC_REBUILD_MAX_EVENTS,
 )
@@ -56,9 +55,12 @@ from memsift.sessions.visibility import (
     Caller,
     Snapshot,
     check_visibility,
+    is_incognito_session_key,
     main_session_key,
     not_visible,
     resolve_caller,
+    restricted_to_spawned,
+    should_resolve_session_id,
 )
 from memsift.sessions.writer import Writer
 
@@ -96,7 +98,7 @@ class SessionStore:
         sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
         sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
     ) -> None:
-        check_visibility(visibility)
+        visibility = check_visibility(visibility)  # case-insensitive; an unknown value is ``tree``, as in OpenClaw
         self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
         self.agent_id = agent_id
         self.visibility: Visibility = visibility
@@ -241,7 +243,7 @@ class SessionStore:
 
     def _resolve_key(self, requested: str, caller: Caller) -> str:
         if requested == 'current':
-            return caller.session_key
+            requested = caller.session_key
         if requested in ('main', 'global'):
             main = main_session_key(caller.agent_id or self.agent_id)
             with self._lock:
@@ -250,8 +252,44 @@ class SessionStore:
         return requested
 
     def _stores(self, caller: Caller) -> list[SessionStore]:
-        """This store, plus the peers when the caller may see other agents."""
-        return [self, *self.peers] if caller.visibility == 'all' and caller.agent_to_agent else [self]
+        """This store, plus the peers when the caller may see other agents' sessions (``all`` with agent-to-agent
+        access) or its native children there (``tree`` and ``all``: an ACP or subagent session it spawned)."""
+        return [self, *self.peers] if caller.visibility in ('tree', 'all') else [self]
+
+    def _check_known(self, requested: object, caller: Caller) -> None:
+        """Refuse a requested session that looks like a session id and names no stored session, in this store or a
+        peer, by key or by id (OpenClaw's ``resolveSessionReference``): an error, not ``forbidden``, except for a
+        sandboxed caller that sees only what it spawned. A key-shaped request that names nothing stays merely not
+        visible.
+
+        Raises:
+            InvalidInputError: ``Session not found: …``.
+            SessionAccessError: the caller is restricted to the sessions it spawned.
+        """
+        if (
+            not isinstance(requested, str)
+            or not should_resolve_session_id(requested)
+            or is_incognito_session_key(requested)  # refused as incognito, whether it exists or not
+        ):
+            return
+        raw = requested.strip()
+        for store in (self, *self.peers):
+            with store._lock:
+                sessions = store._snapshot().sessions
+            if {raw, requested} & sessions.keys() or any(session.id == raw for session in sessions.values()):
+                return
+        shown = scrub(raw)  # printable: a lone surrogate would make the tool's answer unencodable
+        if restricted_to_spawned(caller):
+            raise SessionAccessError(f'Session not visible from this sandboxed agent session: {shown}')
+        raise InvalidInputError(f'Session not found: {shown} (use the full sessionKey from sessions_list)')
+
+    @staticmethod
+    def _refuse(requested: object, key: str, snapshot: Snapshot, caller: Caller) -> SessionAccessError:
+        """The error for a session ``caller`` may not see: an incognito one with OpenClaw's wording."""
+        session = snapshot.sessions.get(key)
+        if is_incognito_session_key(key) or (session is not None and session.incognito):
+            return SessionAccessError(f'Session not visible from session tools: {preview(requested)}')
+        return not_visible(requested, caller)
 
     # ------------------------------------------------------------------ sessions_search
 
@@ -264,15 +302,16 @@ class SessionStore:
             query: Whitespace-separated terms; each must match (a CJK term where its characters appear in order).
             caller: The calling session key, or a :class:`Caller` with its visibility rules.
             session_key: Restrict to one visible session (``current`` and ``main`` accepted).
-            limit: Results wanted, 1 to 25 (larger values are clamped to 25).
+            limit: Results wanted, 1 to 25 (a larger one is an error, as in OpenClaw).
 
         Returns:
             ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], "indexing"?,
             "warning"?, "truncated"?}`` best first.
 
         Raises:
-            InvalidInputError: a blank or too long query, a bad limit or caller (the message says which).
-            SessionAccessError: ``session_key`` names a session the caller may not see (or none).
+            InvalidInputError: a blank or too long query, a bad limit or caller (the message says which), or a
+                ``session_key`` shaped like a session id that names no session (``Session not found: …``).
+            SessionAccessError: ``session_key`` names a session the caller may not see (or a key that names none).
 
         >>> store = SessionStore(':memory:')
         >>> store.search('  ', caller='main')
@@ -282,8 +321,9 @@ class SessionStore:
         problem = check_query(query, limit)
         if problem:
             raise InvalidInputError(problem)
-        limit = min(int(limit), MAX_LIMIT)
         who = self._caller(caller)
+        if session_key is not None:
+            self._check_known(session_key, who)
         hits: list[dict[str, Any]] = []
         indexing = False
         refusals: list[SessionAccessError] = []
@@ -304,9 +344,13 @@ class SessionStore:
         with self._lock:
             visible = self._visible(caller)
         if session_key is not None:
-            key = self._resolve_key(session_key, caller)
+            key = self._resolve_key(session_key, caller) if isinstance(session_key, str) else ''
+            with self._lock:
+                snapshot = self._snapshot()
+            if key not in snapshot.sessions:  # a session id names its session too
+                key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
             if key not in visible:
-                raise not_visible(session_key, caller)
+                raise self._refuse(session_key, key, snapshot, caller)
             visible = frozenset((key,))
         indexing = self._reconciler.catch_up(visible)
         expression, terms = match_expression(self._analyzer, query)
@@ -315,7 +359,7 @@ class SessionStore:
         with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
             snapshot = self._snapshot()
             searchable = (visible & snapshot.keys) - snapshot.stale
-            rows = find_messages(self._db, expression, searchable, snapshot.keys - searchable, limit)
+            rows = find_messages(self._db, expression, searchable, snapshot.keys - searchable, limit + 1)
         results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer)
         return {'results': results, 'indexing': indexing}
 
@@ -334,12 +378,14 @@ class SessionStore:
             ``{"sessionKey", "sessionId", "messages": [{id, role, timestamp, content}], "truncated"?}``.
 
         Raises:
-            InvalidInputError: a bad limit or caller.
-            SessionAccessError: the caller may not see that session (or it does not exist).
+            InvalidInputError: a bad limit or caller, or a ``session_key`` shaped like a session id that names no
+                session (``Session not found: …``).
+            SessionAccessError: the caller may not see that session (or a key that names none).
         """
         who = self._caller(caller)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise InvalidInputError(f'limit must be a positive integer, not {preview(limit)}')
+        self._check_known(session_key, who)
         refused: SessionAccessError | None = None
         for store in self._stores(who):  # the session may be a peer's
             try:
@@ -357,7 +403,7 @@ class SessionStore:
                 key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
             visible = self._visible(who, snapshot)
         if key not in visible:
-            raise not_visible(session_key, who)
+            raise self._refuse(session_key, key, snapshot, who)
         self._reconciler.catch_up(frozenset((key,)))
         with self._lock:
             rows = branch_message_rows(self._db, key)

@@ -11,6 +11,7 @@ read, and the rules themselves.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,13 +25,54 @@ __all__ = [
     'Session',
     'Snapshot',
     'check_visibility',
+    'is_incognito_session_key',
+    'is_native_child_session_key',
     'main_session_key',
     'not_visible',
     'resolve_caller',
+    'restricted_to_spawned',
+    'should_resolve_session_id',
     'visible_keys',
 ]
 
 VISIBILITIES: tuple[Visibility, ...] = ('self', 'tree', 'agent', 'all')
+
+# OpenClaw's ``isIncognitoSessionKey`` (src/routing/session-key.ts), on the trimmed, lower-cased key. Its ported test
+# names only ``dashboard`` and ``subagent``; the current source also lists ``internal-session-effects``, kept here
+# as the stricter rule (more sessions hidden).
+_INCOGNITO_KEY = re.compile(r'^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$')
+_NATIVE_CHILD_KEY = re.compile(r'^agent:[^:]+:(?:acp|subagent):')
+_SESSION_ID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', re.IGNORECASE)
+_KEY_PREFIXES = ('agent:', 'acp:', 'cron:', 'hook:', 'node-', 'node:')
+
+
+def should_resolve_session_id(value: str) -> bool:
+    """Whether a requested session may be a session id rather than a key (OpenClaw's ``shouldResolveSessionIdInput``):
+    it looks like a UUID, or not like a session key (``main``, ``global``, ``current``, ``unknown``, ``agent:…``,
+    ``acp:…``, ``cron:…``, ``hook:…``, ``node-…``/``node:…``, or a ``:group:`` / ``:channel:`` key). Such a value
+    that names no stored session is an error ("Session not found"), where a key-shaped one is merely not visible."""
+    raw = value.strip()
+    if _SESSION_ID.match(raw):
+        return True
+    looks_like_key = (
+        raw in ('main', 'global', 'unknown', 'current')
+        or raw.startswith(_KEY_PREFIXES)
+        or ':group:' in raw
+        or ':channel:' in raw
+    )
+    return not looks_like_key
+
+
+def is_incognito_session_key(key: str) -> bool:
+    """Whether a session key names an incognito session (``agent:<id>:dashboard:incognito-<x>``, also ``subagent``
+    and ``internal-session-effects``): such a session is never visible to the session tools, flagged or not."""
+    return bool(_INCOGNITO_KEY.match(key.strip().lower()))
+
+
+def is_native_child_session_key(key: str) -> bool:
+    """Whether a key names a native child session (``agent:<id>:acp:…`` or ``agent:<id>:subagent:…``): the only
+    sessions of another agent that lineage alone makes visible."""
+    return bool(_NATIVE_CHILD_KEY.match(key.strip().lower()))
 
 
 def main_session_key(agent_id: str) -> str:
@@ -50,6 +92,7 @@ class Caller:
             spawned, whatever ``visibility`` says.
         sandbox_visibility: ``spawned`` (default) or ``all``.
         agent_to_agent: With ``all``, whether other agents' sessions are visible (default: the store's setting).
+        watched: Same-agent group sessions the caller watches: ``tree`` visibility also reads them.
     """
 
     session_key: str
@@ -58,25 +101,24 @@ class Caller:
     sandboxed: bool = False
     sandbox_visibility: Literal['spawned', 'all'] = 'spawned'
     agent_to_agent: bool | None = None
+    watched: frozenset[str] = frozenset()
 
 
 def check_visibility(value: object) -> Visibility:
-    """``value`` if it names a visibility.
-
-    Raises:
-        InvalidInputError: it is not one of ``self``, ``tree``, ``agent``, ``all``.
-    """
+    """The visibility ``value`` names, case-insensitively; anything else is ``tree`` (OpenClaw's
+    ``resolveSessionToolsVisibility``: an unknown or missing value falls back to the default)."""
+    folded = value.strip().lower() if isinstance(value, str) else ''
     for visibility in VISIBILITIES:
-        if value == visibility:
+        if folded == visibility:
             return visibility
-    raise InvalidInputError(f'visibility must be one of {", ".join(VISIBILITIES)}, not {preview(value)}')
+    return 'tree'
 
 
 def resolve_caller(caller: str | Caller, agent_id: str, visibility: Visibility, agent_to_agent: bool) -> Caller:
     """``caller`` (a session key or a :class:`Caller`) with every unset field taken from a store's settings.
 
     Raises:
-        InvalidInputError: ``caller`` is neither, or names no visibility.
+        InvalidInputError: ``caller`` is neither.
     """
     if isinstance(caller, str):
         caller = Caller(caller)
@@ -89,6 +131,7 @@ def resolve_caller(caller: str | Caller, agent_id: str, visibility: Visibility, 
         caller.sandboxed,
         caller.sandbox_visibility,
         agent_to_agent if caller.agent_to_agent is None else caller.agent_to_agent,
+        frozenset(caller.watched),
     )
 
 
@@ -129,36 +172,71 @@ class Snapshot:
 
 
 def visible_keys(snapshot: Snapshot, caller: Caller, store_agent: str) -> set[str]:
-    """OpenClaw's visibility rules (§11.4) over one store's sessions."""
-    sessions = {key: s for key, s in snapshot.sessions.items() if not s.incognito}
+    """OpenClaw's visibility rules (§11.4) over one store's sessions.
+
+    * Incognito sessions (flagged, or with an incognito key) are never visible, not even to themselves.
+    * ``self``: the caller's session (``main`` is the agent's main session).
+    * ``tree``: the caller's session, the sessions it spawned (recursively) and the same-agent group sessions it
+      watches (``Caller.watched``): an unwatched group session stays hidden. The agent's main session sees every
+      session of its agent. (OpenClaw's row-checker test denies ``agent:main:main`` unwatched group sessions, but it
+      builds the checker without ``mainSessionKey``; ``sessions_search`` passes it, and the checker then counts
+      every same-agent session as the main session's own, as the reference spec says. No disagreement is left for
+      ``sessions_search``, so the spec's rule is kept for the main session and the test's for every other one.)
+    * ``agent``: every session of the caller's agent.
+    * ``all``: ``agent`` plus the caller's spawned tree; every agent's sessions with agent-to-agent access.
+    * Lineage crosses agents only for native children (``agent:<id>:acp:…`` / ``agent:<id>:subagent:…``): an
+      ordinary session of another agent stays subject to agent-to-agent access whoever spawned it.
+    * A sandboxed caller with ``sandbox_visibility="spawned"`` is clamped to ``tree`` and, unless it is itself a
+      subagent, sees only itself and the sessions it spawned directly (OpenClaw's ``restrictToSpawned``). OpenClaw's
+      clamp also widens ``self`` to ``tree``; a sandboxed ``self`` caller keeps ``self`` here (the stricter rule).
+    """
+    sessions = {key: s for key, s in snapshot.sessions.items() if not s.incognito and not is_incognito_session_key(key)}
     agent = caller.agent_id or store_agent
     key = caller.session_key
+    selves = {key, main_session_key(agent)} if key == 'main' else {key}
     children: dict[str, list[str]] = {}
     for s in sessions.values():
-        if s.spawned_by is not None:
+        if s.spawned_by is not None and (s.agent == agent or is_native_child_session_key(s.key)):
             children.setdefault(s.spawned_by, []).append(s.key)
 
-    def spawned_tree(root: str) -> set[str]:
-        seen, todo = {root}, [root]
+    def spawned_tree(roots: set[str], depth: int | None = None) -> set[str]:
+        seen, todo = set(roots), [(root, 0) for root in roots]
         while todo:
-            for child in children.get(todo.pop(), ()):
+            node, level = todo.pop()
+            if depth is not None and level >= depth:
+                continue
+            for child in children.get(node, ()):
                 if child not in seen:
                     seen.add(child)
-                    todo.append(child)
+                    todo.append((child, level + 1))
         return seen
 
     own = {k for k, s in sessions.items() if s.agent == agent}
-    if caller.visibility == 'self':
-        keys = {key}
-    elif caller.visibility == 'tree':
-        keys = own if key in ('main', main_session_key(agent)) else spawned_tree(key)
-    elif caller.visibility == 'agent':
+    visibility = caller.visibility
+    if caller.sandboxed and caller.sandbox_visibility == 'spawned':
+        if restricted_to_spawned(caller):
+            return spawned_tree(selves, depth=1) & set(sessions)
+        if visibility != 'self':
+            visibility = 'tree'
+    if visibility == 'self':
+        keys = selves
+    elif visibility == 'tree':
+        keys = spawned_tree(selves) | (own if main_session_key(agent) in selves else set(caller.watched) & own)
+    elif visibility == 'agent':
         keys = own
     else:
-        keys = set(sessions) if caller.agent_to_agent else own
-    if caller.sandboxed and caller.sandbox_visibility == 'spawned':
-        keys &= spawned_tree(key)
+        keys = set(sessions) if caller.agent_to_agent else own | spawned_tree(selves)
     return keys & set(sessions)
+
+
+def restricted_to_spawned(caller: Caller) -> bool:
+    """Whether a sandboxed caller sees only the sessions it spawned (OpenClaw's ``restrictToSpawned``)."""
+    return (
+        caller.sandboxed
+        and caller.sandbox_visibility == 'spawned'
+        and caller.visibility != 'self'
+        and ':subagent:' not in caller.session_key.lower()
+    )
 
 
 def not_visible(session_key: object, caller: Caller) -> SessionAccessError:

@@ -31,7 +31,7 @@ from memsift._core import Analyzer
 from memsift._sqlite import transaction
 from memsift._text import scrub
 from memsift.errors import SessionStoreError
-from memsift.sessions.events import body_text, message_text, now_ms, timestamp_ms
+from memsift.sessions.events import body_text, is_dreaming_event, message_text, now_ms, timestamp_ms
 
 __all__ = ['REINDEX_BATCH', 'Writer']
 
@@ -133,11 +133,19 @@ class Writer:
             self.db.execute('UPDATE events SET line = ? WHERE seq = ?', (line, seq))
         if active and text is not None:
             self.db.execute(_INSERT_FTS, (seq, self._tokens([text])[0], session_key, timestamp, values['id']))
+        leaf, stale = values['id'], not active
+        target = event.get('targetId', ...)
+        if event['type'] == 'leaf' and (target is None or isinstance(target, str)):
+            # A leaf control (a rewind) moves the active leaf to its target: the branch it leaves is hidden from
+            # search until the session is rebuilt from the new leaf (OpenClaw's leaf-control rewind).
+            leaf, stale = (scrub(target) if target is not None else None), True
         self.db.execute(
             'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
             'updated_at = MAX(updated_at, ?) WHERE key = ?',
-            (values['id'], int(not active), len(body.encode('utf-8')), timestamp, session_key),
+            (leaf, int(stale), len(body.encode('utf-8')), timestamp, session_key),
         )
+        if is_dreaming_event(event):  # OpenClaw never indexes a dreaming transcript: hidden like an incognito one
+            self.db.execute('UPDATE sessions SET incognito = 1 WHERE key = ?', (session_key,))
         return True
 
     def adopt(self, session_key: str, spawned_by: str | None) -> None:

@@ -27,7 +27,7 @@ import json5
 
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
-from memsift.sessions import SessionStore
+from memsift.sessions import SessionStore, archived_at_ms
 
 __all__ = [
     'OpenClawAgent',
@@ -105,7 +105,9 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     """Import (or catch up on) every transcript in an OpenClaw sessions folder; returns events added per key.
 
     Sessions listed in ``sessions.json`` keep their keys and ``spawnedBy``; a transcript it does not list is
-    imported as ``agent:<agentId>:<file stem>``. Each file is read from where the last import stopped. A file that
+    imported as ``agent:<agentId>:<file stem>``, and a ``<id>.jsonl.reset.<ISO>`` / ``<id>.jsonl.deleted.<ISO>``
+    archive (as OpenClaw lists them; not ``.bak.`` copies, not subfolders) as ``agent:<agentId>:<file name>``, which
+    session memory ages from the date in the name. Each file is read from where the last import stopped. A file that
     cannot be imported (or an unreadable ``sessions.json``) is logged and passed over: the other sessions stay
     served.
     """
@@ -133,6 +135,9 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     if sessions_dir.is_dir():
         for file in sorted(sessions_dir.glob('*.jsonl')):
             files.setdefault(file, (f'agent:{store.agent_id}:{file.stem}', None))
+        for file in sorted(sessions_dir.glob('*.jsonl.*')):
+            if archived_at_ms(file.name) is not None:  # a reset or deleted transcript, named with its date
+                files.setdefault(file, (f'agent:{store.agent_id}:{file.name}', None))
     added = {}
     for file, (key, spawned_by) in files.items():
         if file.is_file():
