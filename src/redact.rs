@@ -76,6 +76,10 @@ enum Check {
     /// Not any pure shell reference (`$VAR`, `${VAR}`, `${VAR:-}`), template (`{name}`, `<value>`) or code
     /// (`os.environ[...]`, `get_token()`); applies to unquoted values only.
     NotPlaceholder,
+    /// Like `NotPlaceholder` but shell references count as secrets (`SameNameRef` decides about them).
+    NotTemplate,
+    /// A value stops before `;key=` (connection strings: `password=x;encrypt=true`).
+    CutAtSemicolon,
     /// Unquoted values must not be a bare identifier or keyword (`token = await`, `pass: see`): source code.
     NotIdentifier,
     /// `sk-…`: needs a digit, the `sk-ant-` prefix, or 24+ characters (so `sk-learning` stays).
@@ -171,6 +175,24 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             checks: &[],
             kind: Kind::Authorization,
         },
+        // API-key style headers: x-api-key: …, X-<Product>-Token: …, PRIVATE-TOKEN: …, cookie: ….
+        rule(
+            "api-key-header",
+            concat!(
+                r#"(?i)(?:^|[^A-Za-z0-9_?&-])(?:x-api-key|api-key|apikey|x-goog-api-key|x-api-token|x-access-token"#,
+                r"|x-auth-token|private-token|x-[a-z0-9]+(?:-[a-z0-9]+)?-token|x-pomerium-jwt-assertion|set-cookie",
+                r#"|cookie)(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?([^\s"',;\\]+)"#
+            ),
+            &[1],
+            &[CutAtPair],
+        ),
+        // A bare "Bearer <token>" of 18+ characters.
+        rule(
+            "bearer-token",
+            r"(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{18,})",
+            &[1],
+            &[],
+        ),
         // UPPER_CASE env assignments: NAME ending in KEY/TOKEN/SECRET/PASSWORD/PASSWD (or _PASS, payment
         // fields, SECRET_KEY_BASE); upper case only, so prose and code stay. Also JSON-escaped quotes.
         Spec {
@@ -181,10 +203,10 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             pattern:
             concat!(
                 r"(?:^|[^A-Za-z0-9_])(?P<key>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|CARD_?NUMBER|CVC|CVV",
-                r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)\b\\*[\x22']?[ \t]*[=:][ \t]*\\*",
+                r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)\b[ \t]*[=:][ \t]*\\*",
                 value!(r#"[^\s"'\\`]+"#)
             ),
-            checks: &[SameNameRef, NotPlaceholder],
+            checks: &[SameNameRef, NotTemplate],
         },
         // JSON fields (also JSON put in a JSON string): "apiKey": "…", \"client_secret\": \"…\".
         rule(
@@ -202,10 +224,11 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         valued(
             "quoted-field",
             concat!(
-                r"(?:^|[\s,{(])[\x22']?(?i:[a-z0-9_.-]*(?:api[_-]?key|api[_-]?secret|access[_-]?token|refresh[_-]?token",
+                r"(?:^|[\s,{(])[\x22']?(?:[a-z0-9_.-]*(?:api[_-]?key|api[_-]?secret|access[_-]?token|refresh[_-]?token",
                 r"|id[_-]?token|auth[_-]?token|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
                 r"|credential|secret[_-]?value|raw[_-]?secret|key[_-]?material|cookie|password|passphrase|passwd",
-                r"|_pass|token|secret|jwt)|pass)[\x22']?[ \t]*[:=][ \t]*(?:",
+                r"|_pass|token|secret|jwt)|pass|[a-z][a-zA-Z0-9]*(?:ApiKey|Secret|Token|Password|Credential)|apiKey",
+                r"|clientSecret|appSecret|authToken|accessToken|refreshToken|privateKey)[\x22']?[ \t]*[:=][ \t]*(?:",
                 r#""([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`)()"#
             ),
             &[],
@@ -216,12 +239,11 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             concat!(
                 r"(?:^|[\s,;({\[])(?i:access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|hook[_-]?token",
                 r"|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
-                r"|authorization|jwt|token|secret|password|passphrase|pass|passwd|pwd|credential|card[_-]?number|cvc",
-                r"|cvv|security[_-]?code|payment[_-]?credential|shared[_-]?payment[_-]?token|accountkey",
-                r"|sharedaccesskey)=",
-                value!(r#"[\x22'`]?[^\s&#"'`<>]+"#)
+                r"|authorization|jwt|token|secret|password|passphrase|pass|passwd|credential|card[_-]?number|cvc",
+                r"|cvv|security[_-]?code|payment[_-]?credential|shared[_-]?payment[_-]?token)=",
+                value!(r#"[\x22'`]?[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder],
+            &[NotPlaceholder, CutAtSemicolon],
         ),
         // Config-file assignments with spaces or a colon: password = …, db_password: …, jdbc.password=…,
         // tls.passphrase: …, pass: …. Unquoted identifiers (`token = await`) are code and stay.
@@ -232,9 +254,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
                 r"(?:[ \t]*:[ \t]*|[ \t]+=[ \t]*|=)",
-                value!(r#"[^\s#"'`<>]+"#)
+                value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder, NotIdentifier],
+            &[NotPlaceholder, NotIdentifier, CutAtSemicolon],
         ),
         // Connection strings: AccountKey=… (Azure), Pwd=… (ODBC), Password=…; up to ";".
         rule(
@@ -265,24 +287,6 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             &[NotPlaceholder],
         ),
         rule("cli-sshpass", r#"\bsshpass[ \t]+-p[ \t]*["']?([^\s"']+)"#, &[1], &[NotPlaceholder]),
-        // API-key style headers: x-api-key: …, X-<Product>-Token: …, PRIVATE-TOKEN: …, cookie: ….
-        rule(
-            "api-key-header",
-            concat!(
-                r#"(?i)(?:^|[^A-Za-z0-9_?&-])(?:x-api-key|api-key|apikey|x-goog-api-key|x-api-token|x-access-token"#,
-                r"|x-auth-token|private-token|x-[a-z0-9]+(?:-[a-z0-9]+)?-token|x-pomerium-jwt-assertion|set-cookie",
-                r#"|cookie)(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?([^\s"',;\\]+)"#
-            ),
-            &[1],
-            &[CutAtPair],
-        ),
-        // A bare "Bearer <token>" of 18+ characters.
-        rule(
-            "bearer-token",
-            r"(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{18,})",
-            &[1],
-            &[],
-        ),
         // Sensitive URL query keys (?token=, &client%5Fsecret=, ?Access-Token=, &…_token_<id>=); the key is
         // decoded and checked in code.
         rule(
@@ -481,8 +485,8 @@ fn shell_reference(v: &str) -> Option<&str> {
     (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(name)
 }
 
-fn is_placeholder(v: &str) -> bool {
-    if shell_reference(v).is_some() {
+fn is_placeholder(v: &str, refs: bool) -> bool {
+    if refs && shell_reference(v).is_some() {
         return true;
     }
     let wrapped = |open: char, close: char| {
@@ -564,7 +568,14 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 let key = rule.key.and_then(|k| caps.get(k)).map_or("", |k| k.as_str());
                 shell_reference(value).is_none_or(|name| name != key)
             }
-            Check::NotPlaceholder => !(unquoted && is_placeholder(value.trim_start_matches(['"', '\'', '`']))),
+            Check::NotPlaceholder => !(unquoted && is_placeholder(value.trim_start_matches(['"', '\'', '`']), true)),
+            Check::NotTemplate => !(unquoted && is_placeholder(value, false)),
+            Check::CutAtSemicolon => {
+                if let Some(cut) = SEMICOLON_PAIR.find(&ctx.text[start..end]) {
+                    end = start + cut.start();
+                }
+                end > start
+            }
             Check::NotIdentifier => {
                 !(unquoted
                     && (is_identifier(value)
@@ -604,6 +615,8 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
     Some((start, end))
 }
 
+static SEMICOLON_PAIR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r";[A-Za-z][A-Za-z0-9_ ]*=").expect("semicolon pair"));
 static PAIR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"&[A-Za-z_][A-Za-z0-9_.-]*=").expect("pair"));
 
 /// One replacement: `text[start..end]` becomes `with`.
@@ -806,6 +819,13 @@ fn authorization_edits(rule: &Rule, text: &str) -> Vec<Edit> {
         if let Some(q @ ('"' | '\'')) = text[i + backslashes..].chars().next() {
             header_quote = Some((q, backslashes));
             i += backslashes + 1;
+        }
+        if header_quote.is_none() {
+            // A quote right before the header name (curl -H 'Authorization: …') closes the value too.
+            if let Some(q @ ('"' | '\'')) = text[m.start()..].chars().next() {
+                let depth = text[..m.start()].bytes().rev().take_while(|&b| b == b'\\').count();
+                header_quote = Some((q, depth));
+            }
         }
         let quote = header_quote.map(|(q, _)| q);
         let word_end = |from: usize| {
