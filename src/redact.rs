@@ -2,8 +2,8 @@
 //!
 //! User patterns (`logging.redactPatterns`) run first, then the built-in rules. Every rule is compiled once with
 //! the `regex` crate, which runs in time linear in the text whatever the pattern, so no pattern (built-in or user)
-//! can hang on hostile input. A [`RegexSet`] over the built-in rules finds which of them can match a text at all,
-//! so ordinary text costs one scan. The crate has no look-around: boundaries ("not preceded by a word char") are
+//! can hang on hostile input. A [`RegexSet`] over each rule's trigger literals (`sk-`, `authorization`, `://`, …)
+//! finds which rules can match a text at all, so ordinary text costs one scan. The crate has no look-around: boundaries ("not preceded by a word char") are
 //! consumed by a leading group and only the secret's capture group is masked; conditions a regex cannot express
 //! ("not a `$VAR` placeholder", "has lower and upper case") are checks in code on the capture.
 //!
@@ -161,7 +161,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         // before the host: later "@" count while the part between them has no "/", "?" or "#").
         rule(
             "url-userinfo",
-            r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/?#@:]*:([^\s@]+(?:@[^\s@/?#]+)*)@",
+            r"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://[^\s/?#@:]*:([^\s@]+(?:@[^\s@/?#]+)*)@",
             &[1],
             &[NotPort],
         ),
@@ -203,7 +203,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             pattern:
             concat!(
                 r"(?:^|[^A-Za-z0-9_])(?P<key>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|CARD_?NUMBER|CVC|CVV",
-                r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)\b[ \t]*[=:][ \t]*\\*",
+                r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)(?-u:\b)[ \t]*[=:][ \t]*\\*",
                 value!(r#"[^\s"'\\`]+"#)
             ),
             checks: &[SameNameRef, NotTemplate],
@@ -250,7 +250,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         valued(
             "config-assignment",
             concat!(
-                r"(?:^|[\s,{])(?:[a-z0-9][a-z0-9._-]{0,79}[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"(?:^|[\s,{])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
                 r"(?:[ \t]*:[ \t]*|[ \t]+=[ \t]*|=)",
@@ -282,23 +282,23 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         rule("cli-user-password", r#"(?:^|\s)(?:-u|--user)[ \t]+["']?[^\s:"']+:([^\s"']+)"#, &[1], &[NotPlaceholder]),
         rule(
             "cli-mysql-password",
-            r#"\bmysql(?:dump|admin|sh)?\b[^\n|;&]{0,200}?[ \t]-p([^\s"'-][^\s"']*)"#,
+            r#"(?-u:\b)mysql(?:dump|admin|sh)?(?-u:\b)[^\n|;&]*?[ \t]-p([^\s"'-][^\s"']*)"#,
             &[1],
             &[NotPlaceholder],
         ),
-        rule("cli-sshpass", r#"\bsshpass[ \t]+-p[ \t]*["']?([^\s"']+)"#, &[1], &[NotPlaceholder]),
+        rule("cli-sshpass", r#"(?-u:\b)sshpass[ \t]+-p[ \t]*["']?([^\s"']+)"#, &[1], &[NotPlaceholder]),
         // Sensitive URL query keys (?token=, &client%5Fsecret=, ?Access-Token=, &…_token_<id>=); the key is
         // decoded and checked in code.
         rule(
             "url-query",
-            r#"[?&](?P<key>[^\s=&?#"'<>]{1,120})=["']?([^&\s#"'<>\\]+)"#,
+            r#"[?&](?P<key>[^\s=&?#"'<>]+)=["']?([^&\s#"'<>\\]+)"#,
             &[2],
             &[SensitiveKey, NotPlaceholder],
         ),
         // The first pair of a form body: code=…&state=…, sig=…&…, client%5Fsecret=…&….
         rule(
             "form-body",
-            r#"(?:^|[\s,;:=(\x22'`])(?P<key>[^\s=&?#"'<>]{1,120})=([^&\s"'`]+)&[A-Za-z_%][A-Za-z0-9_.%+-]*="#,
+            r#"(?:^|[\s,;:=(\x22'`])(?P<key>[^\s=&?#"'<>]+)=([^&\s"'`]+)&[A-Za-z_%][A-Za-z0-9_.%+-]*="#,
             &[2],
             &[SensitiveKey, NotPlaceholder],
         ),
@@ -416,7 +416,84 @@ struct Rule {
 
 struct Defaults {
     rules: Vec<Rule>,
+    /// Trigger literals of the rules that have some; `set_rules[i]` is the rule of set pattern `i`.
     set: RegexSet,
+    set_rules: Vec<usize>,
+    /// Rules without a literal trigger, which always run.
+    always: Vec<bool>,
+}
+
+/// Literals (ASCII case-insensitive) one of which a text must hold for a rule to match at all: a cheap set scan
+/// over them decides which rules run.
+fn triggers(spec: &Spec) -> Vec<String> {
+    let words: &[&str] = match spec.name {
+        "pem-private-key" => &["PRIVATE KEY"],
+        "url-userinfo" => &["://"],
+        "authorization" => &["authorization"],
+        "api-key-header" => &["api-key", "apikey", "-token", "cookie", "jwt-assertion"],
+        "bearer-token" => &["bearer"],
+        "env-assignment" => &["KEY", "TOKEN", "SECRET", "PASS", "CARD", "CVC", "CVV", "CODE", "CREDENTIAL"],
+        "json-field" | "quoted-field" | "standalone-assignment" | "config-assignment" => &[
+            "key", "token", "secret", "pass", "credential", "jwt", "cookie", "card", "cvc", "cvv", "code",
+            "authorization",
+        ],
+        "connection-string" => &["AccountKey", "SharedAccessKey", "Pwd=", "Password="],
+        "cli-flag" => &["--"],
+        "cli-user-password" => &["-u", "--user"],
+        "cli-mysql-password" => &["mysql"],
+        "cli-sshpass" => &["sshpass"],
+        "url-query" | "form-body" => &[
+            "token", "secret", "key", "pass", "pwd", "sig", "code", "auth", "jwt", "session", "credential", "cvc",
+            "cvv", "card", "%", "+", "\u{200b}",
+        ],
+        "aws-secret-access-key" => &["secretaccesskey", "secret_access_key", "secret-access-key"],
+        "openai-anthropic" => &["sk-"],
+        "github" => &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        "github-pat" => &["github_pat_"],
+        "gitlab-pat" => &["glpat-"],
+        "gitlab-oauth" => &["gloas-"],
+        "gitlab" => &[
+            "gldt-", "glwt-", "glsoat-", "glffct-", "glrt", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-",
+            "GR1348941", "_gitlab_session=",
+        ],
+        "slack-token" => &["xox"],
+        "slack-app-token" => &["xapp-"],
+        "slack-webhook" => &["hooks.slack.com"],
+        "discord-webhook" | "discord-context-token" => &["discord"],
+        "jwt" => &["eyJ"],
+        "telegram-bot-token" => &[":"],
+        "discord-bot-token" | "aws-secret-bare" => &[],
+        "groq" => &["gsk_"],
+        "google-api-key" => &["AIza"],
+        "google-oauth" => &["ya29.", "1//0"],
+        "perplexity" => &["pplx-"],
+        "stripe" => &["k_live_", "k_test_"],
+        "stripe-webhook-secret" => &["whsec_"],
+        "sendgrid" => &["SG."],
+        "npm" => &["npm_"],
+        "pypi" => &["pypi-"],
+        "digitalocean" => &["_v1_"],
+        "doppler" => &["dp."],
+        "docker" => &["dckr_"],
+        "vault" => &["hvs.", "hvb.", "hvr."],
+        "shopify" => &["shpat_", "shpca_", "shppa_", "shpss_"],
+        "replicate" => &["r8_"],
+        "mailgun" => &["key-"],
+        "twilio" => &["SK"],
+        "misc-vendor" => &[
+            "fal_", "bb_live_", "bkua_", "CCIPAT_", "sbp_", "ddp_", "ddw_", "glsa_", "glc_", "nfp_", "CFPAT-",
+            "BBDC-", "HRKU-", "pat-", "apify_api_", "FlyV1", "fio-u-", "tvly-", "exa_", "syt_", "retaindb_", "hsk-",
+            "mem0_", "brv_", "xai-", "api_org_", "hf_", "AKID", "LTAI",
+        ],
+        "firecrawl-fireworks" => &["fc-", "fw-", "fw_", "fpk_"],
+        "base64-alphabet-tokens" => &["gAAAA", "ATCTT", "ATATT", "ATBB", "dapi", "AKIA", "ASIA"],
+        other => panic!("redact rule {other} has no triggers"),
+    };
+    if words.is_empty() {
+        // No literal: these rules always run (a counted character class in the trigger set would blow up its DFA).
+        return Vec::new();
+    }
+    words.iter().map(|w| format!("(?i-u:{})", regex::escape(w))).collect()
 }
 
 static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
@@ -429,8 +506,11 @@ static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
             Rule { spec, regex, key }
         })
         .collect();
-    let set = RegexSet::new(specs.iter().map(|s| s.pattern)).expect("redact rule set");
-    Defaults { rules, set }
+    let triggers: Vec<Vec<String>> = specs.iter().map(triggers).collect();
+    let always = triggers.iter().map(Vec::is_empty).collect();
+    let set = RegexSet::new(triggers.iter().filter(|t| !t.is_empty()).map(|t| t.join("|"))).expect("redact triggers");
+    let set_rules = (0..specs.len()).filter(|&i| !triggers[i].is_empty()).collect();
+    Defaults { rules, set, set_rules, always }
 });
 
 /// Per-text facts computed at most once, on demand.
@@ -878,12 +958,12 @@ fn rule_edits(rule: &Rule, text: &str) -> Vec<Edit> {
 /// Redact with the built-in rules only.
 fn redact_defaults(text: &str) -> String {
     let defaults = &*DEFAULTS;
-    let hits = defaults.set.matches(text);
-    if !hits.matched_any() {
-        return text.to_owned();
+    let mut run = defaults.always.clone();
+    for hit in defaults.set.matches(text).iter() {
+        run[defaults.set_rules[hit]] = true;
     }
     let mut current = text.to_owned();
-    for index in hits.iter() {
+    for index in (0..run.len()).filter(|&i| run[i]) {
         let edits = rule_edits(&defaults.rules[index], &current);
         if !edits.is_empty() {
             current = apply(&current, &edits);
@@ -1015,4 +1095,109 @@ impl Redactor {
 /// The built-in rules only.
 pub fn redact(text: &str) -> String {
     redact_defaults(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(text: &str) -> String {
+        redact(text)
+    }
+
+    #[test]
+    fn mask_counts_characters() {
+        assert_eq!(mask("hunter2"), "***");
+        assert_eq!(mask("sk-proj-4f9aXb81QzLmN0pRt7Uv"), "sk-pro\u{2026}t7Uv");
+        assert_eq!(mask("äöüäöüäöüäöüäöüäöüäöü"), "äöüäöü\u{2026}öüäö");
+        assert_eq!(mask(&"é".repeat(17)), "***");
+    }
+
+    #[test]
+    fn families() {
+        let cases = [
+            ("OPENAI_API_KEY=sk-1234567890abcdef", "OPENAI_API_KEY=sk-123\u{2026}cdef"),
+            ("failed [token=fixture-secret]; retry", "failed [token=*** retry"),
+            ("password = db-password-fixture-1234567890", "password = db-pas\u{2026}7890"),
+            ("Authorization: Digest username=\"u\", response=\"r-1234567890abcdef\"; status=401", "Authorization: Digest ***; status=401"),
+            ("manual callback code=oauth-code-123&state=visible", "manual callback code=***&state=visible"),
+            ("prefix-ghp_aaaaaaaaaaaaaaaaaaaaaaaa x", "prefix-ghp_aa\u{2026}aaaa x"),
+            ("https://u:p@ss@host.example/x", "https://u:***@host.example/x"),
+            ("-----BEGIN PRIVATE KEY-----\nABC\n-----END PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\n\u{2026}redacted\u{2026}\n-----END PRIVATE KEY-----"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(r(input), expected, "{input}");
+            assert_eq!(r(expected), expected, "idempotent: {expected}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_unchanged() {
+        for text in [
+            "DISCORD_BOT_TOKEN=\"${DISCORD_BOT_TOKEN:-}\"",
+            "{\"MONKEY\":\"banana\"}",
+            "Use either --password or --password-file.",
+            "the password is in the vault",
+            "password_hash(x)",
+            "const token = await getToken();",
+            "请不要把密码和令牌写进日志。",
+        ] {
+            assert_eq!(r(text), text);
+        }
+    }
+
+    #[test]
+    fn already_masked_values_stay() {
+        let text = "token=abcdef\u{2026}ghij and TOKEN=***";
+        assert_eq!(r(text), text);
+        // A raw value holding an ellipsis is still a secret.
+        assert_eq!(r("password=abcdef\u{2026}1234567890"), "password=***");
+    }
+
+    #[test]
+    fn user_patterns_run_first_and_mask_group_one() {
+        let red = Redactor::new(&["codename (\\w+)", "/acme-[0-9]+/"]).unwrap();
+        assert_eq!(red.redact("codename nightingale ACME-1 acme-2"), "codename *** ACME-1 ***");
+        let red = Redactor::new(&["(?:emp=(\\d+))|EMP-\\w+"]).unwrap();
+        assert_eq!(red.redact("emp=4242 and EMP-X77"), "emp=*** and ***");
+        assert_eq!(Redactor::new(&["", "z*"]).unwrap().redact("plain"), "plain");
+    }
+
+    #[test]
+    fn bad_user_patterns_name_their_index() {
+        for (pattern, needle) in [
+            ("(unclosed", "backslash"),
+            ("(?<=token=)\\w+", "look-around"),
+            ("(\\w+)-\\1", "back-references"),
+            ("a{100000}{100000}", "too big"),
+        ] {
+            let err = Redactor::new(&["ok", pattern]).err().expect(pattern);
+            assert_eq!(err.index, 1);
+            assert!(err.message.starts_with("logging.redactPatterns[1]: "), "{}", err.message);
+            assert!(err.message.contains(needle), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn hostile_megabyte_through_a_nested_repetition_pattern() {
+        // (a+)+$ backtracks exponentially elsewhere; the regex crate is linear by construction (no timing here).
+        let red = Redactor::new(&["(a+)+$"]).unwrap();
+        let text = format!("{}!", "a".repeat(1 << 20));
+        assert_eq!(red.redact(&text), text);
+        let text = "a".repeat(1 << 20);
+        assert_eq!(red.redact(&text).chars().count(), 11);
+    }
+
+    #[test]
+    fn hostile_inputs_for_the_defaults_complete() {
+        for text in [
+            "a=".repeat(200_000),
+            "Authorization: ".repeat(50_000),
+            "?token=".repeat(50_000),
+            "https://a:".repeat(50_000),
+            "\"token\":\"".to_owned() + &"a\\".repeat(200_000),
+        ] {
+            assert!(!r(&text).is_empty());
+        }
+    }
 }

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memsift import _core
+from memsift._core import InvalidInputError
+from memsift._core import Redactor as _CoreRedactor
 from memsift._text import preview
 from memsift.errors import RedactPatternError
 
@@ -76,8 +77,8 @@ class Redactor:
                     f'{key_path}: got {preview(raw)}; expected a regular expression string', key_path=key_path
                 )
         try:
-            self._core = _core.Redactor(patterns)
-        except _core.InvalidInputError as exc:
+            self._core = _CoreRedactor(patterns)
+        except InvalidInputError as exc:
             message = str(exc)
             found = _KEY_PATH.match(message)
             key_path = found.group(0) if found else 'logging.redactPatterns'
@@ -91,9 +92,7 @@ class Redactor:
         """
         if not text.isascii() and _SURROGATES.search(text):
             # Lone surrogates cannot cross into Rust; they split the text, and each piece is redacted on its own.
-            return ''.join(
-                part if i % 2 else self._core.redact(part) for i, part in enumerate(_SURROGATES.split(text))
-            )
+            return ''.join(part if i % 2 else self._core.redact(part) for i, part in enumerate(_SURROGATES.split(text)))
         return self._core.redact(text)
 
     def redact_many(self, texts: Sequence[str]) -> list[str]:

@@ -12,11 +12,14 @@ E = '\u2026'
 MASKED = {
     'lower-case and diagnostic assignments': [
         ('matrix access_token=abcdef1234567890ghij next', f'matrix access_token=abcdef{E}ghij next'),
-        ('Docker authentication failed (password=fixture-secret); install', 'Docker authentication failed (password=*** install'),
+        (
+            'Docker authentication failed (password=fixture-secret); install',
+            'Docker authentication failed (password=*** install',
+        ),
         ('failed [token=fixture-secret]; retry', 'failed [token=*** retry'),
         ('failed {client_secret=fixture-secret}; retry', 'failed {client_secret=*** retry'),
         ('failed (password="it\'s-a-secret"); retry', 'failed (password="***"); retry'),
-        ('failed {secret=`has\'quotes`}; retry', 'failed {secret=`***`}; retry'),
+        ("failed {secret=`has'quotes`}; retry", 'failed {secret=`***`}; retry'),
         ('db pass=opaque-pass-secret-1234567890 next', f'db pass=opaque{E}7890 next'),
         ('password = db-password-fixture-1234567890', f'password = db-pas{E}7890'),
         ('password= "db-password-fixture-1234567890"', f'password= "db-pas{E}7890"'),
@@ -28,7 +31,10 @@ MASKED = {
         ('db_pass=db-pass-fixture-1234567890', f'db_pass=db-pas{E}7890'),
         ('jwt: jwt-fixture-1234567890', f'jwt: jwt-fi{E}7890'),
         ('access-token=access-token-fixture-1234567890', f'access-token=access{E}7890'),
-        ('password=abc,def token=abc;def client_secret=abc]def pass=abc)def', 'password=*** token=*** client_secret=*** pass=***'),
+        (
+            'password=abc,def token=abc;def client_secret=abc]def pass=abc)def',
+            'password=*** token=*** client_secret=*** pass=***',
+        ),
         ('pass: hunter22', 'pass: ***'),
     ],
     'env assignments': [
@@ -71,36 +77,78 @@ MASKED = {
     ],
     'form bodies and query strings': [
         ('manual callback code=oauth-code-123&state=visible', 'manual callback code=***&state=visible'),
-        ('body: client%5Fsecret=oauth-secret&app%2Dsecret=app-secret&safe=value', 'body: client%5Fsecret=***&app%2Dsecret=***&safe=value'),
+        (
+            'body: client%5Fsecret=oauth-secret&app%2Dsecret=app-secret&safe=value',
+            'body: client%5Fsecret=***&app%2Dsecret=***&safe=value',
+        ),
         ('sig=short-sig-123&x-api-key=short-key-123&safe=value', 'sig=***&x-api-key=***&safe=value'),
-        ('connect https://gateway.example/ws?Access-Token=short-token&ok=1', 'connect https://gateway.example/ws?Access-Token=***&ok=1'),
+        (
+            'connect https://gateway.example/ws?Access-Token=short-token&ok=1',
+            'connect https://gateway.example/ws?Access-Token=***&ok=1',
+        ),
         ('https://example.test/callback?pass=opensesamevalue', 'https://example.test/callback?pass=***'),
         ('https://example.test/callback?security_code=123456', 'https://example.test/callback?security_code=***'),
-        ('https://gitlab.example/api/v4/projects?private_token=glptt-short', 'https://gitlab.example/api/v4/projects?private_token=***'),
-        ('GET /webhooks/sms?safe=value&__openclaw_mms_token_' + 'a' * 24 + '=' + 'b' * 48, f'GET /webhooks/sms?safe=value&__openclaw_mms_token_{"a" * 24}=bbbbbb{E}bbbb'),
-        ('GET https://example.test/cb?client%5Fse%E2%80%8Bcret=oauth-secret&safe=1', 'GET https://example.test/cb?client%5Fse%E2%80%8Bcret=***&safe=1'),
-        ('code=oauth-code-123&hook_token=hook-token-123&jwt=jwt-secret-123&token_count=42', 'code=***&hook_token=***&jwt=***&token_count=42'),
+        (
+            'https://gitlab.example/api/v4/projects?private_token=glptt-short',
+            'https://gitlab.example/api/v4/projects?private_token=***',
+        ),
+        (
+            'GET /webhooks/sms?safe=value&__openclaw_mms_token_' + 'a' * 24 + '=' + 'b' * 48,
+            f'GET /webhooks/sms?safe=value&__openclaw_mms_token_{"a" * 24}=bbbbbb{E}bbbb',
+        ),
+        (
+            'GET https://example.test/cb?client%5Fse%E2%80%8Bcret=oauth-secret&safe=1',
+            'GET https://example.test/cb?client%5Fse%E2%80%8Bcret=***&safe=1',
+        ),
+        (
+            'code=oauth-code-123&hook_token=hook-token-123&jwt=jwt-secret-123&token_count=42',
+            'code=***&hook_token=***&jwt=***&token_count=42',
+        ),
         ('GET /cb?token=abc)def&safe=1', 'GET /cb?token=***&safe=1'),
     ],
     'authorization values': [
-        ('Authorization: Digest username="digest-user-example", response="digest-response-1234567890abcdef"; status=401', 'Authorization: Digest ***; status=401'),
-        ('Authorization: Hawk id="client", mac="hawk-credential-proof-1234567890abcdef"; status=401', 'Authorization: Hawk ***; status=401'),
-        ('{Authorization: AWS4-HMAC-SHA256 Credential=scope/path, SignedHeaders=host, Signature=structural-aws-1234567890abcdef}', '{Authorization: AWS4-HMAC-SHA256 ***}'),
+        (
+            'Authorization: Digest username="digest-user-example", response="digest-response-1234567890abcdef"; status=401',
+            'Authorization: Digest ***; status=401',
+        ),
+        (
+            'Authorization: Hawk id="client", mac="hawk-credential-proof-1234567890abcdef"; status=401',
+            'Authorization: Hawk ***; status=401',
+        ),
+        (
+            '{Authorization: AWS4-HMAC-SHA256 Credential=scope/path, SignedHeaders=host, Signature=structural-aws-1234567890abcdef}',
+            '{Authorization: AWS4-HMAC-SHA256 ***}',
+        ),
         ('(Authorization: Negotiate cHJvb2YxMjM0NTY3ODkw)', f'(Authorization: Negotiate cHJvb2{E}ODkw)'),
         ('Authorization:\r\n Basic Zm9sZGVkOnNlY3JldA==', f'Authorization:\r\n Basic Zm9sZG{E}dA=='),
         ('Authorization: Bearer abcdefghijklmnopqrstuv', f'Authorization: Bearer abcdef{E}stuv'),
         ('Authorization: SSWS 00abcdefghijklmnopqrstuvwxyz', f'Authorization: SSWS 00abcd{E}wxyz'),
         ('Authorization: raw-header-value-1234567890   ', f'Authorization: raw-he{E}7890   '),
         ('Authorization: Basic dXNlcg==, status=401', 'Authorization: Basic ***, status=401'),
-        ("curl -H 'Authorization: Digest username=\"example\", response=\"quoted-header-response-1234567890abcdef\"'", "curl -H 'Authorization: Digest ***'"),
-        ('Authorization: Digest username="sample",\r\n response="later-response-value-1234567890"; status=408', 'Authorization: Digest ***; status=408'),
-        ('{"Authorization":"Digest username=\\"example\\", response=\\"json-digest-response-1234567890abcdef\\""}', '{"Authorization":"Digest ***"}'),
+        (
+            'curl -H \'Authorization: Digest username="example", response="quoted-header-response-1234567890abcdef"\'',
+            "curl -H 'Authorization: Digest ***'",
+        ),
+        (
+            'Authorization: Digest username="sample",\r\n response="later-response-value-1234567890"; status=408',
+            'Authorization: Digest ***; status=408',
+        ),
+        (
+            '{"Authorization":"Digest username=\\"example\\", response=\\"json-digest-response-1234567890abcdef\\""}',
+            '{"Authorization":"Digest ***"}',
+        ),
     ],
     'json and object keys': [
-        ('{"card_number":"4242424242424242","cvc":"123","amount":"4200"}', '{"card_number":"***","cvc":"***","amount":"4200"}'),
+        (
+            '{"card_number":"4242424242424242","cvc":"123","amount":"4200"}',
+            '{"card_number":"***","cvc":"***","amount":"4200"}',
+        ),
         ("config: { appSecret: 'feishu_app_secret_1234567890' }", f"config: {{ appSecret: 'feishu{E}7890' }}"),
         ('{"github_token": "abcdefghijklmnopqrstuvwx1234567890"}', f'{{"github_token": "abcdef{E}7890"}}'),
-        ('{"awsSecretAccessKey": "AbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCd"}', f'{{"awsSecretAccessKey": "AbCdAb{E}AbCd"}}'),
+        (
+            '{"awsSecretAccessKey": "AbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCdAbCd"}',
+            f'{{"awsSecretAccessKey": "AbCdAb{E}AbCd"}}',
+        ),
         ('{"token":"abcdef1234567890ghij"}', f'{{"token":"abcdef{E}ghij"}}'),
         ("headers: { cookie: 'session_cookie_value_abcdef123456' }", f"headers: {{ cookie: 'sessio{E}3456' }}"),
     ],
@@ -119,26 +167,47 @@ MASKED = {
         ('api-key: samplekeyvalue1234567890, request_id=example', f'api-key: sample{E}7890, request_id=example'),
     ],
     'url passwords': [
-        ('https://browser-user:browser-password-1234567890@api.example.test/v1', f'https://browser-user:browse{E}7890@api.example.test/v1'),
+        (
+            'https://browser-user:browser-password-1234567890@api.example.test/v1',
+            f'https://browser-user:browse{E}7890@api.example.test/v1',
+        ),
         ('postgres://secret:secret@db.example.test/openclaw', 'postgres://secret:***@db.example.test/openclaw'),
-        ('mongodb+srv://mongo:mongodb-password-1234567890@cluster.example.test/app', f'mongodb+srv://mongo:mongod{E}7890@cluster.example.test/app'),
+        (
+            'mongodb+srv://mongo:mongodb-password-1234567890@cluster.example.test/app',
+            f'mongodb+srv://mongo:mongod{E}7890@cluster.example.test/app',
+        ),
         ('redis://:p#ss/w@rd@cache.example.test/0', 'redis://:***@cache.example.test/0'),
         ('https://u:pw@host.example/path?email=a@b.example', 'https://u:***@host.example/path?email=a@b.example'),
     ],
     'connection strings': [
-        ('DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==;EndpointSuffix=core.windows.net', f'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYm{E}MA==;EndpointSuffix=core.windows.net'),
-        ('jdbc:sqlserver://db:1433;user=sa;password=Sup3rSecret!;encrypt=true', 'jdbc:sqlserver://db:1433;user=sa;password=***;encrypt=true'),
-        ('Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Sup3rSecret!;', 'Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=***;'),
+        (
+            'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==;EndpointSuffix=core.windows.net',
+            f'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYm{E}MA==;EndpointSuffix=core.windows.net',
+        ),
+        (
+            'jdbc:sqlserver://db:1433;user=sa;password=Sup3rSecret!;encrypt=true',
+            'jdbc:sqlserver://db:1433;user=sa;password=***;encrypt=true',
+        ),
+        (
+            'Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Sup3rSecret!;',
+            'Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=***;',
+        ),
     ],
     'cli passwords': [
         ('curl -u admin:hunter2hunter2 https://ci.example', 'curl -u admin:*** https://ci.example'),
         ('mysql -h db -u root -pHunter2Secret app', 'mysql -h db -u root -p*** app'),
         ('sshpass -p Hunter2Secret ssh root@host', 'sshpass -p *** ssh root@host'),
         ('curl --token abcdef1234567890ghij https://api.test', f'curl --token abcdef{E}ghij https://api.test'),
-        ('--payment-credential paycred_abcdefghijklmnopqrstuvwxyz --card-number 4000056655665556', f'--payment-credential paycre{E}wxyz --card-number ***'),
+        (
+            '--payment-credential paycred_abcdefghijklmnopqrstuvwxyz --card-number 4000056655665556',
+            f'--payment-credential paycre{E}wxyz --card-number ***',
+        ),
     ],
     'pem': [
-        ('-----BEGIN PRIVATE KEY-----\nABCDEF1234567890\nZYXWVUT987654321\n-----END PRIVATE KEY-----', f'-----BEGIN PRIVATE KEY-----\n{E}redacted{E}\n-----END PRIVATE KEY-----'),
+        (
+            '-----BEGIN PRIVATE KEY-----\nABCDEF1234567890\nZYXWVUT987654321\n-----END PRIVATE KEY-----',
+            f'-----BEGIN PRIVATE KEY-----\n{E}redacted{E}\n-----END PRIVATE KEY-----',
+        ),
     ],
 }
 
