@@ -47,25 +47,11 @@ fn already_masked(text: &str, start: usize, end: usize) -> bool {
     if len > (KEEP_START + 1 + KEEP_END) as isize {
         return false;
     }
-    // An ellipsis at char offset p (relative to start) covers [p - 6, p + 5).
-    let before = text[..start].chars().rev().take(KEEP_END + 1).filter(|&c| c == ELLIPSIS).count() > 0;
-    let mut p: isize = 0;
-    for c in text[start..].chars().take(KEEP_START + 1) {
-        if c == ELLIPSIS && p <= KEEP_START as isize && len <= p + KEEP_END as isize + 1 {
-            return true;
-        }
-        p += 1;
-    }
-    if before {
-        let mut p: isize = 0;
-        for c in text[..start].chars().rev().take(KEEP_END + 1) {
-            p -= 1;
-            if c == ELLIPSIS && len <= p + KEEP_END as isize + 1 {
-                return true;
-            }
-        }
-    }
-    false
+    // An ellipsis at char offset p (relative to start) covers [p - 6, p + 5): the value must fit inside.
+    let reach = KEEP_END as isize + 1;
+    let ahead = (0_isize..).zip(text[start..].chars().take(KEEP_START + 1));
+    let behind = (1_isize..).map(|k| -k).zip(text[..start].chars().rev().take(KEEP_END + 1));
+    ahead.chain(behind).any(|(p, c)| c == ELLIPSIS && len <= p + reach)
 }
 
 /// A condition checked in code on a candidate secret; a failed check leaves the match unchanged.
@@ -137,15 +123,12 @@ const fn token(name: &'static str, pattern: &'static str) -> Spec {
 /// unquoted. Double-quoted values stop at `\"` and `\\`, so JSON-in-JSON (`\"KEY\": \"v\"`) masks only `v`.
 macro_rules! value {
     ($unquoted:literal) => {
-        concat!(
-            r#"(?:"((?:[^"\\\n]|\\[^"\\\n])+)"?|'([^'\n]+)'?|`([^`\n]+)`?|("#,
-            $unquoted,
-            "))"
-        )
+        concat!(r#"(?:"((?:[^"\\\n]|\\[^"\\\n])+)"?|'([^'\n]+)'?|`([^`\n]+)`?|("#, $unquoted, "))")
     };
 }
 
 static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
+    #[allow(clippy::enum_glob_use)]
     use Check::*;
     vec![
         // PEM private keys: the BEGIN line stays, the body up to the next "-----" becomes "…redacted…".
@@ -187,12 +170,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             &[CutAtPair],
         ),
         // A bare "Bearer <token>" of 18+ characters.
-        rule(
-            "bearer-token",
-            r"(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{18,})",
-            &[1],
-            &[],
-        ),
+        rule("bearer-token", r"(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{18,})", &[1], &[]),
         // UPPER_CASE env assignments: NAME ending in KEY/TOKEN/SECRET/PASSWORD/PASSWD (or _PASS, payment
         // fields, SECRET_KEY_BASE); upper case only, so prose and code stay. Also JSON-escaped quotes.
         Spec {
@@ -200,8 +178,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             groups: &[2, 3, 4, 5],
             unquoted: 5,
             kind: Kind::Regex,
-            pattern:
-            concat!(
+            pattern: concat!(
                 r"(?:^|[^A-Za-z0-9_])(?P<key>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|CARD_?NUMBER|CVC|CVV",
                 r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)(?-u:\b)[ \t]*[=:][ \t]*\\*",
                 value!(r#"[^\s"'\\`]+"#)
@@ -381,7 +358,10 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|api_org_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{10,}|AKID[A-Za-z0-9]{10,}|LTAI[A-Za-z0-9]{10,})"
             ),
         ),
-        token("firecrawl-fireworks", r"(?:^|[^A-Za-z0-9_])(fc-[A-Za-z0-9]{10,}|fw[-_][A-Za-z0-9]{30,}|fpk_[A-Za-z0-9]{30,})"),
+        token(
+            "firecrawl-fireworks",
+            r"(?:^|[^A-Za-z0-9_])(fc-[A-Za-z0-9]{10,}|fw[-_][A-Za-z0-9]{30,}|fpk_[A-Za-z0-9]{30,})",
+        ),
         Spec {
             name: "base64-alphabet-tokens",
             pattern: concat!(
@@ -425,6 +405,7 @@ struct Defaults {
 
 /// Literals (ASCII case-insensitive) one of which a text must hold for a rule to match at all: a cheap set scan
 /// over them decides which rules run.
+#[allow(clippy::too_many_lines)] // one table
 fn triggers(spec: &Spec) -> Vec<String> {
     let words: &[&str] = match spec.name {
         "pem-private-key" => &["PRIVATE KEY"],
@@ -434,7 +415,17 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "bearer-token" => &["bearer"],
         "env-assignment" => &["KEY", "TOKEN", "SECRET", "PASS", "CARD", "CVC", "CVV", "CODE", "CREDENTIAL"],
         "json-field" | "quoted-field" | "standalone-assignment" | "config-assignment" => &[
-            "key", "token", "secret", "pass", "credential", "jwt", "cookie", "card", "cvc", "cvv", "code",
+            "key",
+            "token",
+            "secret",
+            "pass",
+            "credential",
+            "jwt",
+            "cookie",
+            "card",
+            "cvc",
+            "cvv",
+            "code",
             "authorization",
         ],
         "connection-string" => &["AccountKey", "SharedAccessKey", "Pwd=", "Password="],
@@ -443,8 +434,23 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "cli-mysql-password" => &["mysql"],
         "cli-sshpass" => &["sshpass"],
         "url-query" | "form-body" => &[
-            "token", "secret", "key", "pass", "pwd", "sig", "code", "auth", "jwt", "session", "credential", "cvc",
-            "cvv", "card", "%", "+", "\u{200b}",
+            "token",
+            "secret",
+            "key",
+            "pass",
+            "pwd",
+            "sig",
+            "code",
+            "auth",
+            "jwt",
+            "session",
+            "credential",
+            "cvc",
+            "cvv",
+            "card",
+            "%",
+            "+",
+            "\u{200b}",
         ],
         "aws-secret-access-key" => &["secretaccesskey", "secret_access_key", "secret-access-key"],
         "openai-anthropic" => &["sk-"],
@@ -453,8 +459,18 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "gitlab-pat" => &["glpat-"],
         "gitlab-oauth" => &["gloas-"],
         "gitlab" => &[
-            "gldt-", "glwt-", "glsoat-", "glffct-", "glrt", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-",
-            "GR1348941", "_gitlab_session=",
+            "gldt-",
+            "glwt-",
+            "glsoat-",
+            "glffct-",
+            "glrt",
+            "glcbt-",
+            "glptt-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "GR1348941",
+            "_gitlab_session=",
         ],
         "slack-token" => &["xox"],
         "slack-app-token" => &["xapp-"],
@@ -481,9 +497,35 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "mailgun" => &["key-"],
         "twilio" => &["SK"],
         "misc-vendor" => &[
-            "fal_", "bb_live_", "bkua_", "CCIPAT_", "sbp_", "ddp_", "ddw_", "glsa_", "glc_", "nfp_", "CFPAT-",
-            "BBDC-", "HRKU-", "pat-", "apify_api_", "FlyV1", "fio-u-", "tvly-", "exa_", "syt_", "retaindb_", "hsk-",
-            "mem0_", "brv_", "xai-", "api_org_", "hf_", "AKID", "LTAI",
+            "fal_",
+            "bb_live_",
+            "bkua_",
+            "CCIPAT_",
+            "sbp_",
+            "ddp_",
+            "ddw_",
+            "glsa_",
+            "glc_",
+            "nfp_",
+            "CFPAT-",
+            "BBDC-",
+            "HRKU-",
+            "pat-",
+            "apify_api_",
+            "FlyV1",
+            "fio-u-",
+            "tvly-",
+            "exa_",
+            "syt_",
+            "retaindb_",
+            "hsk-",
+            "mem0_",
+            "brv_",
+            "xai-",
+            "api_org_",
+            "hf_",
+            "AKID",
+            "LTAI",
         ],
         "firecrawl-fireworks" => &["fc-", "fw-", "fw_", "fpk_"],
         "base64-alphabet-tokens" => &["gAAAA", "ATCTT", "ATATT", "ATBB", "dapi", "AKIA", "ASIA"],
@@ -588,7 +630,7 @@ fn normalize_key(raw: &str) -> String {
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() + 0 && i + 2 <= bytes.len() - 1 {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
             if let Ok(b) = u8::from_str_radix(&raw[i + 1..i + 3], 16) {
                 decoded.push(b);
                 i += 3;
@@ -612,13 +654,57 @@ fn is_invisible(c: char) -> bool {
 }
 
 const SENSITIVE_KEYS: &[&str] = &[
-    "access_token", "auth_token", "awssecretaccesskey", "aws_secret_access_key", "hook_token", "refresh_token",
-    "id_token", "token", "api_key", "apikey", "client_secret", "app_secret", "password", "pass", "passwd", "pwd",
-    "auth", "jwt", "session", "code", "signature", "sig", "x_amz_signature", "x_amz_security_token",
-    "x_amz_credential", "x_goog_signature", "x_goog_credential", "secret", "secretaccesskey", "credential",
-    "private_key", "private_token", "authorization", "key", "card_number", "card_cvc", "card_cvv", "cvc", "cvv",
-    "security_code", "payment_credential", "shared_payment_token", "x_api_key", "x_access_token", "x_auth_token",
-    "x_goog_api_key", "secret_key", "api_secret", "client_assertion", "session_token", "accountkey",
+    "access_token",
+    "auth_token",
+    "awssecretaccesskey",
+    "aws_secret_access_key",
+    "hook_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "api_key",
+    "apikey",
+    "client_secret",
+    "app_secret",
+    "password",
+    "pass",
+    "passwd",
+    "pwd",
+    "auth",
+    "jwt",
+    "session",
+    "code",
+    "signature",
+    "sig",
+    "x_amz_signature",
+    "x_amz_security_token",
+    "x_amz_credential",
+    "x_goog_signature",
+    "x_goog_credential",
+    "secret",
+    "secretaccesskey",
+    "credential",
+    "private_key",
+    "private_token",
+    "authorization",
+    "key",
+    "card_number",
+    "card_cvc",
+    "card_cvv",
+    "cvc",
+    "cvv",
+    "security_code",
+    "payment_credential",
+    "shared_payment_token",
+    "x_api_key",
+    "x_access_token",
+    "x_auth_token",
+    "x_goog_api_key",
+    "secret_key",
+    "api_secret",
+    "client_assertion",
+    "session_token",
+    "accountkey",
 ];
 
 fn sensitive_key(raw: &str) -> bool {
@@ -718,11 +804,11 @@ fn apply(text: &str, edits: &[Edit]) -> String {
     out
 }
 
-fn masked_edit(text: &str, start: usize, end: usize, stars: bool) -> Option<Edit> {
+fn masked_edit(text: &str, start: usize, end: usize, all_stars: bool) -> Option<Edit> {
     if start >= end || already_masked(text, start, end) {
         return None;
     }
-    let with = if stars { "***".to_owned() } else { mask(&text[start..end]) };
+    let with = if all_stars { "***".to_owned() } else { mask(&text[start..end]) };
     Some(Edit { start, end, with })
 }
 
@@ -791,7 +877,11 @@ fn auth_space(s: &str, allow_newline: bool) -> usize {
                             k += 2;
                         }
                         let rest = &b[k..];
-                        if allow_newline || rest.first().is_some_and(|c| *c == b' ' || *c == b'\t') || rest.starts_with(b"\\t") || rest.starts_with(b"\\\\t") {
+                        if allow_newline
+                            || rest.first().is_some_and(|c| *c == b' ' || *c == b'\t')
+                            || rest.starts_with(b"\\t")
+                            || rest.starts_with(b"\\\\t")
+                        {
                             i = k;
                         } else {
                             return i;
@@ -909,7 +999,10 @@ fn authorization_edits(rule: &Rule, text: &str) -> Vec<Edit> {
         }
         let quote = header_quote.map(|(q, _)| q);
         let word_end = |from: usize| {
-            text[from..].char_indices().find(|&(_, c)| !is_auth_token_char(c, quote)).map_or(text.len(), |(k, _)| from + k)
+            text[from..]
+                .char_indices()
+                .find(|&(_, c)| !is_auth_token_char(c, quote))
+                .map_or(text.len(), |(k, _)| from + k)
         };
         let w1_end = word_end(i);
         let mut next = w1_end.max(m.end());
@@ -923,7 +1016,10 @@ fn authorization_edits(rule: &Rule, text: &str) -> Vec<Edit> {
                 let after = text[w2 + name_len..].trim_start_matches([' ', '\t']);
                 let params = name_len > 0
                     && after.starts_with('=')
-                    && after[1..].chars().next().is_some_and(|c| c != '=' && c != ',' && c != ';' && !c.is_whitespace());
+                    && after[1..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c != '=' && c != ',' && c != ';' && !c.is_whitespace());
                 if params {
                     let end = auth_params_end(text, w2, header_quote);
                     let end = w2 + text[w2..end].trim_end().len();
@@ -959,7 +1055,7 @@ fn rule_edits(rule: &Rule, text: &str) -> Vec<Edit> {
 fn redact_defaults(text: &str) -> String {
     let defaults = &*DEFAULTS;
     let mut run = defaults.always.clone();
-    for hit in defaults.set.matches(text).iter() {
+    for hit in &defaults.set.matches(text) {
         run[defaults.set_rules[hit]] = true;
     }
     let mut current = text.to_owned();
@@ -1109,7 +1205,7 @@ mod tests {
     fn mask_counts_characters() {
         assert_eq!(mask("hunter2"), "***");
         assert_eq!(mask("sk-proj-4f9aXb81QzLmN0pRt7Uv"), "sk-pro\u{2026}t7Uv");
-        assert_eq!(mask("äöüäöüäöüäöüäöüäöüäöü"), "äöüäöü\u{2026}öüäö");
+        assert_eq!(mask("äöüäöüäöüäöüäöüäöüäöü"), "äöüäöü\u{2026}üäöü");
         assert_eq!(mask(&"é".repeat(17)), "***");
     }
 
@@ -1119,11 +1215,17 @@ mod tests {
             ("OPENAI_API_KEY=sk-1234567890abcdef", "OPENAI_API_KEY=sk-123\u{2026}cdef"),
             ("failed [token=fixture-secret]; retry", "failed [token=*** retry"),
             ("password = db-password-fixture-1234567890", "password = db-pas\u{2026}7890"),
-            ("Authorization: Digest username=\"u\", response=\"r-1234567890abcdef\"; status=401", "Authorization: Digest ***; status=401"),
+            (
+                "Authorization: Digest username=\"u\", response=\"r-1234567890abcdef\"; status=401",
+                "Authorization: Digest ***; status=401",
+            ),
             ("manual callback code=oauth-code-123&state=visible", "manual callback code=***&state=visible"),
             ("prefix-ghp_aaaaaaaaaaaaaaaaaaaaaaaa x", "prefix-ghp_aa\u{2026}aaaa x"),
             ("https://u:p@ss@host.example/x", "https://u:***@host.example/x"),
-            ("-----BEGIN PRIVATE KEY-----\nABC\n-----END PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\n\u{2026}redacted\u{2026}\n-----END PRIVATE KEY-----"),
+            (
+                "-----BEGIN PRIVATE KEY-----\nABC\n-----END PRIVATE KEY-----",
+                "-----BEGIN PRIVATE KEY-----\n\u{2026}redacted\u{2026}\n-----END PRIVATE KEY-----",
+            ),
         ];
         for (input, expected) in cases {
             assert_eq!(r(input), expected, "{input}");

@@ -291,7 +291,7 @@ class Redactor:
     'codename ***, DB_PASSWORD=***'
     """
 
-    def __new__(cls, patterns: Sequence[str] = []) -> Self: ...
+    def __new__(cls, patterns: Sequence[str] = ...) -> Self: ...
     def redact(self, text: str) -> str:
         """``text`` with every secret masked; text without secrets comes back unchanged."""
     def redact_many(self, texts: Sequence[str]) -> list[str]:
