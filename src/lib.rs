@@ -9,6 +9,7 @@ pub mod bm25;
 pub mod chunk;
 pub mod error;
 pub mod rank;
+pub mod redact;
 pub mod simd;
 pub mod vector;
 

@@ -275,3 +275,24 @@ def apply_temporal_decay(
 
 def simd_kernels() -> str:
     """Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``)."""
+
+# ---------------------------------------------------------------- redaction
+
+@final
+class Redactor:
+    r"""Masks secrets in text: the given user patterns (``logging.redactPatterns``) first, then the built-in rules.
+
+    A plain pattern is case-insensitive; ``/body/flags`` takes its own flags (``i``, ``m``, ``s``). A pattern with
+    a capture group masks group 1 (the whole match if group 1 did not take part); one without masks the whole
+    match. Patterns use Rust regex syntax and run in linear time; one that cannot compile (look-around,
+    back-references, too big) raises ``InvalidInputError`` whose message starts with ``logging.redactPatterns[i]: ``.
+
+    >>> Redactor([r"codename (\w+)"]).redact("codename nightingale, DB_PASSWORD=hunter2hunter2")
+    'codename ***, DB_PASSWORD=***'
+    """
+
+    def __new__(cls, patterns: Sequence[str] = ...) -> Self: ...
+    def redact(self, text: str) -> str:
+        """``text`` with every secret masked; text without secrets comes back unchanged."""
+    def redact_many(self, texts: Sequence[str]) -> list[str]:
+        """:meth:`redact` of each text, in order (in parallel, without the GIL)."""

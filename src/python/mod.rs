@@ -29,7 +29,8 @@ use crate::analyzer::{Analyzer, TokenBuf};
 use crate::bm25::{Bm25Index, ChunkDoc};
 use crate::error::Error;
 use crate::vector::{AnnParams, Metric, Quantization, VectorStore};
-use crate::{chunk, rank};
+use crate::{chunk, rank, redact};
+use std::sync::Arc;
 
 create_exception!(memsift._core, MemsiftError, PyException, "Root of every error memsift raises.");
 create_exception!(
@@ -64,12 +65,14 @@ mod analysis;
 mod args;
 mod bm25_index;
 mod ranking;
+mod redaction;
 mod vectors;
 
 use analysis::*;
 use args::*;
 use bm25_index::*;
 use ranking::*;
+use redaction::*;
 use vectors::*;
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -106,7 +109,7 @@ pub mod _core {
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
         estimate_chars_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py, mmr_py, normalize_weights_py,
         rank_candidates_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError, PyAnalyzer,
-        PyBm25Index, PyChunk, PyVectorStore, SearchIndexError,
+        PyBm25Index, PyChunk, PyRedactor, PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

@@ -477,9 +477,31 @@ def test_invalid_user_pattern_names_the_entry_and_the_fix():
     assert "'(unclosed'" in message and 'backslash' in message and 'remove it' in message
 
 
-def test_javascript_named_group_gets_a_hint():
-    with pytest.raises(RedactPatternError, match=r'\(\?P<name>'):
-        Redactor([r'id=(?<id>\d+)'])
+def test_javascript_named_group_works():
+    # Was: a JavaScript named group (?<id>...) raised RedactPatternError with a hint to write (?P<name>...).
+    # OpenClaw compiles redactPatterns as JavaScript regexes, where (?<id>...) is the native syntax, and the Rust
+    # regex engine accepts it too, so one config now works for both tools.
+    assert Redactor([r'id=(?<id>\d+)']).redact('user id=4242 logged in') == 'user id=*** logged in'
+
+
+def test_look_around_and_back_references_are_refused_with_a_rewrite_hint():
+    for index, pattern in ((0, r'(?<=token=)\w+'), (0, r'(\w+)-\1')):
+        with pytest.raises(RedactPatternError) as info:
+            Redactor([pattern])
+        assert info.value.key_path == f'logging.redactPatterns[{index}]'
+        assert 'not supported' in str(info.value) and 'remove it' in str(info.value)
+
+
+def test_huge_repetition_counts_are_refused_quickly():
+    with pytest.raises(RedactPatternError, match=r'redactPatterns\[1\].*too big'):
+        Redactor(['ok', 'a{100000}{100000}'])
+
+
+def test_catastrophic_backtracking_pattern_is_linear():
+    # (a+)+$ hangs a backtracking engine for hours on this input; the Rust regex engine is linear by construction.
+    text = 'a' * 1_000_000 + '!'
+    assert Redactor(['(a+)+$']).redact(text) == text
+    assert Redactor(['(a+)+$']).redact('x ' + 'a' * 30) == 'x ' + mask('a' * 30)
 
 
 def test_patterns_must_be_a_list_of_strings():
