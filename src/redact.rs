@@ -91,6 +91,9 @@ enum Check {
     /// `sk_…` / `am_…`: a random token, not a code identifier (`sk_write_queue`): no `_` and 16+ characters after
     /// the prefix, or upper case, lower case and a digit.
     NotSnakeIdentifier,
+    /// A flag value starting with `-`: only after `=`, or when it looks random (16+ characters with upper case,
+    /// lower case and a digit), so `--token -v` stays.
+    DashValue,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -265,9 +268,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|private[_-]?key|card[_-]?number|card[_-]?cvc|card[_-]?cvv|cvc|cvv|security[_-]?code",
                 r"|payment[_-]?credential|shared[_-]?payment[_-]?token|credential|token|secret|password|passwd)",
                 r"(?:=|[ \t]+)",
-                value!(r#"[^\s"'\-=:$<][^\s"']*"#)
+                value!(r#"-*[^\s"'\-=:$<][^\s"']*"#)
             ),
-            &[NotPlaceholder, NotConjunction],
+            &[NotPlaceholder, NotConjunction, DashValue],
         ),
         // CLI passwords: curl -u user:pw, mysql -pPW, sshpass -p PW.
         rule("cli-user-password", r#"(?:^|\s)(?:-u|--user)[ \t]+["']?[^\s:"']+:([^\s"']+)"#, &[1], &[NotPlaceholder]),
@@ -830,6 +833,15 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 end > start
             }
             Check::Stars | Check::DropQuotes => true,
+            Check::DashValue => {
+                let has = |f: fn(&u8) -> bool| value.as_bytes().iter().any(f);
+                !value.starts_with('-')
+                    || ctx.text[..start].ends_with('=')
+                    || (value.len() >= 16
+                        && has(u8::is_ascii_uppercase)
+                        && has(u8::is_ascii_lowercase)
+                        && has(u8::is_ascii_digit))
+            }
             Check::NotSnakeIdentifier => {
                 let body = &value[3..];
                 let has = |f: fn(&u8) -> bool| body.as_bytes().iter().any(f);
