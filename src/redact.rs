@@ -227,6 +227,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             ),
             &[],
         ),
+        // Form bodies (code=…&state=…), `body: key=value` pairs and pairs with encoded or obfuscated keys
+        // (client%5Fsecret=…): parsed per line in code, sensitive values become `***`.
+        Spec { name: "form-body", pattern: FORM_KEY, groups: &[], unquoted: 0, checks: &[], kind: Kind::FormBody },
         // Standalone lower-case assignments in diagnostics: (password=…), [token=…], access_token=…, pass=….
         valued(
             "standalone-assignment",
@@ -285,13 +288,10 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         // decoded and checked in code.
         rule(
             "url-query",
-            r#"[?&](?P<key>[^\s=&?#"'<>]+)=("[^"&\s#<>\\]+"|'[^'&\s#<>\\]+'|["']?[^&\s#"'<>\\]+)"#,
+            r#"[?&](?P<key>[^\s=&?#"'<>]+)=("[^"&\s#<>\\]+"|'[^'&\s#<>\\]+'|["']?[^&\s#"'`<>\\]+)"#,
             &[2],
             &[SensitiveKey, NotPlaceholder, DropQuotes],
         ),
-        // Form bodies (code=…&state=…), `body: key=value` pairs and pairs with encoded or obfuscated keys
-        // (client%5Fsecret=…): parsed per line in code, sensitive values become `***`.
-        Spec { name: "form-body", pattern: FORM_KEY, groups: &[], unquoted: 0, checks: &[], kind: Kind::FormBody },
         // AWS secret access keys: labeled (also --aws-secret-access-key=, awsSecretAccessKey, URL-encoded) …
         rule(
             "aws-secret-access-key",
@@ -846,7 +846,10 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 let body = &value[3..];
                 let has = |f: fn(&u8) -> bool| body.as_bytes().iter().any(f);
                 (body.len() >= 16 && !body.contains(['_', '-']))
-                    || (body.len() >= 16 && has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit))
+                    || (body.len() >= 16
+                        && has(u8::is_ascii_uppercase)
+                        && has(u8::is_ascii_lowercase)
+                        && has(u8::is_ascii_digit))
             }
         };
         if !ok {
@@ -913,7 +916,7 @@ fn unquoted_span(text: &str, start: usize, end: usize) -> (usize, usize) {
     let v = &text.as_bytes()[start..end];
     match v.first() {
         Some(&q @ (b'"' | b'\'' | b'`')) if v.len() >= 2 => {
-            let close = if v[v.len() - 1] == q { 1 } else { 0 };
+            let close = usize::from(v[v.len() - 1] == q);
             (start + 1, end - close)
         }
         _ => (start, end),
@@ -943,10 +946,8 @@ static FORM: LazyLock<FormRegexes> = LazyLock::new(|| FormRegexes {
         r#"(?i)(?-u:\b)(?:body|form(?:[-_\s]?body)?)\s*[:=]\s*["'`]?(?P<key>{FORM_KEY})=(?P<value>[^&\s<>]*)"#
     ))
     .expect("form context"),
-    body: Regex::new(&format!(
-        r#"(?:^|[\s:(\{{\[,="'`])(?P<body>{FORM_KEY}=[^&\s<>]*(?:&{FORM_KEY}=[^&\s<>]*)+)"#
-    ))
-    .expect("form body"),
+    body: Regex::new(&format!(r#"(?:^|[\s:(\{{\[,="'`])(?P<body>{FORM_KEY}=[^&\s<>]*(?:&{FORM_KEY}=[^&\s<>]*)+)"#))
+        .expect("form body"),
 });
 
 /// The part of a form value to replace: quotes around it and trailing `,;)}]` delimiters stay outside.
@@ -1020,7 +1021,7 @@ fn form_body_edits(text: &str) -> Vec<Edit> {
     spans.sort_unstable();
     let mut edits: Vec<Edit> = Vec::new();
     for (s, e) in spans {
-        if edits.last().is_some_and(|last| s < last.end) || &text[s..e] == "***" {
+        if edits.last().is_some_and(|last| s < last.end || s == last.start) || &text[s..e] == "***" {
             continue;
         }
         if e > s && already_masked(text, s, e) {
