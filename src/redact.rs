@@ -86,6 +86,14 @@ enum Check {
     CutAtPair,
     /// Always mask as `***` (structured values whose length says nothing useful).
     Stars,
+    /// The quotes around the value are replaced too, the mask is made from the text inside them.
+    DropQuotes,
+    /// `sk_…` / `am_…`: a random token, not a code identifier (`sk_write_queue`): no `_` and 16+ characters after
+    /// the prefix, or upper case, lower case and a digit.
+    NotSnakeIdentifier,
+    /// A flag value starting with `-`: only after `=`, or when it looks random (16+ characters with upper case,
+    /// lower case and a digit), so `--token -v` stays.
+    DashValue,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,6 +101,7 @@ enum Kind {
     Regex,
     Pem,
     Authorization,
+    FormBody,
 }
 
 struct Spec {
@@ -124,6 +133,14 @@ const fn token(name: &'static str, pattern: &'static str) -> Spec {
 macro_rules! value {
     ($unquoted:literal) => {
         concat!(r#"(?:"((?:[^"\\\n]|\\[^"\\\n])+)"?|'([^'\n]+)'?|`([^`\n]+)`?|("#, $unquoted, "))")
+    };
+}
+
+/// Like `value!`, but a quote must close on the line: an unterminated one is part of an unquoted value that ends
+/// at whitespace (`token="abc rest` masks `"abc`).
+macro_rules! closed_value {
+    ($unquoted:literal) => {
+        concat!(r#"(?:"((?:[^"\\\n]|\\[^"\\\n])+)"|'([^'\n]+)'|`([^`\n]+)`|("#, $unquoted, "))")
     };
 }
 
@@ -210,6 +227,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             ),
             &[],
         ),
+        // Form bodies (code=…&state=…), `body: key=value` pairs and pairs with encoded or obfuscated keys
+        // (client%5Fsecret=…): parsed per line in code, sensitive values become `***`.
+        Spec { name: "form-body", pattern: FORM_KEY, groups: &[], unquoted: 0, checks: &[], kind: Kind::FormBody },
         // Standalone lower-case assignments in diagnostics: (password=…), [token=…], access_token=…, pass=….
         valued(
             "standalone-assignment",
@@ -218,7 +238,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
                 r"|authorization|jwt|token|secret|password|passphrase|pass|passwd|credential|card[_-]?number|cvc",
                 r"|cvv|security[_-]?code|payment[_-]?credential|shared[_-]?payment[_-]?token)=",
-                value!(r#"[\x22'`]?[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
+                closed_value!(r#"[\x22'`]?[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
             &[NotPlaceholder, CutAtSemicolon],
         ),
@@ -230,8 +250,8 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"(?:^|[\s,{])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
-                r"(?:[ \t]*:[ \t]*|[ \t]+=[ \t]*|=)",
-                value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
+                r"(?:[ \t]*:[ \t]*|[ \t]*=[ \t]*)",
+                closed_value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
             &[NotPlaceholder, NotIdentifier, CutAtSemicolon],
         ),
@@ -251,9 +271,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|private[_-]?key|card[_-]?number|card[_-]?cvc|card[_-]?cvv|cvc|cvv|security[_-]?code",
                 r"|payment[_-]?credential|shared[_-]?payment[_-]?token|credential|token|secret|password|passwd)",
                 r"(?:=|[ \t]+)",
-                value!(r#"[^\s"'\-=:$<][^\s"']*"#)
+                value!(r#"-*[^\s"'\-=:$<][^\s"']*"#)
             ),
-            &[NotPlaceholder, NotConjunction],
+            &[NotPlaceholder, NotConjunction, DashValue],
         ),
         // CLI passwords: curl -u user:pw, mysql -pPW, sshpass -p PW.
         rule("cli-user-password", r#"(?:^|\s)(?:-u|--user)[ \t]+["']?[^\s:"']+:([^\s"']+)"#, &[1], &[NotPlaceholder]),
@@ -268,16 +288,9 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         // decoded and checked in code.
         rule(
             "url-query",
-            r#"[?&](?P<key>[^\s=&?#"'<>]+)=["']?([^&\s#"'<>\\]+)"#,
+            r#"[?&](?P<key>[^\s=&?#"'<>]+)=("[^"&\s#<>\\]+"|'[^'&\s#<>\\]+'|["']?[^&\s#"'`<>\\]+)"#,
             &[2],
-            &[SensitiveKey, NotPlaceholder],
-        ),
-        // The first pair of a form body: code=…&state=…, sig=…&…, client%5Fsecret=…&….
-        rule(
-            "form-body",
-            r#"(?:^|[\s,;:=(\x22'`])(?P<key>[^\s=&?#"'<>]+)=([^&\s"'`]+)&[A-Za-z_%][A-Za-z0-9_.%+-]*="#,
-            &[2],
-            &[SensitiveKey, NotPlaceholder],
+            &[SensitiveKey, NotPlaceholder, DropQuotes],
         ),
         // AWS secret access keys: labeled (also --aws-secret-access-key=, awsSecretAccessKey, URL-encoded) …
         rule(
@@ -296,6 +309,14 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             groups: &[1],
             unquoted: 0,
             checks: &[SkToken],
+            kind: Kind::Regex,
+        },
+        Spec {
+            name: "generic-sk-am",
+            pattern: r"(?:^|[^A-Za-z0-9_])(sk_[A-Za-z0-9_]{10,}|am_[A-Za-z0-9_-]{10,})",
+            groups: &[1],
+            unquoted: 0,
+            checks: &[NotSnakeIdentifier],
             kind: Kind::Regex,
         },
         token("github", r"(gh[pousr]_[A-Za-z0-9]{10,})"),
@@ -348,19 +369,19 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             "misc-vendor",
             concat!(
                 r"(fal_[A-Za-z0-9_-]{10,}|bb_live_[A-Za-z0-9_-]{10,}|bkua_[a-z0-9]{40}|CCIPAT_[A-Za-z0-9]{22}_",
-                r"[A-Fa-f0-9]{40}|sbp_[a-z0-9]{40}|dd[pw]_[A-Za-z0-9]{36}|glsa_[A-Za-z0-9_]{41}",
+                r"[A-Fa-f0-9]{40}|sbp_[a-z0-9]{40}|dd[pw]_[A-Za-z0-9]{36}|glsa_[A-Za-z0-9_]{32,}",
                 r"|glc_eyJ[A-Za-z0-9+/=]{60,160}|nfp_[A-Za-z0-9_]{36}|CFPAT-[A-Za-z0-9_-]{40,}",
                 r"|BBDC-[A-Za-z0-9+/@_-]{40,50}|HRKU-AA[A-Za-z0-9_-]{20,}",
                 r"|pat-(?:eu|na)1-[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12}",
                 r"|apify_api_[A-Za-z0-9-]{20,}|FlyV1 fm\d+_[A-Za-z0-9+/=,_-]{100,}|fio-u-[A-Za-z0-9_-]{40,}",
-                r"|tvly-[A-Za-z0-9]{10,}|exa_[A-Za-z0-9]{10,}|syt_[A-Za-z0-9]{10,}|retaindb_[A-Za-z0-9]{10,}",
+                r"|tvly-[A-Za-z0-9]{10,}|exa_[A-Za-z0-9]{10,}|syt_[A-Za-z0-9_-]{10,}|retaindb_[A-Za-z0-9]{10,}",
                 r"|hsk-[A-Za-z0-9]{10,}|mem0_[A-Za-z0-9]{10,}|brv_[A-Za-z0-9]{10,}|xai-[A-Za-z0-9]{30,}",
                 r"|api_org_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{10,}|AKID[A-Za-z0-9]{10,}|LTAI[A-Za-z0-9]{10,})"
             ),
         ),
         token(
             "firecrawl-fireworks",
-            r"(?:^|[^A-Za-z0-9_])(fc-[A-Za-z0-9]{10,}|fw[-_][A-Za-z0-9]{30,}|fpk_[A-Za-z0-9]{30,})",
+            r"(?:^|[^A-Za-z0-9_])(fc-[A-Za-z0-9]{10,}|fw[-_][A-Za-z0-9]{24,}|fpk_[A-Za-z0-9]{30,})",
         ),
         Spec {
             name: "base64-alphabet-tokens",
@@ -433,7 +454,34 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "cli-user-password" => &["-u", "--user"],
         "cli-mysql-password" => &["mysql"],
         "cli-sshpass" => &["sshpass"],
-        "url-query" | "form-body" => &[
+        "form-body" => &[
+            "token",
+            "secret",
+            "key",
+            "pass",
+            "pwd",
+            "sig",
+            "code",
+            "auth",
+            "jwt",
+            "session",
+            "credential",
+            "cvc",
+            "cvv",
+            "card",
+            "body",
+            "%",
+            "+",
+            "\u{200b}",
+            "\u{3164}",
+            "\u{115f}",
+            "\u{1160}",
+            "\u{ffa0}",
+            "\u{a0}",
+            "\u{ad}",
+            "\u{feff}",
+        ],
+        "url-query" => &[
             "token",
             "secret",
             "key",
@@ -454,6 +502,7 @@ fn triggers(spec: &Spec) -> Vec<String> {
         ],
         "aws-secret-access-key" => &["secretaccesskey", "secret_access_key", "secret-access-key"],
         "openai-anthropic" => &["sk-"],
+        "generic-sk-am" => &["sk_", "am_"],
         "github" => &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         "github-pat" => &["github_pat_"],
         "gitlab-pat" => &["glpat-"],
@@ -640,11 +689,20 @@ fn normalize_key(raw: &str) -> String {
         decoded.push(bytes[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&decoded)
-        .chars()
-        .filter(|c| !(c.is_whitespace() || c.is_control() || *c == '+' || is_invisible(*c)))
-        .map(|c| if c == '-' { '_' } else { c.to_ascii_lowercase() })
-        .collect()
+    let mut out = String::with_capacity(decoded.len());
+    let mut lower_before = false;
+    for c in String::from_utf8_lossy(&decoded).chars() {
+        if c.is_whitespace() || c.is_control() || c == '+' || is_invisible(c) || is_format(c) {
+            continue;
+        }
+        // camelCase words: clientSecret -> client_secret.
+        if c.is_ascii_uppercase() && lower_before {
+            out.push('_');
+        }
+        lower_before = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(if c == '-' { '_' } else { c.to_ascii_lowercase() });
+    }
+    out
 }
 
 fn is_invisible(c: char) -> bool {
@@ -705,6 +763,8 @@ const SENSITIVE_KEYS: &[&str] = &[
     "client_assertion",
     "session_token",
     "accountkey",
+    "secret_access_key",
+    "account_key",
 ];
 
 fn sensitive_key(raw: &str) -> bool {
@@ -772,7 +832,25 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 }
                 end > start
             }
-            Check::Stars => true,
+            Check::Stars | Check::DropQuotes => true,
+            Check::DashValue => {
+                let has = |f: fn(&u8) -> bool| value.as_bytes().iter().any(f);
+                !value.starts_with('-')
+                    || ctx.text[..start].ends_with('=')
+                    || (value.len() >= 16
+                        && has(u8::is_ascii_uppercase)
+                        && has(u8::is_ascii_lowercase)
+                        && has(u8::is_ascii_digit))
+            }
+            Check::NotSnakeIdentifier => {
+                let body = &value[3..];
+                let has = |f: fn(&u8) -> bool| body.as_bytes().iter().any(f);
+                (body.len() >= 16 && !body.contains(['_', '-']))
+                    || (body.len() >= 16
+                        && has(u8::is_ascii_uppercase)
+                        && has(u8::is_ascii_lowercase)
+                        && has(u8::is_ascii_digit))
+            }
         };
         if !ok {
             return None;
@@ -815,11 +893,143 @@ fn masked_edit(text: &str, start: usize, end: usize, all_stars: bool) -> Option<
 fn regex_edits(rule: &Rule, text: &str) -> Vec<Edit> {
     let ctx = Ctx::new(text);
     let stars = rule.spec.checks.contains(&Check::Stars);
+    let unquote = rule.spec.checks.contains(&Check::DropQuotes);
     rule.regex
         .captures_iter(text)
         .filter_map(|caps| secret_span(rule, &caps, &ctx))
-        .filter_map(|(s, e)| masked_edit(text, s, e, stars))
+        .filter_map(|(s, e)| {
+            if unquote {
+                let (inner_start, inner_end) = unquoted_span(text, s, e);
+                if already_masked(text, inner_start, inner_end) {
+                    return None;
+                }
+                let with = if stars { "***".to_owned() } else { mask(&text[inner_start..inner_end]) };
+                return Some(Edit { start: s, end: e, with });
+            }
+            masked_edit(text, s, e, stars)
+        })
         .collect()
+}
+
+/// `text[start..end]` less a leading quote and the same quote closing it.
+fn unquoted_span(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let v = &text.as_bytes()[start..end];
+    match v.first() {
+        Some(&q @ (b'"' | b'\'' | b'`')) if v.len() >= 2 => {
+            let close = usize::from(v[v.len() - 1] == q);
+            (start + 1, end - close)
+        }
+        _ => (start, end),
+    }
+}
+
+/// A form-body key: letters, digits, `_.-`, `%XX` escapes, `+` and invisible characters (never `=`, `&`).
+const FORM_KEY: &str = concat!(
+    r"[+\p{C}\u{A0}\u{1680}\u{2000}-\u{200A}\u{202F}\u{205F}\u{3000}\u{115F}\u{1160}\u{3164}\u{FFA0}]*",
+    r"(?:[A-Za-z_]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9_.\-]|%[0-9A-Fa-f]{2}",
+    r"|[+\p{C}\u{A0}\u{1680}\u{2000}-\u{200A}\u{202F}\u{205F}\u{3000}\u{115F}\u{1160}\u{3164}\u{FFA0}])*"
+);
+
+struct FormRegexes {
+    /// A pair whose key holds an escape or an invisible character, after a delimiter.
+    encoded: Regex,
+    /// `body: key=value`, `form_body=key=value`.
+    context: Regex,
+    /// Two or more `key=value` pairs joined by `&`.
+    body: Regex,
+}
+
+static FORM: LazyLock<FormRegexes> = LazyLock::new(|| FormRegexes {
+    encoded: Regex::new(&format!(r#"(?:^|[\s:(\{{\[,="'`&])(?P<key>{FORM_KEY})=(?P<value>[^&\s<>]*)"#))
+        .expect("form encoded"),
+    context: Regex::new(&format!(
+        r#"(?i)(?-u:\b)(?:body|form(?:[-_\s]?body)?)\s*[:=]\s*["'`]?(?P<key>{FORM_KEY})=(?P<value>[^&\s<>]*)"#
+    ))
+    .expect("form context"),
+    body: Regex::new(&format!(r#"(?:^|[\s:(\{{\[,="'`])(?P<body>{FORM_KEY}=[^&\s<>]*(?:&{FORM_KEY}=[^&\s<>]*)+)"#))
+        .expect("form body"),
+});
+
+/// The part of a form value to replace: quotes around it and trailing `,;)}]` delimiters stay outside.
+fn form_value_span(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let v = &text.as_bytes()[start..end];
+    let delim = |b: &u8| matches!(b, b'"' | b'\'' | b'`' | b',' | b';' | b')' | b'}' | b']');
+    if let Some(&q @ (b'"' | b'\'' | b'`')) = v.first() {
+        if let Some(close) = v.iter().rposition(|&b| b == q).filter(|&c| c > 0) {
+            if v[close + 1..].iter().all(delim) {
+                return (start, start + close + 1);
+            }
+        }
+        let trail = v[1..].iter().rev().take_while(|b| delim(b)).count();
+        let trail = if trail < v.len() - 1 { trail } else { 0 };
+        return (start, end - trail);
+    }
+    let trail = v.iter().rev().take_while(|b| delim(b)).count();
+    let trail = if trail < v.len() { trail } else { 0 };
+    (start, end - trail)
+}
+
+fn has_encoded_or_invisible(key: &str) -> bool {
+    key.contains('%') || key.chars().any(|c| c == '+' || c.is_control() || is_invisible(c) || is_format(c))
+}
+
+fn is_format(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}' | '\u{180E}'
+        | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+/// Form-body pairs per line: encoded keys, `body:` context pairs, then `&`-joined pair runs.
+fn form_body_edits(text: &str) -> Vec<Edit> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut push = |s: usize, e: usize, key: &str| {
+        if sensitive_key(key) {
+            let (s, e) = form_value_span(text, s, e);
+            spans.push((s, e));
+        }
+    };
+    let mut line_start = 0;
+    while line_start <= text.len() {
+        let line_end = text[line_start..].find(['\r', '\n']).map_or(text.len(), |i| line_start + i);
+        let line = &text[line_start..line_end];
+        if line.contains('=') {
+            for caps in FORM.encoded.captures_iter(line) {
+                let (k, v) = (&caps["key"], caps.name("value").expect("value"));
+                if has_encoded_or_invisible(k) {
+                    push(line_start + v.start(), line_start + v.end(), k);
+                }
+            }
+            for caps in FORM.context.captures_iter(line) {
+                let v = caps.name("value").expect("value");
+                push(line_start + v.start(), line_start + v.end(), &caps["key"]);
+            }
+            if line.contains('&') {
+                for caps in FORM.body.captures_iter(line) {
+                    let body = caps.name("body").expect("body");
+                    let mut at = line_start + body.start();
+                    for pair in body.as_str().split('&') {
+                        if let Some(eq) = pair.find('=') {
+                            push(at + eq + 1, at + pair.len(), &pair[..eq]);
+                        }
+                        at += pair.len() + 1;
+                    }
+                }
+            }
+        }
+        line_start = line_end + 1;
+    }
+    spans.sort_unstable();
+    let mut edits: Vec<Edit> = Vec::new();
+    for (s, e) in spans {
+        if edits.last().is_some_and(|last| s < last.end || s == last.start) || &text[s..e] == "***" {
+            continue;
+        }
+        if e > s && already_masked(text, s, e) {
+            continue;
+        }
+        edits.push(Edit { start: s, end: e, with: "***".to_owned() });
+    }
+    edits
 }
 
 fn pem_edits(rule: &Rule, text: &str) -> Vec<Edit> {
@@ -1048,6 +1258,7 @@ fn rule_edits(rule: &Rule, text: &str) -> Vec<Edit> {
         Kind::Regex => regex_edits(rule, text),
         Kind::Pem => pem_edits(rule, text),
         Kind::Authorization => authorization_edits(rule, text),
+        Kind::FormBody => form_body_edits(text),
     }
 }
 

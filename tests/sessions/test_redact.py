@@ -308,9 +308,10 @@ SECRETS = [
         '&X-Amz-Signature=',
     ),
     (
+        # Form-body values are always '***' (OpenClaw); a short secret keeps the shape rule above true.
         'form-client-secret',
-        "curl -d 'grant_type=client_credentials&client_secret=" + B24 + "' https://auth/token",
-        B24,
+        "curl -d 'grant_type=client_credentials&client_secret=" + B24[:16] + "' https://auth/token",
+        B24[:16],
         '&client_secret=',
     ),
     ('query-password', 'POST /login?user=bob&password=letmein123 HTTP/1.1', 'letmein123', '&password='),

@@ -37,6 +37,25 @@ MASKED = {
         ),
         ('pass: hunter22', 'pass: ***'),
     ],
+    'form bodies and unquoted-quote values (issue 13, revision 3)': [
+        ('body: code=oauth-code-123 Oops code=E1', 'body: code=*** Oops code=E1'),
+        ('form_body=client_secret=oauth-secret&app_secret=app-secret', 'form_body=client_secret=***&app_secret=***'),
+        ('client_id=visible&app_secret=opaque-app-secret&safe=value', 'client_id=visible&app_secret=***&safe=value'),
+        (
+            'body: client_id=visible&clientSecret=opaque-value-123&state=ok',
+            'body: client_id=visible&clientSecret=***&state=ok',
+        ),
+        ('client%5Fsecret=single-secret', 'client%5Fsecret=***'),
+        ('GET /cb?token="opaque-token-secret"&safe=1', f'GET /cb?token=opaque{E}cret&safe=1'),
+        ('password= db-password-fixture-1234567890', f'password= db-pas{E}7890'),
+        ('failed (token="unterminated retry', 'failed (token=*** retry'),
+        ('sk_abcdefghijklmnopqrstuvwxyz', f'sk_abc{E}wxyz'),
+        ('am_abcdefghijklmnopqrstuvwxyz', f'am_abc{E}wxyz'),
+        ('glsa_' + 'Ab1' * 11 + 'A', f'glsa_A{E}Ab1A'),
+        ('fw_' + 'aB3' * 9, f'fw_aB3{E}3aB3'),
+        ('syt_deO63wbN_6sK3fhTePO0KI0rqIAdR2XosFXfWjAr', f'syt_de{E}WjAr'),
+        ('tool run --token=-JjP7a8A_B1Oq6KEiw5ntNR --verbose', f'tool run --token=-JjP7a{E}ntNR --verbose'),
+    ],
     'env assignments': [
         ('OPENAI_API_KEY=sk-1234567890abcdef', f'OPENAI_API_KEY=sk-123{E}cdef'),
         ('DISCORD_BOT_TOKEN=$SUPERSECRET123', 'DISCORD_BOT_TOKEN=***'),
@@ -232,6 +251,10 @@ UNCHANGED = [
     'main-test-case-name',
     'safe_option = visible',
     'compass=visible',
+    # Code identifiers that share a vendor prefix, and flags after a secret flag (issue 13, revision 3).
+    'sk_write_queue sk_buff_head sk_ipv6only am_i_right_here',
+    'tool --token -v --verbose',
+    'token_count=42&session_id=visible&lang=en',
 ]
 
 
