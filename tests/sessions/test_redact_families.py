@@ -154,10 +154,36 @@ MASKED = {
         ),
         (
             '{"Authorization":"Digest username=\\"example\\", response=\\"json-digest-response-1234567890abcdef\\""}',
-            '{"Authorization":"Digest ***"}',
+            '{"Authorization":"***"}',
+        ),
+        (
+            'Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/s3/aws4_request, '
+            'SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024'
+            '; status=403',
+            'Authorization: AWS4-HMAC-SHA256 ***; status=403',
+        ),
+        ('Authorization: Digest x=opaque-digest-value-1234;status=403', 'Authorization: Digest ***;status=403'),
+        (
+            'Authorization: Digest broken,, response="digest-response-value-1234567890"; status=401',
+            'Authorization: Digest ***; status=401',
+        ),
+        ('Authorization: Token abc123, status=401', 'Authorization: Token ***, status=401'),
+        (
+            '"log\\nAuthorization: Digest response=\\"digest-response-value-1234567890\\""',
+            '"log\\nAuthorization: Digest ***"',
+        ),
+        (
+            '{"Authorization":"Digest response=\\"digest-response-value-1234567890\\\\\\\\\\""}',
+            '{"Authorization":"***"}',
         ),
     ],
     'json and object keys': [
+        ('payload: {"credential":"opaque_credential_1234567890"}', 'payload: {"credential":"***"}'),
+        ('{"api_key": "opaque_credential_1234567890"}', '{"api_key": "***"}'),
+        ("headers: { authorization: 'Bearer tenant_access_abcdef123456' }", "headers: { authorization: '***' }"),
+        ("cfg: { access_token: 'opaque_credential_1234567890' }", "cfg: { access_token: '***' }"),
+        ('const cfg = { apiKey: "opaque_credential_1234567890" };', f'const cfg = {{ apiKey: "opaque{E}7890" }};'),
+        ('{"password":"opaque_credential_1234567890"}', f'{{"password":"opaque{E}7890"}}'),
         (
             '{"card_number":"4242424242424242","cvc":"123","amount":"4200"}',
             '{"card_number":"***","cvc":"***","amount":"4200"}',
