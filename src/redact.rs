@@ -91,6 +91,10 @@ enum Check {
     /// Always `***`, even over a value an earlier rule masked (OpenClaw masks these fields twice, and a second
     /// mask of a shortened `first6…last4` value is `***`).
     Remask,
+    /// Trailing delimiters (`"'`,;)}]`) close the value rather than end the secret: `(pass: value)`.
+    TrimDelims,
+    /// YAML: the value line (group 2 indent) is indented deeper than the key line (group 1 indent).
+    DeeperIndent,
     /// `sk_…` / `am_…`: a random token, not a code identifier (`sk_write_queue`): no `_` and 16+ characters after
     /// the prefix, or upper case, lower case and a digit.
     NotSnakeIdentifier,
@@ -265,13 +269,25 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         valued(
             "config-assignment",
             concat!(
-                r"(?:^|[\s,{])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"(?:^|[\s,{(])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
                 r"(?:[ \t]*:[ \t]*|[ \t]*=[ \t]*)",
                 closed_value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder, NotIdentifier, CutAtSemicolon],
+            &[NotPlaceholder, NotIdentifier, CutAtSemicolon, TrimDelims],
+        ),
+        // YAML with the value on the next, deeper-indented line: `pass:\n    value`.
+        rule(
+            "yaml-next-line",
+            concat!(
+                r"(?m)^([ \t]*)(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
+                r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
+                r#"[ \t]*:[ \t]*\r?\n([ \t]+)([^\s#"'`<>]+)[ \t]*\r?$"#
+            ),
+            &[3],
+            &[DeeperIndent, NotPlaceholder, NotIdentifier],
         ),
         // Connection strings: AccountKey=… (Azure), Pwd=… (ODBC), Password=…; up to ";".
         rule(
@@ -453,7 +469,12 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "api-key-header" => &["api-key", "apikey", "-token", "cookie", "jwt-assertion"],
         "bearer-token" => &["bearer"],
         "env-assignment" => &["KEY", "TOKEN", "SECRET", "PASS", "CARD", "CVC", "CVV", "CODE", "CREDENTIAL"],
-        "json-field" | "quoted-field" | "double-masked-field" | "standalone-assignment" | "config-assignment" => &[
+        "json-field"
+        | "quoted-field"
+        | "double-masked-field"
+        | "standalone-assignment"
+        | "yaml-next-line"
+        | "config-assignment" => &[
             "key",
             "token",
             "secret",
@@ -852,6 +873,17 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
             }
             Check::Stars | Check::DropQuotes => true,
             Check::Remask => value != "***",
+            Check::TrimDelims => {
+                let trimmed = ctx.text[start..end].trim_end_matches(['"', '\'', '`', ',', ';', ')', '}', ']']);
+                if unquoted && !trimmed.is_empty() {
+                    end = start + trimmed.len();
+                }
+                true
+            }
+            Check::DeeperIndent => {
+                let indent = |g: usize| caps.get(g).map_or(0, |m| m.as_str().len());
+                indent(2) > indent(1)
+            }
             Check::DashValue => {
                 let has = |f: fn(&u8) -> bool| value.as_bytes().iter().any(f);
                 !value.starts_with('-')

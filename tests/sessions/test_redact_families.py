@@ -36,6 +36,13 @@ MASKED = {
             'password=*** token=*** client_secret=*** pass=***',
         ),
         ('pass: hunter22', 'pass: ***'),
+        ('login (pass: opaque-pass-secret-1234567890)', f'login (pass: opaque{E}7890)'),
+        ('db (password: opaque-pass-secret-1234567890), retry', f'db (password: opaque{E}7890), retry'),
+        (
+            'smtp:\n  pass:\n    opaque-pass-secret-1234567890\n  user: bot',
+            f'smtp:\n  pass:\n    opaque{E}7890\n  user: bot',
+        ),
+        ('db:\n  password:\n    hunter22\n', 'db:\n  password:\n    ***\n'),
     ],
     'form bodies and unquoted-quote values (issue 13, revision 3)': [
         ('body: code=oauth-code-123 Oops code=E1', 'body: code=*** Oops code=E1'),
@@ -263,6 +270,8 @@ UNCHANGED = [
     'Use either --password or --password-file.',
     'the password is in the vault',
     'password_hash(x)',
+    'smtp:\n  pass:\nnext: value',
+    'auth:\n  token:\n    required\n',
     '(token_count=42) [password_hint=visible] {mytoken=visible}',
     'Oops: failed: code=E1 status=500',
     'agents.defaults: Unrecognized key: "llm"',
