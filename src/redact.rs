@@ -88,6 +88,13 @@ enum Check {
     Stars,
     /// The quotes around the value are replaced too, the mask is made from the text inside them.
     DropQuotes,
+    /// Always `***`, even over a value an earlier rule masked (OpenClaw masks these fields twice, and a second
+    /// mask of a shortened `first6…last4` value is `***`).
+    Remask,
+    /// Trailing delimiters (`"'`,;)}]`) close the value rather than end the secret: `(pass: value)`.
+    TrimDelims,
+    /// YAML: the value line (group 2 indent) is indented deeper than the key line (group 1 indent).
+    DeeperIndent,
     /// `sk_…` / `am_…`: a random token, not a code identifier (`sk_write_queue`): no `_` and 16+ characters after
     /// the prefix, or upper case, lower case and a digit.
     NotSnakeIdentifier,
@@ -169,7 +176,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         // folded and escaped whitespace, serialized quotes).
         Spec {
             name: "authorization",
-            pattern: r#"(?i)(?:^|[^A-Za-z0-9_?&-])(?:(?:proxy|x)-)?authorization(?:\\*["'])?[ \t]*[:=]"#,
+            pattern: r#"(?i)(?:^|[^A-Za-z0-9_?&-]|\\[nrt])(?:(?:proxy|x)-)?authorization(?:\\*["'])?[ \t]*[:=]"#,
             groups: &[],
             unquoted: 0,
             checks: &[],
@@ -227,6 +234,21 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             ),
             &[],
         ),
+        // Quoted fields that two of OpenClaw's patterns mask (a structured JSON field and an ambiguous quoted
+        // field, or a quoted field and a config assignment / auth header): the second mask of the shortened value
+        // is `***`, so these are always `***`: {"credential":"…"}, {"apiKey":"…"}, authorization: '…'.
+        rule(
+            "double-masked-field",
+            concat!(
+                r#"(?i)(?:^|[\s,{])(?:"(?:access_token|api[_-]?key|auth_?token|authorization|client_?secret|cookie"#,
+                r"|credential|id_token|key_material|private_key|proxy-authorization|raw_secret|refresh_token",
+                r#"|secret_input|secret_value|set-cookie|x-api-key|x-auth-token)"[ \t]*:[ \t]*"([^"'\r\n]+)""#,
+                r"|(?:(?-i:access[_-]token|api[_-]key|auth[_-]token|id[_-]token|key[_-]material|refresh[_-]token",
+                r#"|apikey|APIKEY)|authorization|'(?:api-key|authorization)')[ \t]*[:=][ \t]*(?:"([^"'\r\n]+)"|'([^"'\r\n]+)'))"#
+            ),
+            &[1, 2, 3],
+            &[Remask],
+        ),
         // Form bodies (code=…&state=…), `body: key=value` pairs and pairs with encoded or obfuscated keys
         // (client%5Fsecret=…): parsed per line in code, sensitive values become `***`.
         Spec { name: "form-body", pattern: FORM_KEY, groups: &[], unquoted: 0, checks: &[], kind: Kind::FormBody },
@@ -247,13 +269,25 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         valued(
             "config-assignment",
             concat!(
-                r"(?:^|[\s,{])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"(?:^|[\s,{(])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
                 r"(?:[ \t]*:[ \t]*|[ \t]*=[ \t]*)",
                 closed_value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder, NotIdentifier, CutAtSemicolon],
+            &[NotPlaceholder, NotIdentifier, CutAtSemicolon, TrimDelims],
+        ),
+        // YAML with the value on the next, deeper-indented line: `pass:\n    value`.
+        rule(
+            "yaml-next-line",
+            concat!(
+                r"(?m)^([ \t]*)(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
+                r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
+                r#"[ \t]*:[ \t]*\r?\n([ \t]+)([^\s#"'`<>]+)[ \t]*\r?$"#
+            ),
+            &[3],
+            &[DeeperIndent, NotPlaceholder, NotIdentifier],
         ),
         // Connection strings: AccountKey=… (Azure), Pwd=… (ODBC), Password=…; up to ";".
         rule(
@@ -435,7 +469,12 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "api-key-header" => &["api-key", "apikey", "-token", "cookie", "jwt-assertion"],
         "bearer-token" => &["bearer"],
         "env-assignment" => &["KEY", "TOKEN", "SECRET", "PASS", "CARD", "CVC", "CVV", "CODE", "CREDENTIAL"],
-        "json-field" | "quoted-field" | "standalone-assignment" | "config-assignment" => &[
+        "json-field"
+        | "quoted-field"
+        | "double-masked-field"
+        | "standalone-assignment"
+        | "yaml-next-line"
+        | "config-assignment" => &[
             "key",
             "token",
             "secret",
@@ -833,6 +872,18 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 end > start
             }
             Check::Stars | Check::DropQuotes => true,
+            Check::Remask => value != "***",
+            Check::TrimDelims => {
+                let trimmed = ctx.text[start..end].trim_end_matches(['"', '\'', '`', ',', ';', ')', '}', ']']);
+                if unquoted && !trimmed.is_empty() {
+                    end = start + trimmed.len();
+                }
+                true
+            }
+            Check::DeeperIndent => {
+                let indent = |g: usize| caps.get(g).map_or(0, |m| m.as_str().len());
+                indent(2) > indent(1)
+            }
             Check::DashValue => {
                 let has = |f: fn(&u8) -> bool| value.as_bytes().iter().any(f);
                 !value.starts_with('-')
@@ -894,10 +945,14 @@ fn regex_edits(rule: &Rule, text: &str) -> Vec<Edit> {
     let ctx = Ctx::new(text);
     let stars = rule.spec.checks.contains(&Check::Stars);
     let unquote = rule.spec.checks.contains(&Check::DropQuotes);
+    let remask = rule.spec.checks.contains(&Check::Remask);
     rule.regex
         .captures_iter(text)
         .filter_map(|caps| secret_span(rule, &caps, &ctx))
         .filter_map(|(s, e)| {
+            if remask {
+                return Some(Edit { start: s, end: e, with: "***".to_owned() });
+            }
             if unquote {
                 let (inner_start, inner_end) = unquoted_span(text, s, e);
                 if already_masked(text, inner_start, inner_end) {
@@ -1105,6 +1160,31 @@ fn auth_space(s: &str, allow_newline: bool) -> usize {
     }
 }
 
+/// Whether a quote after `run` backslashes closes a value opened by a quote escaped `depth` times: the run is the
+/// quote's own escape plus escaped backslashes (a literal backslash at that nesting level costs `2 * (depth + 1)`).
+fn closes_quote(run: usize, depth: usize) -> bool {
+    run >= depth && (run - depth).is_multiple_of(2 * (depth + 1))
+}
+
+/// Whether the text after an auth-param word continues a parameter list damaged by empty items
+/// (`Digest damaged,,response="…"`): commas, then `name=`.
+fn damaged_params_follow(rest: &str) -> bool {
+    // An empty item (`,,`) marks the damage: `Token abc, status=401` is a token68 and prose.
+    let Some(rest) = rest.strip_prefix(',') else { return false };
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let Some(rest) = rest.strip_prefix(',') else { return false };
+    let rest = rest.trim_start_matches([',', ' ', '\t']);
+    let name = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
+    name > 0 && rest[name..].trim_start_matches([' ', '\t']).starts_with('=')
+}
+
+/// Whether a `;` followed by `rest` lies inside an auth-param value (AWS4 `SignedHeaders=:authority;x_custom`)
+/// rather than ending the list: a non-blank follows, and not a `name=` pair (`;status=403`).
+fn semicolon_continues(rest: &[u8]) -> bool {
+    let name = rest.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')).count();
+    rest.first().is_some_and(|n| !n.is_ascii_whitespace()) && rest.get(name) != Some(&b'=')
+}
+
 /// The end of a structured auth-param list starting at `from` (`Digest username="x", response="…"`).
 fn auth_params_end(text: &str, from: usize, header_quote: Option<(char, usize)>) -> usize {
     let b = text.as_bytes();
@@ -1121,8 +1201,8 @@ fn auth_params_end(text: &str, from: usize, header_quote: Option<(char, usize)>)
             let depth = j - i;
             match b.get(j) {
                 Some(&q @ (b'"' | b'\'')) => {
-                    if let Some(iq) = inner {
-                        if iq == (q, depth) {
+                    if let Some((iq, id)) = inner {
+                        if iq == q && closes_quote(depth, id) {
                             inner = None;
                         }
                     } else if header_quote == Some((q as char, depth)) {
@@ -1168,6 +1248,8 @@ fn auth_params_end(text: &str, from: usize, header_quote: Option<(char, usize)>)
                     return i;
                 }
             }
+            // `;` inside a value (AWS4 `SignedHeaders=:authority;x_custom`) continues; `; next` ends the list.
+            b';' if semicolon_continues(&b[i + 1..]) && last_sig != b',' => {}
             b';' | b')' | b'}' | b']' => return i,
             b'\r' | b'\n' => {
                 let n = auth_space(&text[i..], false);
@@ -1224,12 +1306,13 @@ fn authorization_edits(rule: &Rule, text: &str) -> Vec<Edit> {
                 // word 1 is a scheme; auth-params (name=value, value not "=" padding) or one token68.
                 let name_len = text[w2..w2_end].find('=').unwrap_or(w2_end - w2);
                 let after = text[w2 + name_len..].trim_start_matches([' ', '\t']);
-                let params = name_len > 0
-                    && after.starts_with('=')
-                    && after[1..]
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c != '=' && c != ',' && c != ';' && !c.is_whitespace());
+                let params = damaged_params_follow(&text[w2_end..])
+                    || name_len > 0
+                        && after.starts_with('=')
+                        && after[1..]
+                            .chars()
+                            .next()
+                            .is_some_and(|c| c != '=' && c != ',' && c != ';' && !c.is_whitespace());
                 if params {
                     let end = auth_params_end(text, w2, header_quote);
                     let end = w2 + text[w2..end].trim_end().len();

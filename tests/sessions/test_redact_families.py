@@ -36,6 +36,13 @@ MASKED = {
             'password=*** token=*** client_secret=*** pass=***',
         ),
         ('pass: hunter22', 'pass: ***'),
+        ('login (pass: opaque-pass-secret-1234567890)', f'login (pass: opaque{E}7890)'),
+        ('db (password: opaque-pass-secret-1234567890), retry', f'db (password: opaque{E}7890), retry'),
+        (
+            'smtp:\n  pass:\n    opaque-pass-secret-1234567890\n  user: bot',
+            f'smtp:\n  pass:\n    opaque{E}7890\n  user: bot',
+        ),
+        ('db:\n  password:\n    hunter22\n', 'db:\n  password:\n    ***\n'),
     ],
     'form bodies and unquoted-quote values (issue 13, revision 3)': [
         ('body: code=oauth-code-123 Oops code=E1', 'body: code=*** Oops code=E1'),
@@ -154,10 +161,36 @@ MASKED = {
         ),
         (
             '{"Authorization":"Digest username=\\"example\\", response=\\"json-digest-response-1234567890abcdef\\""}',
-            '{"Authorization":"Digest ***"}',
+            '{"Authorization":"***"}',
+        ),
+        (
+            'Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/s3/aws4_request, '
+            'SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024'
+            '; status=403',
+            'Authorization: AWS4-HMAC-SHA256 ***; status=403',
+        ),
+        ('Authorization: Digest x=opaque-digest-value-1234;status=403', 'Authorization: Digest ***;status=403'),
+        (
+            'Authorization: Digest broken,, response="digest-response-value-1234567890"; status=401',
+            'Authorization: Digest ***; status=401',
+        ),
+        ('Authorization: Token abc123, status=401', 'Authorization: Token ***, status=401'),
+        (
+            '"log\\nAuthorization: Digest response=\\"digest-response-value-1234567890\\""',
+            '"log\\nAuthorization: Digest ***"',
+        ),
+        (
+            '{"Authorization":"Digest response=\\"digest-response-value-1234567890\\\\\\\\\\""}',
+            '{"Authorization":"***"}',
         ),
     ],
     'json and object keys': [
+        ('payload: {"credential":"opaque_credential_1234567890"}', 'payload: {"credential":"***"}'),
+        ('{"api_key": "opaque_credential_1234567890"}', '{"api_key": "***"}'),
+        ("headers: { authorization: 'Bearer tenant_access_abcdef123456' }", "headers: { authorization: '***' }"),
+        ("cfg: { access_token: 'opaque_credential_1234567890' }", "cfg: { access_token: '***' }"),
+        ('const cfg = { apiKey: "opaque_credential_1234567890" };', f'const cfg = {{ apiKey: "opaque{E}7890" }};'),
+        ('{"password":"opaque_credential_1234567890"}', f'{{"password":"opaque{E}7890"}}'),
         (
             '{"card_number":"4242424242424242","cvc":"123","amount":"4200"}',
             '{"card_number":"***","cvc":"***","amount":"4200"}',
@@ -237,6 +270,8 @@ UNCHANGED = [
     'Use either --password or --password-file.',
     'the password is in the vault',
     'password_hash(x)',
+    'smtp:\n  pass:\nnext: value',
+    'auth:\n  token:\n    required\n',
     '(token_count=42) [password_hint=visible] {mytoken=visible}',
     'Oops: failed: code=E1 status=500',
     'agents.defaults: Unrecognized key: "llm"',
