@@ -221,7 +221,7 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             &[1],
             &[],
         ),
-        // Object and config fields with quoted values: appSecret: '…', credential: "…", token: '…'.
+        // Object and config fields with quoted values, any case: appSecret: '…', Access_Token: "…", token: '…'.
         valued(
             "quoted-field",
             concat!(
@@ -229,7 +229,11 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r"|id[_-]?token|auth[_-]?token|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
                 r"|credential|secret[_-]?value|raw[_-]?secret|key[_-]?material|cookie|password|passphrase|passwd",
                 r"|_pass|token|secret|jwt)|pass|[a-z][a-zA-Z0-9]*(?:ApiKey|Secret|Token|Password|Credential)|apiKey",
-                r"|clientSecret|appSecret|authToken|accessToken|refreshToken|privateKey)[\x22']?[ \t]*[:=][ \t]*(?:",
+                r"|clientSecret|appSecret|authToken|accessToken|refreshToken|privateKey",
+                // Mixed-case spellings of the compound names (Access_Token, Api_Key); not whole UPPER_CASE env
+                // names with a generic suffix, which the assignment rules handle (and their `${VAR}` references).
+                r"|(?i:access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|api[_-]?key|api[_-]?secret",
+                r"|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key))[\x22']?[ \t]*[:=][ \t]*(?:",
                 r#""([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`)()"#
             ),
             &[],

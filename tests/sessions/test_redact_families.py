@@ -10,6 +10,11 @@ from memsift.redact import Redactor, redact
 E = '\u2026'
 
 MASKED = {
+    'mixed-case object keys': [
+        ("x { Access_Token: 'ya29a0AfH6SMBxxxxxxxxxxxxxxxxxxxx1234' }", f"x {{ Access_Token: 'ya29a0{E}1234' }}"),
+        ("Api_Key: 'abcdefghijklmnop1234567890'", f"Api_Key: 'abcdef{E}7890'"),
+        ('Client_Secret: "cs-0123456789abcdefghij"', f'Client_Secret: "cs-012{E}ghij"'),
+    ],
     'lower-case and diagnostic assignments': [
         ('matrix access_token=abcdef1234567890ghij next', f'matrix access_token=abcdef{E}ghij next'),
         (
