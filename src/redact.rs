@@ -1423,6 +1423,15 @@ fn compile_user(raw: &str, index: usize) -> Result<Option<UserPattern>, PatternE
         .size_limit(USER_SIZE_LIMIT)
         .dfa_size_limit(USER_SIZE_LIMIT);
     match builder.build() {
+        Ok(_) if matches_empty(body, flags) => Err(PatternError {
+            index,
+            message: format!(
+                "logging.redactPatterns[{index}]: {} can match the empty string, which hides nothing (and, matched at \
+                 every position of a long text, makes redaction slow): require at least one character, e.g. 'a+' \
+                 instead of 'a*'",
+                preview(raw)
+            ),
+        }),
         Ok(regex) => Ok(Some(UserPattern { regex })),
         Err(err) => {
             let why = match &err {
@@ -1451,6 +1460,17 @@ fn compile_user(raw: &str, index: usize) -> Result<Option<UserPattern>, PatternE
             })
         }
     }
+}
+
+/// Whether a pattern that compiled can match the empty string (its shortest match is 0 characters).
+fn matches_empty(body: &str, flags: &str) -> bool {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(flags.contains('i'))
+        .multi_line(flags.contains('m'))
+        .dot_matches_new_line(flags.contains('s'))
+        .build()
+        .parse(body)
+        .is_ok_and(|hir| hir.properties().minimum_len() == Some(0))
 }
 
 /// Masks secrets in text: the user patterns first, then the built-in rules.
@@ -1560,7 +1580,7 @@ mod tests {
         assert_eq!(red.redact("codename nightingale ACME-1 acme-2"), "codename *** ACME-1 ***");
         let red = Redactor::new(&["(?:emp=(\\d+))|EMP-\\w+"]).unwrap();
         assert_eq!(red.redact("emp=4242 and EMP-X77"), "emp=*** and ***");
-        assert_eq!(Redactor::new(&["", "z*"]).unwrap().redact("plain"), "plain");
+        assert_eq!(Redactor::new(&["", "  "]).unwrap().redact("plain"), "plain");
     }
 
     #[test]
@@ -1570,6 +1590,7 @@ mod tests {
             ("(?<=token=)\\w+", "look-around"),
             ("(\\w+)-\\1", "back-references"),
             ("a{100000}{100000}", "too big"),
+            ("z*", "empty string"),
         ] {
             let err = Redactor::new(&["ok", pattern]).err().expect(pattern);
             assert_eq!(err.index, 1);

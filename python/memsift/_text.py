@@ -8,6 +8,8 @@ leaves memsift.
 
 from __future__ import annotations
 
+from memsift._core import Redactor
+
 __all__ = ['preview', 'scrub']
 
 
@@ -26,13 +28,22 @@ def scrub(text: str) -> str:
 
 def preview(value: object, limit: int = 80) -> str:
     """A bounded ``repr`` of ``value`` for error messages, whatever it is (nested too deeply to repr, an int past
-    Python's digit limit).
+    Python's digit limit), with secrets masked: an error must not echo a key it was given.
 
     >>> preview('x' * 100)[-5:], preview(10**5000)
     ('xxxx…', '<int>')
+    >>> preview({'message': 'OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv'})
+    "{'message': 'OPENAI_API_KEY=sk-pro…t7Uv'}"
     """
     try:
         text = repr(value)
     except (RecursionError, ValueError):
         return f'<{type(value).__name__}>'
+    # Masked before the cut (a secret cut in half would no longer look like one), over a bounded head.
+    text = _SECRETS.redact(text[: limit + _REDACT_MARGIN])
     return text if len(text) <= limit else text[:limit] + '…'
+
+
+_SECRETS = Redactor()
+_REDACT_MARGIN = 400
+"""Characters past the cut that are redacted with it: room for a secret that starts before the cut."""

@@ -789,3 +789,9 @@ def test_dreaming_transcripts_are_never_indexed(store):
     store.append('agent:main:dream2', msg('d3', 'assistant', 'A drifting archive breathed in moonlight.'))
     store.append(MAIN, msg('m1', 'user', 'moonlight in the real chat'))
     assert keys(store.search('moonlight', caller=MAIN)) == {MAIN}
+
+
+def test_errors_do_not_echo_secrets(store):
+    with pytest.raises(InvalidInputError) as caught:
+        store.append(MAIN, {'message': 'deploy with OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv'})
+    assert '4f9aXb81QzLmN0' not in str(caught.value) and 'OPENAI_API_KEY=' in str(caught.value)
