@@ -9,9 +9,9 @@ use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
@@ -341,13 +341,23 @@ impl Bm25Index {
     fn search_field(&self, field: Field, query: &str, k: usize, sources: Option<&[String]>) -> Result<Vec<(u64, f32)>> {
         let mut buf = TokenBuf::default();
         self.analyzer.analyze_into(query, &mut buf);
-        let mut seen = FxHashSet::default();
-        let terms: Vec<(Occur, Box<dyn Query>)> = buf
-            .iter()
-            .filter(|t| seen.insert(*t))
-            .map(|t| {
-                let q: Box<dyn Query> =
+        // Each distinct term once, weighted by how often the query holds it: BM25 sums over query terms, so a long
+        // query that repeats a word means that word more (dropping the repeats cost long English queries ~0.06 nDCG).
+        let mut counts: Vec<(&str, u32)> = Vec::new();
+        let mut slot: FxHashMap<&str, usize> = FxHashMap::default();
+        for t in buf.iter() {
+            let i = *slot.entry(t).or_insert_with(|| {
+                counts.push((t, 0));
+                counts.len() - 1
+            });
+            counts[i].1 += 1;
+        }
+        let terms: Vec<(Occur, Box<dyn Query>)> = counts
+            .into_iter()
+            .map(|(t, count)| {
+                let term: Box<dyn Query> =
                     Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
+                let q: Box<dyn Query> = if count > 1 { Box::new(BoostQuery::new(term, count as f32)) } else { term };
                 (Occur::Should, q)
             })
             .collect();

@@ -354,3 +354,14 @@ def test_concurrent_searches_while_another_thread_adds_and_commits():
     assert index.generation == batches - 1
     assert len(index.search('fresh', k=1000)) == batches * batch_size
     assert len(index.search('base', k=1000)) == 200
+
+
+def test_a_query_term_counts_as_often_as_the_query_repeats_it():
+    """BM25 sums over the query's terms: a long query that says a word twice means it twice (bm25s does the same)."""
+    index = memsift.Bm25Index()
+    index.add([1, 2, 3], ['a.md', 'b.md', 'c.md'], ['memory'] * 3, ['alpha gamma', 'beta gamma', 'delta gamma'])
+    index.commit(generation=1)
+    once = dict(index.search('alpha beta', k=3))
+    twice = dict(index.search('alpha beta beta', k=3))
+    assert once[1] == pytest.approx(once[2])
+    assert twice[2] == pytest.approx(2 * twice[1]) and twice[1] == pytest.approx(once[1])
