@@ -339,25 +339,15 @@ impl Bm25Index {
     }
 
     fn search_field(&self, field: Field, query: &str, k: usize, sources: Option<&[String]>) -> Result<Vec<(u64, f32)>> {
-        let mut buf = TokenBuf::default();
-        self.analyzer.analyze_into(query, &mut buf);
-        // Each distinct term once, weighted by how often the query holds it: BM25 sums over query terms, so a long
-        // query that repeats a word means that word more (dropping the repeats cost long English queries ~0.06 nDCG).
-        let mut counts: Vec<(&str, u32)> = Vec::new();
-        let mut slot: FxHashMap<&str, usize> = FxHashMap::default();
-        for t in buf.iter() {
-            let i = *slot.entry(t).or_insert_with(|| {
-                counts.push((t, 0));
-                counts.len() - 1
-            });
-            counts[i].1 += 1;
-        }
-        let terms: Vec<(Occur, Box<dyn Query>)> = counts
+        // Weighted distinct terms: repeats count (BM25 sums over query terms), stopwords and particles do not, an
+        // identifier counts as about one word (see `Analyzer::query_terms`).
+        let terms: Vec<(Occur, Box<dyn Query>)> = self
+            .analyzer
+            .query_terms(query)
             .into_iter()
-            .map(|(t, count)| {
-                let term: Box<dyn Query> =
-                    Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
-                let q: Box<dyn Query> = if count > 1 { Box::new(BoostQuery::new(term, count as f32)) } else { term };
+            .map(|(t, weight)| {
+                let term = Box::new(TermQuery::new(Term::from_field_text(field, &t), IndexRecordOption::WithFreqs));
+                let q: Box<dyn Query> = Box::new(BoostQuery::new(term, weight));
                 (Occur::Should, q)
             })
             .collect();

@@ -51,6 +51,9 @@ class Analyzer:
         """Tokenize many texts in parallel with the GIL released."""
     def count_tokens(self, text: str) -> int:
         """Number of tokens ``tokenize`` would return, without building Python strings."""
+    def query_terms(self, text: str) -> list[tuple[str, float]]:
+        """Distinct query terms with weights: repeats add up, stopwords and CJK particles drop (unless nothing
+        else is left), an identifier counts as one word by its parts plus half a word for the compound."""
 
 def tokenize(text: str) -> list[str]:
     """Tokenize with the default analyzer (``Analyzer(stem=True)``).

@@ -99,6 +99,19 @@ impl PyAnalyzer {
         })
     }
 
+    /// The distinct terms of a search query with their weights, in first-seen order: how often the query says
+    /// each, with English stopwords and CJK particles dropped (all kept when the query has nothing else) and an
+    /// identifier counting as one word shared by its parts plus half a word for the whole compound.
+    ///
+    /// >>> Analyzer().query_terms("when did the cats meet the cat?")
+    /// [('meet', 1.0), ('cat', 2.0)]
+    /// >>> Analyzer().query_terms("ERR_CONN_RESET")
+    /// [('err_conn_reset', 0.5), ('err', 0.3333333432674408), ('conn', 0.3333333432674408), ('reset', 0.3333333432674408)]
+    fn query_terms(&self, py: Python<'_>, text: Text) -> PyResult<Vec<(String, f32)>> {
+        let analyzer = self.inner;
+        detached(py, move || Ok(analyzer.query_terms(&text)))
+    }
+
     fn __repr__(&self) -> String {
         format!("Analyzer(stem={})", if self.inner.stem { "True" } else { "False" })
     }
