@@ -8,6 +8,7 @@ pub mod analyzer;
 pub mod bm25;
 pub mod chunk;
 pub mod error;
+pub mod messages;
 pub mod rank;
 pub mod redact;
 pub mod simd;

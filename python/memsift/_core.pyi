@@ -52,8 +52,15 @@ class Analyzer:
     def count_tokens(self, text: str) -> int:
         """Number of tokens ``tokenize`` would return, without building Python strings."""
     def query_terms(self, text: str) -> list[tuple[str, float]]:
-        """Distinct query terms with weights: repeats add up, stopwords and CJK particles drop (unless nothing
-        else is left), an identifier counts as one word by its parts plus half a word for the compound."""
+        """The distinct terms of a search query with their weights, in first-seen order: how often the query says
+        each, with English stopwords and CJK particles dropped (all kept when the query has nothing else) and an
+        identifier counting as one word shared by its parts plus half a word for the whole compound.
+
+        >>> Analyzer().query_terms("when did the cats meet the cat?")
+        [('cat', 2.0), ('meet', 1.0)]
+        >>> Analyzer().query_terms("ERR_CONN_RESET")
+        [('err_conn_reset', 0.5), ('err', 0.3333333432674408), ('conn', 0.3333333432674408), ('reset', 0.3333333432674408)]
+        """
 
 def tokenize(text: str) -> list[str]:
     """Tokenize with the default analyzer (``Analyzer(stem=True)``).
@@ -299,3 +306,34 @@ class Redactor:
         """``text`` with every secret masked; text without secrets comes back unchanged."""
     def redact_many(self, texts: Sequence[str]) -> list[str]:
         """:meth:`redact` of each text, in order (in parallel, without the GIL)."""
+
+@final
+class MessageIndex:
+    """An in-RAM BM25 index of transcript messages for ranked ``sessions_search``, fed the session store's full-text
+    rows (analyzer tokens, space-separated); searches re-rank BM25 candidates by how much of the question each
+    message covers.
+
+    >>> index = MessageIndex()
+    >>> index.add([1, 2], ["agent:main:a", "agent:main:b"], ["carolin went support group", "support support"])
+    >>> [i for i, _ in index.search("When did Caroline go to the support group?")]
+    [1, 2]
+    >>> [i for i, _ in index.search("support", exclude=["agent:main:a"])]
+    [2]
+    """
+
+    def __new__(cls, *, stem: bool = True) -> Self: ...
+    def add(self, ids: Sequence[int], sessions: Sequence[str], tokens: Sequence[str]) -> None:
+        """Index rows (ids, their session keys and token strings) and make them searchable."""
+    def delete_sessions(self, sessions: Sequence[str]) -> None:
+        """Remove the rows of these sessions (gone from searches after the next ``add``)."""
+    def clear(self) -> None:
+        """Remove every row."""
+    @property
+    def num_docs(self) -> int:
+        """Rows searchable now."""
+    def search(
+        self, query: str, k: int = 10, *, only: Sequence[str] | None = None, exclude: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """The best ``k`` messages for ``query`` as ``(id, score)``, best first: from the sessions in ``only`` when
+        given, else from all but those in ``exclude``."""
+    def __len__(self) -> int: ...

@@ -104,7 +104,7 @@ impl PyAnalyzer {
     /// identifier counting as one word shared by its parts plus half a word for the whole compound.
     ///
     /// >>> Analyzer().query_terms("when did the cats meet the cat?")
-    /// [('meet', 1.0), ('cat', 2.0)]
+    /// [('cat', 2.0), ('meet', 1.0)]
     /// >>> Analyzer().query_terms("ERR_CONN_RESET")
     /// [('err_conn_reset', 0.5), ('err', 0.3333333432674408), ('conn', 0.3333333432674408), ('reset', 0.3333333432674408)]
     fn query_terms(&self, py: Python<'_>, text: Text) -> PyResult<Vec<(String, f32)>> {

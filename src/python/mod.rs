@@ -64,6 +64,7 @@ impl From<Error> for PyErr {
 mod analysis;
 mod args;
 mod bm25_index;
+mod messages;
 mod ranking;
 mod redaction;
 mod vectors;
@@ -71,6 +72,7 @@ mod vectors;
 use analysis::*;
 use args::*;
 use bm25_index::*;
+use messages::*;
 use ranking::*;
 use redaction::*;
 use vectors::*;
@@ -109,7 +111,7 @@ pub mod _core {
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
         estimate_chars_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py, mmr_py, normalize_weights_py,
         rank_candidates_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError, PyAnalyzer,
-        PyBm25Index, PyChunk, PyRedactor, PyVectorStore, SearchIndexError,
+        PyBm25Index, PyChunk, PyMessageIndex, PyRedactor, PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

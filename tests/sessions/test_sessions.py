@@ -47,17 +47,80 @@ def test_append_and_search_hit_shape(store):
         h['messageId'] for h in response['results']
     ] == ['m1', 'm2']
     hit = response['results'][0]
-    assert set(hit) == {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId'}
+    assert set(hit) == {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId', 'match'}
+    assert hit['match'] == 'all'
     assert hit['sessionKey'] == MAIN and hit['score'] > 0 and hit['role'] in ('user', 'assistant')
     assert set(response) == {'results'}
 
 
-def test_every_term_must_match(store):
-    store.append(MAIN, msg('m1', 'user', 'postgres migration failed'))
-    store.append(MAIN, msg('m2', 'user', 'postgres backup succeeded'))
-    assert [h['messageId'] for h in store.search('postgres migration', caller=MAIN)['results']] == ['m1']
-    assert store.search('migration backup', caller=MAIN)['results'] == []
-    assert [h['messageId'] for h in store.search('Migrations', caller=MAIN)['results']] == ['m1']  # same analyzer
+def test_every_term_must_match_in_all_terms_mode(tmp_path):
+    with SessionStore(tmp_path / 'sessions.sqlite', search_mode='all-terms') as store:
+        store.append(MAIN, msg('m1', 'user', 'postgres migration failed'))
+        store.append(MAIN, msg('m2', 'user', 'postgres backup succeeded'))
+        assert [h['messageId'] for h in store.search('postgres migration', caller=MAIN)['results']] == ['m1']
+        assert store.search('migration backup', caller=MAIN)['results'] == []
+        assert [h['messageId'] for h in store.search('Migrations', caller=MAIN)['results']] == ['m1']  # same analyzer
+        assert 'match' not in store.search('postgres', caller=MAIN)['results'][0]  # OpenClaw's hit shape exactly
+
+
+def test_ranked_mode_puts_all_terms_hits_first_then_partial_matches(store):
+    store.append(MAIN, msg('m1', 'user', 'postgres migration failed', ts=1000))
+    store.append(MAIN, msg('m2', 'user', 'postgres backup succeeded', ts=2000))
+    store.append(MAIN, msg('m3', 'user', 'lunch at noon', ts=3000))
+    found = store.search('postgres migration', caller=MAIN)['results']
+    assert [(h['messageId'], h['match']) for h in found] == [('m1', 'all'), ('m2', 'partial')]
+    partial = store.search('migration backup', caller=MAIN)
+    assert {h['messageId'] for h in partial['results']} == {'m1', 'm2'}
+    assert {h['match'] for h in partial['results']} == {'partial'} and 'truncated' not in partial
+    # Enough all-terms hits: no partial ones are added.
+    assert [h['match'] for h in store.search('postgres', caller=MAIN, limit=2)['results']] == ['all', 'all']
+    # A plain question: stopwords do not count, and the message answering more of it ranks first.
+    question = store.search('When did the postgres migration fail?', caller=MAIN)['results']
+    assert [h['messageId'] for h in question][:2] == ['m1', 'm2']
+
+
+@pytest.mark.parametrize(
+    'query',
+    [
+        'the of and to',
+        '?!… ——',
+        '¿¡ 「」',
+        'x' * 4096,
+        'Café 東京 회의를 ERR_CONN_RESET 🙂 \u0000',
+        'a' * 4000 + ' when',
+    ],
+)
+def test_ranked_search_answers_any_question_with_a_valid_response(store, query):
+    store.append(MAIN, msg('m1', 'user', 'the plan for 東京 and the café'))
+    response = store.search(query, caller=MAIN)
+    assert isinstance(response['results'], list)
+    assert all(h['match'] in ('all', 'partial') for h in response['results'])
+
+
+def test_ranked_search_never_shows_a_hidden_session(tmp_path):
+    with SessionStore(tmp_path / 'sessions.sqlite') as store:  # tree: a child sees itself and what it spawned
+        store.append('agent:main:secret-talk', msg('s1', 'user', 'the launch code is banana'))
+        store.append('agent:main:child', msg('c1', 'user', 'launch review'), spawned_by=MAIN)
+        found = store.search('what is the launch code banana', caller='agent:main:child')['results']
+        assert [h['sessionKey'] for h in found] == ['agent:main:child']
+        assert all('banana' not in h['snippet'] for h in found)
+        assert keys(store.search('launch code banana', caller=MAIN)) == {'agent:main:secret-talk', 'agent:main:child'}
+
+
+def test_the_ranked_index_follows_rebuilds_deletes_and_other_processes(tmp_path):
+    path = tmp_path / 'sessions.sqlite'
+    with SessionStore(path, visibility='agent') as reader, SessionStore(path, visibility='agent') as writer:
+        writer.append('agent:main:a', msg('a1', 'user', 'the quarterly budget review'))
+        assert [h['messageId'] for h in reader.search('budget meeting', caller=MAIN)['results']] == ['a1']
+        writer.append('agent:main:b', msg('b1', 'user', 'budget meeting moved to friday'))
+        assert reader.search('budget meeting', caller=MAIN)['results'][0]['messageId'] == 'b1'
+        writer.delete('agent:main:b')
+        assert [h['messageId'] for h in reader.search('budget meeting', caller=MAIN)['results']] == ['a1']
+        # A branch: the active leaf moves to a sibling, and the session is rebuilt.
+        writer.append('agent:main:a', msg('a2', 'user', 'budget meeting notes', parent='a1'))
+        writer.append('agent:main:a', msg('a3', 'user', 'unrelated lunch order', parent='a1'))
+        writer.reconcile()
+        assert [h['messageId'] for h in reader.search('budget meeting notes', caller=MAIN)['results']] == ['a1']
 
 
 def test_ranking_ties_prefer_newer_then_message_id(store):
@@ -358,8 +421,8 @@ def test_cjk_queries_find_messages(store, text, query):
 
 def test_cjk_terms_match_characters_in_order(store):
     store.append(MAIN, msg('m1', 'user', '下载视频'))
-    assert store.search('视频下载', caller=MAIN)['results'] == []
-    assert len(store.search('下载视频', caller=MAIN)['results']) == 1
+    assert [h['match'] for h in store.search('视频下载', caller=MAIN)['results']] == ['partial']
+    assert [h['match'] for h in store.search('下载视频', caller=MAIN)['results']] == ['all']
 
 
 # ---------------------------------------------------------------- import and reconciliation
@@ -583,10 +646,15 @@ def test_reimport_reads_only_what_was_appended(store, tmp_path):
 # ---------------------------------------------------------------- no secret oracle
 
 
-def test_a_search_for_a_raw_secret_finds_nothing(store):
+def test_a_search_for_a_raw_secret_cannot_confirm_it(store):
     store.append(MAIN, msg('m1', 'user', 'deploy with OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv tonight'))
-    assert keys(store.search('sk-proj-4f9aXb81QzLmN0pRt7Uv', caller=MAIN)) == set()
-    assert keys(store.search('4f9aXb81QzLmN0pRt7Uv', caller=MAIN)) == set()
+    found = store.search('sk-proj-4f9aXb81QzLmN0pRt7Uv', caller=MAIN)['results']
+    assert all(h['match'] == 'partial' for h in found)  # never an all-terms hit
+    # A wrong guess that shares what the mask shows (first 6 and last 4 characters) gets the same answer.
+    wrong = store.search('sk-proj-00000000000000000t7Uv', caller=MAIN)['results']
+    assert [(h['messageId'], h['score']) for h in found] == [(h['messageId'], h['score']) for h in wrong]
+    assert store.search('4f9aXb81QzLmN0pRt7Uv', caller=MAIN)['results'] == []
+    assert all('4f9aXb81' not in h['snippet'] for h in found)
     [hit] = store.search('deploy tonight', caller=MAIN)['results']
     assert '4f9aXb81' not in hit['snippet'] and 'OPENAI_API_KEY=' in hit['snippet']
 

@@ -174,7 +174,10 @@ def test_sessions_import_search_history(tmp_path):
     imported = json.loads(memsift('sessions', 'import', transcript, *db, '--json').stdout)
     assert imported == {'sessionKey': 'agent:main:chat', 'sessionId': 'sess-9', 'events': 2, 'skipped': 0}
     found = json.loads(memsift('sessions', 'search', '数据库迁移', *db, '--json').stdout)
-    assert [(h['sessionKey'], h['messageId']) for h in found['results']] == [('agent:main:chat', 'a')]
+    assert [(h['sessionKey'], h['messageId'], h['match']) for h in found['results']] == [
+        ('agent:main:chat', 'a', 'all'),
+        ('agent:main:chat', 'b', 'partial'),  # shares 迁移 only
+    ]
     assert 'q' * 36 not in found['results'][0]['snippet']
     text = memsift('sessions', 'search', '迁移', *db, '--limit', '1').stdout
     assert text.count('agent:main:chat') == 1

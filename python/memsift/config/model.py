@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 Visibility = Literal['self', 'tree', 'agent', 'all']
+SessionSearchMode = Literal['ranked', 'all-terms']
 """Which sessions a caller may see (``tools.sessions.visibility``, OpenClaw §11.4)."""
 
 _MODALITIES = ('image', 'audio')
@@ -304,6 +305,9 @@ class SessionToolsConfig:
     """``agents.defaults.sandbox.sessionToolsVisibility``: ``spawned`` or ``all``."""
     redact_patterns: tuple[str, ...] = direct('logging.redactPatterns', _patterns, ())
     """``logging.redactPatterns``: applied before the default secret patterns."""
+    search_mode: SessionSearchMode = direct('tools.sessions.search.mode', _string('ranked', 'all-terms'), 'ranked')
+    """``tools.sessions.search.mode`` (memsift's): ``ranked`` tops the all-terms hits of ``sessions_search`` up with
+    ranked partial matches when they are fewer than asked for; ``all-terms`` is OpenClaw's search exactly."""
 
 
 # ---------------------------------------------------------------- the whole

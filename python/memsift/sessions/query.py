@@ -164,17 +164,21 @@ def search_results(
     terms: Sequence[str],
     redactor: Redactor,
     analyzer: Analyzer,
+    match: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The hits of :func:`find_messages` rows, as ``sessions_search`` returns them."""
+    """The hits of :func:`find_messages` rows (whose rank is a negated score) or
+    :func:`~memsift.sessions.ranked.ranked_messages` rows (a score; ``match='partial'``), as ``sessions_search``
+    returns them, with ``match`` when given."""
     return [
         {
             'sessionKey': key,
             'timestamp': timestamp,
             'role': role,
             'snippet': snippet(body_text(body), terms, redactor, analyzer),
-            'score': -rank,
+            'score': rank if match == 'partial' else -rank,
             'sessionId': sessions[key].id,
             'messageId': message_id,
+            **({'match': match} if match else {}),
         }
         for _, key, timestamp, message_id, rank, role, body in rows
     ]
@@ -184,9 +188,12 @@ def search_response(hits: list[dict[str, Any]], indexing: bool, limit: int) -> d
     """The ``sessions_search`` response: the best ``limit`` of ``hits`` (from every searched store) that fit in
     32 KiB of JSON, ``truncated: true`` when more than ``limit`` matched or some did not fit, with the indexing warning
     when some session waits."""
-    hits.sort(key=lambda h: (-h['score'], -h['timestamp'], h['sessionKey'], h['messageId']))
+    # All-terms hits first (OpenClaw's), then ranked partial matches; each best first.
+    hits.sort(
+        key=lambda h: (h.get('match') == 'partial', -h['score'], -h['timestamp'], h['sessionKey'], h['messageId'])
+    )
     response: dict[str, Any] = {'results': []}
-    if len(hits) > limit:  # OpenClaw: ``visibleHits.length > limit`` sets ``truncated`` too
+    if sum(h.get('match') != 'partial' for h in hits) > limit:  # OpenClaw: ``visibleHits.length > limit``
         response['truncated'] = True
     if indexing:
         response.update(indexing=True, warning=INDEXING_WARNING)

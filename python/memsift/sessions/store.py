@@ -26,7 +26,7 @@ from typing import Any
 
 from memsift._core import Analyzer
 from memsift._text import preview, scrub
-from memsift.config import SessionToolsConfig, Visibility
+from memsift.config import SessionSearchMode, SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
 from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
@@ -40,6 +40,7 @@ from memsift.sessions.limits import (
     SYNC_REBUILD_MAX_EVENTS,
 )
 from memsift.sessions.query import check_query, find_messages, match_expression, search_response, search_results
+from memsift.sessions.ranked import MessageMirror
 from memsift.sessions.reconcile import Reconciler
 from memsift.sessions.tables import (
     active_message_rows,
@@ -84,6 +85,8 @@ class SessionStore:
         agent_to_agent: Default for cross-agent access under ``all`` (``tools.agentToAgent.enabled``).
         redact_patterns: ``logging.redactPatterns``, applied before the default secret patterns.
         peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
+        search_mode: ``tools.sessions.search.mode``: ``ranked`` (default) tops OpenClaw's all-terms hits up with
+            ranked partial matches; ``all-terms`` is OpenClaw's search exactly.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class SessionStore:
         agent_to_agent: bool = False,
         redact_patterns: Sequence[str] = (),
         peers: Sequence[SessionStore] = (),
+        search_mode: SessionSearchMode = 'ranked',
         sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
         sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
     ) -> None:
@@ -104,10 +108,14 @@ class SessionStore:
         self.visibility: Visibility = visibility
         self.agent_to_agent = agent_to_agent
         self.peers = list(peers)
+        if search_mode not in ('ranked', 'all-terms'):
+            raise InvalidInputError(f'search_mode must be "ranked" or "all-terms", not {preview(search_mode)}')
+        self.search_mode: SessionSearchMode = search_mode
         self.redactor = Redactor(redact_patterns)
         self._analyzer = Analyzer()
         self._lock = threading.RLock()
         self._cache: Snapshot | None = None
+        self._mirror = MessageMirror()
         self._db = open_database(self.path)
         self._writer = Writer(self._db, self._analyzer, self.redactor.redact, agent_id, self.path)
         self._reconciler = Reconciler(
@@ -137,6 +145,7 @@ class SessionStore:
             visibility=settings.visibility,
             agent_to_agent=settings.agent_to_agent,
             redact_patterns=settings.redact_patterns,
+            search_mode=settings.search_mode,
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -296,17 +305,26 @@ class SessionStore:
     def search(
         self, query: str, caller: str | Caller, session_key: str | None = None, limit: int = DEFAULT_LIMIT
     ) -> dict[str, Any]:
-        """``sessions_search``: messages of the caller's visible sessions that contain every query term.
+        """``sessions_search``: messages of the caller's visible sessions that contain every query term, then (in
+        ``ranked`` mode, when those are fewer than ``limit``) the best messages that contain some of them.
+
+        Hits holding every term come first, exactly as OpenClaw finds and orders them, marked ``"match": "all"``.
+        In ``ranked`` mode the rest of the list holds ranked partial matches, marked ``"match": "partial"``: BM25
+        over the question's telling words (stopwords and CJK particles dropped) with a bonus for covering more of
+        them (:mod:`memsift.sessions.ranked`). ``truncated`` still speaks of the all-terms hits (and of the 32 KiB
+        cap); partial matches are a best-effort extra. ``all-terms`` mode leaves out partial hits and the
+        ``match`` field.
 
         Args:
-            query: Whitespace-separated terms; each must match (a CJK term where its characters appear in order).
+            query: Whitespace-separated terms (a CJK term matches where its characters appear in order), or a
+                question in plain words.
             caller: The calling session key, or a :class:`Caller` with its visibility rules.
             session_key: Restrict to one visible session (``current`` and ``main`` accepted).
             limit: Results wanted, 1 to 25 (a larger one is an error, as in OpenClaw).
 
         Returns:
-            ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], "indexing"?,
-            "warning"?, "truncated"?}`` best first.
+            ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId, match?}],
+            "indexing"?, "warning"?, "truncated"?}`` best first.
 
         Raises:
             InvalidInputError: a blank or too long query, a bad limit or caller (the message says which), or a
@@ -356,11 +374,27 @@ class SessionStore:
         expression, terms = match_expression(self._analyzer, query)
         if expression is None:
             return {'results': [], 'indexing': indexing}
+        ranked = self.search_mode == 'ranked'
         with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
             snapshot = self._snapshot()
             searchable = (visible & snapshot.keys) - snapshot.stale
-            rows = find_messages(self._db, expression, searchable, snapshot.keys - searchable, limit + 1)
-        results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer)
+            hidden = snapshot.keys - searchable
+            rows = find_messages(self._db, expression, searchable, hidden, limit + 1)
+            partial = (
+                self._mirror.search(  # the question redacted as the rows were: a guessed secret finds only its mask
+                    self._db,
+                    self.redactor.redact(query),
+                    searchable,
+                    hidden,
+                    limit - len(rows),
+                    exclude={row[0] for row in rows},
+                )
+                if ranked and len(rows) < limit
+                else []
+            )
+        match = 'all' if ranked else None
+        results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer, match)
+        results += search_results(partial, snapshot.sessions, terms, self.redactor, self._analyzer, 'partial')
         return {'results': results, 'indexing': indexing}
 
     # ------------------------------------------------------------------ sessions_history

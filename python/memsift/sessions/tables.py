@@ -80,6 +80,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
     tokens, session_key UNINDEXED, timestamp UNINDEXED, event_id UNINDEXED, tokenize="{_FTS_TOKENIZE}"
 );
 INSERT OR IGNORE INTO meta VALUES ('sessions_version', '0');
+-- Full-text rows changed other than by appending (a session rebuilt or deleted; '*': all re-indexed), so that
+-- in-memory mirrors of message_fts (the ranked-search index) redo just those sessions.
+CREATE TABLE IF NOT EXISTS fts_rewrites (version INTEGER PRIMARY KEY AUTOINCREMENT, session_key TEXT NOT NULL);
 -- Cached session listings (visibility, staleness) stay valid until this counter moves, whoever writes.
 CREATE TRIGGER IF NOT EXISTS sessions_added AFTER INSERT ON sessions
 BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;

@@ -33,9 +33,11 @@ from memsift._text import scrub
 from memsift.errors import SessionStoreError
 from memsift.sessions.events import body_text, is_dreaming_event, message_text, now_ms, timestamp_ms
 
-__all__ = ['REINDEX_BATCH', 'Writer']
+__all__ = ['REINDEX_BATCH', 'REWRITES_KEPT', 'Writer']
 
 REINDEX_BATCH = 2000
+REWRITES_KEPT = 1000
+"""Rewrite records kept in ``fts_rewrites``; a mirror further behind than this rebuilds whole."""
 """Full-text rows re-indexed per transaction when the redaction changes."""
 
 # The event goes in only if new; its line, parent (a legacy event without parentId continues from the leaf) and
@@ -186,6 +188,7 @@ class Writer:
             [(session_key, event_id) for event_id in active],
         )
         self.db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+        self._rewritten(session_key)
         rows = self.db.execute(
             'SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND active = 1 AND searchable = 1',
             (session_key,),
@@ -199,6 +202,12 @@ class Writer:
             ],
         )
         self.db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
+
+    def _rewritten(self, session_key: str) -> None:
+        """Record that a session's full-text rows changed other than by appending (``*``: every session's), for
+        :class:`~memsift.sessions.ranked.MessageMirror`; only the last :data:`REWRITES_KEPT` records are kept."""
+        version = self.db.execute('INSERT INTO fts_rewrites (session_key) VALUES (?)', (session_key,)).lastrowid
+        self.db.execute('DELETE FROM fts_rewrites WHERE version <= ?', ((version or 0) - REWRITES_KEPT,))
 
     def _tokens(self, texts: list[str]) -> list[str]:
         """The full-text row of each message text: the analyzer tokens of its redacted text."""
@@ -230,6 +239,7 @@ class Writer:
                     'UPDATE message_fts SET tokens = ? WHERE rowid = ?',
                     [(t, seq) for (seq, _), t in zip(rows, tokens, strict=True)],
                 )
+                self._rewritten('*')
                 progress = {'fts_redaction_target': redaction, 'fts_redaction_upto': str(rows[-1][0] if rows else 0)}
                 if len(rows) < batch:
                     progress = {'fts_redaction': redaction, 'fts_redaction_target': '', 'fts_redaction_upto': '0'}
@@ -245,6 +255,7 @@ class Writer:
     def delete(self, session_key: str) -> bool:
         """Delete a session, its events, index rows and import record; ``False`` if it did not exist."""
         self.db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+        self._rewritten(session_key)
         self.db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
         self.db.execute('DELETE FROM imports WHERE session_key = ?', (session_key,))
         return self.db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0

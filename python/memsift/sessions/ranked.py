@@ -1,0 +1,118 @@
+"""Ranked ``sessions_search``: the messages that share *some* of a question's terms, best first, for when
+OpenClaw's all-terms lookup finds fewer than the caller asked for ("When did Caroline go to the support group?" has
+no message holding every word).
+
+The ranking itself is the core's :class:`memsift._core.MessageIndex` (BM25 over the question's weighted terms,
+stopwords and CJK particles dropped, re-ranked by how much of the question each message covers). SQLite stays the
+truth: a :class:`MessageMirror` holds that index in memory and catches it up from ``message_fts`` before each
+search, appending rows past the last one it saw and redoing the sessions the writer logged in ``fts_rewrites``
+(rebuilt or deleted ones), whichever process wrote them.
+
+>>> from memsift.sessions import SessionStore
+>>> with SessionStore(':memory:', visibility='agent') as store:
+...     store.append('agent:main:a', {'type': 'message', 'id': 'm1',
+...                  'message': {'role': 'user', 'content': 'Caroline went to the support group'}})
+...     hit = store.search('When did Caroline go to the support group?', 'agent:main:main')['results'][0]
+...     hit['messageId'], hit['match']
+True
+('m1', 'partial')
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection
+from typing import Any
+
+from memsift._core import MessageIndex
+
+__all__ = ['MessageMirror']
+
+_ADD_BATCH = 20_000
+
+
+class MessageMirror:
+    """An in-memory :class:`~memsift._core.MessageIndex` of one store's ``message_fts`` rows. Not thread-safe: the
+    store calls it under its lock, inside one read transaction."""
+
+    def __init__(self) -> None:
+        self._index = MessageIndex()
+        self._last_row = -1  # -1: never built
+        self._version = 0
+
+    def _add(self, rows: list[tuple[int, str, str]]) -> None:
+        for start in range(0, len(rows), _ADD_BATCH):
+            batch = rows[start : start + _ADD_BATCH]
+            self._index.add([r[0] for r in batch], [r[1] for r in batch], [r[2] for r in batch])
+        if rows:
+            self._last_row = max(self._last_row, max(r[0] for r in rows))
+
+    def catch_up(self, db: sqlite3.Connection) -> None:
+        """Bring the index to the state of ``message_fts`` that ``db`` reads now."""
+        latest, oldest = db.execute('SELECT max(version), min(version) FROM fts_rewrites').fetchone()
+        latest = latest or 0
+        rewritten: list[str] = []
+        if self._last_row >= 0 and latest > self._version:
+            rewritten = [
+                k
+                for (k,) in db.execute(
+                    'SELECT DISTINCT session_key FROM fts_rewrites WHERE version > ?', (self._version,)
+                )
+            ]
+            if '*' in rewritten or (oldest or 0) > self._version + 1:  # everything, or records already pruned
+                self._last_row = -1
+        if self._last_row < 0:
+            self._index.clear()
+            self._last_row = 0
+            self._add(db.execute('SELECT rowid, session_key, tokens FROM message_fts').fetchall())
+        else:
+            if rewritten:
+                self._index.delete_sessions(rewritten)
+                self._add(
+                    db.execute(
+                        'SELECT rowid, session_key, tokens FROM message_fts '
+                        'WHERE session_key IN (SELECT value FROM json_each(?))',
+                        (json.dumps(rewritten),),
+                    ).fetchall()
+                )
+            fresh = db.execute(
+                'SELECT rowid, session_key, tokens FROM message_fts WHERE rowid > ?', (self._last_row,)
+            ).fetchall()
+            self._add([r for r in fresh if r[1] not in rewritten])
+            self._last_row = max([self._last_row, *(r[0] for r in fresh)])
+        self._version = latest
+
+    def search(
+        self,
+        db: sqlite3.Connection,
+        query: str,
+        searchable: Collection[str],
+        hidden: Collection[str],
+        limit: int,
+        exclude: Collection[int] = (),
+    ) -> list[tuple[Any, ...]]:
+        """``(seq, session_key, timestamp, event_id, score, role, body)`` of the best ``limit`` messages of the
+        ``searchable`` sessions for ``query``, best first, leaving out the event sequence numbers in ``exclude``
+        (``hidden``: every other session)."""
+        if not searchable or limit < 1:
+            return []
+        self.catch_up(db)
+        k = limit + len(exclude)
+        if len(hidden) <= len(searchable):
+            hits = self._index.search(query, k, exclude=sorted(hidden))
+        else:
+            hits = self._index.search(query, k, only=sorted(searchable))
+        scores = {seq: score for seq, score in hits if seq not in exclude}
+        if not scores:
+            return []
+        rows = db.execute(
+            'SELECT f.rowid, f.session_key, f.timestamp, f.event_id, e.role, e.body FROM message_fts f '
+            'JOIN events e ON e.seq = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(?))',
+            (json.dumps(list(scores)),),
+        ).fetchall()
+        ranked = sorted(
+            ((seq, key, ts, event_id, scores[seq], role, body) for seq, key, ts, event_id, role, body in rows),
+            key=lambda r: (-r[4], -r[2], r[3]),
+        )
+        return ranked[:limit]
