@@ -7,6 +7,8 @@ Modes:
     semantic   dense then hybrid on one index (the corpus is embedded once).
     fts        The whole memory pipeline in FTS-only mode: one Markdown file per document under ``memory/`` of a
                temporary workspace, ``MemoryIndex.sync`` then ``MemoryIndex.search`` per query.
+    bm25s      The long-query reference: bm25s (k1=1.2, b=0.75) with PyStemmer's English stemmer and its own
+               tokenizer, with and without its English stopwords, beside memsift's BM25 on ``--data``.
     segmenter  Tokenization only, under one BM25 (bm25s, k1=1.2, b=0.75): memsift.tokenize vs
                jieba.lcut_for_search on ``--data`` (meant for CJK, e.g. cmrc2018); one line per segmenter.
     all        bm25 on every dataset under ``--data-root``, stemming on and off.
@@ -15,6 +17,7 @@ Examples (from the repository root):
     .venv/bin/python benches/quality.py --data ../shared/data/scifact --mode bm25
     .venv/bin/python benches/quality.py --data ../shared/data/scifact --mode fts
     .venv/bin/python benches/quality.py --data ../shared/data/cmrc2018 --mode segmenter
+    .venv/bin/python benches/quality.py --data ../shared/data/cranfield --mode bm25s
     .venv/bin/python benches/quality.py --mode all
 """
 
@@ -176,13 +179,33 @@ def run_segmenter(data: _beir.Dataset, name: str, tokenize: Callable[[str], list
     }
 
 
+def run_bm25s_stemmed(data: _beir.Dataset, stopwords: str | None, k: int) -> dict:
+    """bm25s with PyStemmer (``pip install PyStemmer``) and its regex tokenizer; ``stopwords='en'`` drops its
+    English stopword list from documents and queries."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer('english')
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(
+        bm25s.tokenize(data.docs, stopwords=stopwords, stemmer=stemmer, show_progress=False), show_progress=False
+    )
+    run = {}
+    for qid, text in data.queries:
+        words = bm25s.tokenize([text], stopwords=stopwords, stemmer=stemmer, show_progress=False, return_ids=False)
+        tokens = [t for t in words[0] if t in retriever.vocab_dict]
+        run[qid] = bm25s_ranking(retriever, tokens, data.doc_ids, max(k, DEEP_K)) if tokens else []
+    metrics = _beir.evaluate(run, data.qrels, k=k, deep_k=DEEP_K)
+    return {'dataset': data.name, 'mode': 'bm25s-stemmed', 'stopwords': stopwords, **metrics}
+
+
 def parse_args() -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, help='BEIR dataset directory (modes bm25 and segmenter)')
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='datasets for --mode all')
     parser.add_argument(
-        '--mode', choices=('bm25', 'fts', 'dense', 'hybrid', 'semantic', 'segmenter', 'all'), default='bm25'
+        '--mode', choices=('bm25', 'bm25s', 'fts', 'dense', 'hybrid', 'semantic', 'segmenter', 'all'), default='bm25'
     )
     parser.add_argument('--limit-docs', type=int, help='use only the first N documents (and their queries)')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
@@ -209,6 +232,10 @@ def main() -> None:
         data = _beir.subset(data, args.limit_docs)
     if args.mode == 'bm25':
         print(json.dumps(run_bm25(data, not args.no_stem, args.k)))
+    elif args.mode == 'bm25s':
+        for stopwords in (None, 'en'):
+            print(json.dumps(run_bm25s_stemmed(data, stopwords, args.k)), flush=True)
+        print(json.dumps(run_bm25(data, True, args.k)))
     elif args.mode in PIPELINE_SETTINGS or args.mode == 'semantic':
         modes = ('dense', 'hybrid') if args.mode == 'semantic' else (args.mode,)
         for record in run_pipelines(data, args.k, modes):

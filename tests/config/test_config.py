@@ -309,3 +309,14 @@ def test_repr_of_a_resolved_config_never_shows_secrets():
     )
     assert config.remote.api_key == 'sk-live-SECRET'
     assert 'SECRET' not in repr(config) and 'SECRET' not in str(config)
+
+
+def test_sessions_search_mode_defaults_to_ranked_and_can_restore_all_terms():
+    assert load_config({}).session_tools.search_mode == 'ranked'
+    strict = load_config({'tools': {'sessions': {'search': {'mode': 'all-terms'}}}})
+    assert strict.session_tools.search_mode == 'all-terms'
+    store = memsift.SessionStore.from_config(':memory:', 'main', strict.session_tools)
+    assert store.search_mode == 'all-terms'
+    store.close()
+    with pytest.raises(ConfigError, match=r"tools\.sessions\.search\.mode: got 'fuzzy'"):
+        load_config({'tools': {'sessions': {'search': {'mode': 'fuzzy'}}}})

@@ -210,11 +210,13 @@ class MemoryTools:
         sessionKey: str | None = None,  # noqa: N803
         limit: int | None = None,
     ) -> dict[str, Any]:
-        """Find messages of earlier conversations that contain every query term (any language).
+        """Find messages of earlier conversations that contain every query term (any language), then, in the default
+        ``ranked`` mode, the messages that best match the rest of a question.
 
         Returns:
             OpenClaw's ``sessions_search`` result: ``{results: [{sessionKey, timestamp, role, snippet, score,
-            sessionId, messageId}], indexing?, warning?, truncated?}``, or ``{status: "error" | "forbidden", error}``.
+            sessionId, messageId, match?}], indexing?, warning?, truncated?}`` (``match``: ``all`` or ``partial``), or
+            ``{status: "error" | "forbidden", error}``.
         """
         store = self.sessions
         if store is None:

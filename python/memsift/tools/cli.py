@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     imported.add_argument('path', help='transcript file (.jsonl)')
     imported.add_argument('--key', help='session key (default: agent:{agent}:<file stem>)')
     imported.add_argument('--spawned-by', metavar='KEY', help='session that spawned this one')
-    found = session_commands.add_parser('search', parents=[sessions_common], help='search transcripts (all terms)')
+    found = session_commands.add_parser('search', parents=[sessions_common], help='search transcripts')
     found.add_argument('query', help='words that must all appear (any language)')
     found.add_argument('--session', metavar='KEY', help='only this session')
     found.add_argument('--limit', type=int, default=10, metavar='N', help='results (default 10, at most 25)')

@@ -84,14 +84,15 @@ Returns {path, from, lines, totalLines, text, truncated?, nextFrom?}: at most 20
 truncated is true, call again with from=nextFrom. An unreadable path gives {path, text: "", error}."""
 
 SESSIONS_SEARCH = """\
-Find messages of this agent's earlier conversations (session transcripts) that contain every word of the query, \
-in any language: exact-word recall of what the user or the assistant actually said, such as a quote, a name, a \
-number or an error message. For notes and facts in memory files, or recall by meaning, use memory_search. Only \
-sessions visible to this agent are searched.
+Find messages of this agent's earlier conversations (session transcripts) by their words, in any language: \
+what the user or the assistant actually said, such as a quote, a name, a number or an error message. Keywords or \
+a plain question both work: messages holding every word come first (match: "all"), then, unless configured \
+otherwise, the messages that best answer the rest of the question (match: "partial"). For notes and facts in \
+memory files, or recall by meaning, use memory_search. Only sessions visible to this agent are searched.
 
-Returns {results: [{sessionKey, timestamp, role, snippet, score, sessionId, messageId}], indexing?, warning?, \
-truncated?}, best first; timestamp is in milliseconds since 1970. To read the conversation around a hit, call \
-sessions_history with its sessionKey."""
+Returns {results: [{sessionKey, timestamp, role, snippet, score, sessionId, messageId, match?}], indexing?, \
+warning?, truncated?}, best first; timestamp is in milliseconds since 1970. To read the conversation around a \
+hit, call sessions_history with its sessionKey."""
 
 SESSIONS_HISTORY = """\
 Read the most recent messages of one earlier conversation, oldest first, for example the context of a \
@@ -200,7 +201,7 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
             str,
             Field(
                 max_length=4096,
-                description=('Words that must all appear in a message, in any language; 1 to 4096 characters.'),
+                description=('Words or a question, in any language; 1 to 4096 characters.'),
             ),
         ],
         sessionKey: Annotated[
