@@ -863,3 +863,34 @@ def test_errors_do_not_echo_secrets(store):
     with pytest.raises(InvalidInputError) as caught:
         store.append(MAIN, {'message': 'deploy with OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv'})
     assert '4f9aXb81QzLmN0' not in str(caught.value) and 'OPENAI_API_KEY=' in str(caught.value)
+
+
+def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_outage(tmp_path, embedder):
+    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+        store.use_embeddings(embedder, background=False)
+        store.append(MAIN, msg('m1', 'user', 'my physician moved the appointment', ts=1000))
+        store.append(MAIN, msg('m2', 'user', 'the appointment with the dentist is monday', ts=2000))
+        store.append(MAIN, msg('m3', 'user', 'lunch was great', ts=3000))
+        assert store.vectors.embed_pending() == 3 and store.vectors.pending() == 0
+        # "doctor" is not a word of m1, but its vector shares the physician/doctor dimension.
+        found = store.search('when is the doctor appointment', caller=MAIN)
+        assert found['results'][0]['messageId'] == 'm1' and 'debug' not in found
+        embedder.fail = True
+        keyword_only = store.search('when is the doctor appointment', caller=MAIN)
+        assert 'provider failed' in keyword_only['debug']['vectorSkipped']
+        assert {h['messageId'] for h in keyword_only['results']} == {'m1', 'm2'}
+
+
+def test_messages_are_embedded_in_the_background_once(tmp_path, embedder):
+    path = tmp_path / 'sessions.sqlite'
+    with SessionStore(path) as store:
+        store.use_embeddings(embedder)
+        store.append_many(MAIN, [msg(f'm{i}', 'user', f'note number {i} about the car') for i in range(10)])
+        deadline = time.monotonic() + 20
+        while store.vectors.pending() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.vectors.pending() == 0 and embedder.calls == 10
+    with SessionStore(path) as store:  # reopened: the stored vectors serve, nothing is embedded again
+        store.use_embeddings(embedder, background=False)
+        assert store.vectors.embed_pending() == 0 and embedder.calls == 10
+        assert store.search('automobile note', caller=MAIN)['results']

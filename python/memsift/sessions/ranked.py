@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from memsift._core import MessageIndex
 
-__all__ = ['MessageMirror']
+__all__ = ['MessageMirror', 'rows_of']
 
 _ADD_BATCH = 20_000
 
@@ -83,7 +83,7 @@ class MessageMirror:
             self._last_row = max([self._last_row, *(r[0] for r in fresh)])
         self._version = latest
 
-    def search(
+    def scores(
         self,
         db: sqlite3.Connection,
         query: str,
@@ -91,10 +91,9 @@ class MessageMirror:
         hidden: Collection[str],
         limit: int,
         exclude: Collection[int] = (),
-    ) -> list[tuple[Any, ...]]:
-        """``(seq, session_key, timestamp, event_id, score, role, body)`` of the best ``limit`` messages of the
-        ``searchable`` sessions for ``query``, best first, leaving out the event sequence numbers in ``exclude``
-        (``hidden``: every other session)."""
+    ) -> list[tuple[int, float]]:
+        """``(seq, score)`` of the best ``limit`` messages of the ``searchable`` sessions for ``query``, best first,
+        leaving out the event sequence numbers in ``exclude`` (``hidden``: every other session)."""
         if not searchable or limit < 1:
             return []
         self.catch_up(db)
@@ -103,16 +102,22 @@ class MessageMirror:
             hits = self._index.search(query, k, exclude=sorted(hidden))
         else:
             hits = self._index.search(query, k, only=sorted(searchable))
-        scores = {seq: score for seq, score in hits if seq not in exclude}
-        if not scores:
-            return []
-        rows = db.execute(
+        return [(seq, score) for seq, score in hits if seq not in exclude][:limit]
+
+
+def rows_of(db: sqlite3.Connection, scores: Sequence[tuple[int, float]]) -> list[tuple[Any, ...]]:
+    """``(seq, session_key, timestamp, event_id, score, role, body)`` of scored messages, in the given order."""
+    found = {
+        row[0]: row
+        for row in db.execute(
             'SELECT f.rowid, f.session_key, f.timestamp, f.event_id, e.role, e.body FROM message_fts f '
             'JOIN events e ON e.seq = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(?))',
-            (json.dumps(list(scores)),),
+            (json.dumps([seq for seq, _ in scores]),),
         ).fetchall()
-        ranked = sorted(
-            ((seq, key, ts, event_id, scores[seq], role, body) for seq, key, ts, event_id, role, body in rows),
-            key=lambda r: (-r[4], -r[2], r[3]),
-        )
-        return ranked[:limit]
+    }
+    return [
+        (seq, key, ts, event_id, score, role, body)
+        for seq, score in scores
+        if seq in found
+        for _, key, ts, event_id, role, body in [found[seq]]
+    ]

@@ -20,9 +20,9 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import Analyzer
 from memsift._text import preview, scrub
@@ -40,7 +40,7 @@ from memsift.sessions.limits import (
     SYNC_REBUILD_MAX_EVENTS,
 )
 from memsift.sessions.query import check_query, find_messages, match_expression, search_response, search_results
-from memsift.sessions.ranked import MessageMirror
+from memsift.sessions.ranked import MessageMirror, rows_of
 from memsift.sessions.reconcile import Reconciler
 from memsift.sessions.tables import (
     active_message_rows,
@@ -52,6 +52,7 @@ from memsift.sessions.tables import (
     session_exists,
     session_fingerprint,
 )
+from memsift.sessions.vectors import MessageVectors
 from memsift.sessions.visibility import (
     Caller,
     Snapshot,
@@ -65,7 +66,16 @@ from memsift.sessions.visibility import (
 )
 from memsift.sessions.writer import Writer
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memsift.embedding import EmbeddingProvider
+
 __all__ = ['SessionStore', 'default_sessions_path']
+
+VECTOR_MERGE_DEPTH = 50
+"""Keyword hits merged with the vector leg's (more than the few a top-up needs, so both legs can vote)."""
 
 
 def default_sessions_path(agent_id: str) -> Path:
@@ -116,6 +126,7 @@ class SessionStore:
         self._lock = threading.RLock()
         self._cache: Snapshot | None = None
         self._mirror = MessageMirror()
+        self._vectors: MessageVectors | None = None
         self._db = open_database(self.path)
         self._writer = Writer(self._db, self._analyzer, self.redactor.redact, agent_id, self.path)
         self._reconciler = Reconciler(
@@ -150,8 +161,43 @@ class SessionStore:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def use_embeddings(
+        self,
+        provider: EmbeddingProvider,
+        *,
+        embed: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+        weights: tuple[float, float] = (0.7, 0.3),
+        background: bool = True,
+    ) -> None:
+        """Give ranked ``sessions_search`` a semantic leg: messages are embedded with ``provider`` in a background
+        thread (``embed``: how texts are embedded, e.g. through the memory index's embedding cache) and merged with
+        the keyword leg by ``weights`` (``vector_weight, text_weight``); ``background=False`` leaves embedding to
+        ``store.vectors.embed_pending()``. See :mod:`memsift.sessions.vectors`."""
+        previous, self._vectors = (
+            self._vectors,
+            MessageVectors(
+                self._db,
+                self._lock,
+                self._writer.transaction,
+                self.redactor.redact,
+                provider,
+                embed,
+                weights,
+                background=background,
+            ),
+        )
+        if previous is not None:
+            previous.close()
+
+    @property
+    def vectors(self) -> MessageVectors | None:
+        """The semantic leg, when :meth:`use_embeddings` gave one."""
+        return self._vectors
+
     def close(self) -> None:
-        """Stop the background reconciler and close the database."""
+        """Stop the background threads and close the database."""
+        if self._vectors is not None:
+            self._vectors.close()
         self._reconciler.close()
         with self._lock:
             self._db.close()
@@ -185,7 +231,12 @@ class SessionStore:
         checked = [(event, event_line(event)) for event in events]
         with self._lock, self._writer.transaction():
             self._writer.adopt(session_key, spawned_by)
-            return sum(self._writer.append(session_key, event, body, spawned_by, index=True) for event, body in checked)
+            added = sum(
+                self._writer.append(session_key, event, body, spawned_by, index=True) for event, body in checked
+            )
+        if self._vectors is not None and added:
+            self._vectors.wake()
+        return added
 
     def import_jsonl(
         self, path: str | os.PathLike[str], session_key: str, *, spawned_by: str | None = None, forward: bool = False
@@ -206,7 +257,12 @@ class SessionStore:
         Raises:
             SessionStoreError: the file cannot be read or holds no transcript event (the message names it).
         """
-        return import_transcript(self._writer, self._lock, path, session_key, spawned_by=spawned_by, forward=forward)
+        imported = import_transcript(
+            self._writer, self._lock, path, session_key, spawned_by=spawned_by, forward=forward
+        )
+        if self._vectors is not None:
+            self._vectors.wake()
+        return imported
 
     def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
         """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
@@ -222,7 +278,10 @@ class SessionStore:
 
     def reconcile(self) -> int:
         """Rebuild every session marked for rebuild now; returns how many were rebuilt."""
-        return self._reconciler.rebuild_all()
+        rebuilt = self._reconciler.rebuild_all()
+        if self._vectors is not None and rebuilt:
+            self._vectors.wake()
+        return rebuilt
 
     @property
     def indexing(self) -> bool:
@@ -344,6 +403,7 @@ class SessionStore:
             self._check_known(session_key, who)
         hits: list[dict[str, Any]] = []
         indexing = False
+        debug: dict[str, Any] = {}
         refusals: list[SessionAccessError] = []
         stores = self._stores(who)
         for store in stores:
@@ -354,9 +414,13 @@ class SessionStore:
                 continue
             hits.extend(found['results'])
             indexing |= found['indexing']
+            debug.update(found.get('debug') or {})
         if len(refusals) == len(stores):
             raise refusals[0]
-        return search_response(hits, indexing, limit)
+        response = search_response(hits, indexing, limit)
+        if debug:
+            response['debug'] = debug
+        return response
 
     def _search_visible(self, query: str, caller: Caller, session_key: str | None, limit: int) -> dict[str, Any]:
         with self._lock:
@@ -375,27 +439,28 @@ class SessionStore:
         if expression is None:
             return {'results': [], 'indexing': indexing}
         ranked = self.search_mode == 'ranked'
+        question = self.redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
+        debug: dict[str, Any] = {}
+        vectors = self._vectors if ranked else None
+        query_vector = vectors.query_vector(question, debug) if vectors is not None else None
         with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
             snapshot = self._snapshot()
             searchable = (visible & snapshot.keys) - snapshot.stale
             hidden = snapshot.keys - searchable
             rows = find_messages(self._db, expression, searchable, hidden, limit + 1)
-            partial = (
-                self._mirror.search(  # the question redacted as the rows were: a guessed secret finds only its mask
-                    self._db,
-                    self.redactor.redact(query),
-                    searchable,
-                    hidden,
-                    limit - len(rows),
-                    exclude={row[0] for row in rows},
-                )
-                if ranked and len(rows) < limit
-                else []
-            )
+            partial: list[tuple[Any, ...]] = []
+            if ranked and len(rows) < limit:
+                wanted, exclude = limit - len(rows), {row[0] for row in rows}
+                depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
+                scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
+                if vectors is not None and query_vector is not None:
+                    near = vectors.nearest(query_vector, searchable)
+                    scored = vectors.merge(dict(scored), {s: v for s, v in near.items() if s not in exclude})
+                partial = rows_of(self._db, scored[:wanted])
         match = 'all' if ranked else None
         results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer, match)
         results += search_results(partial, snapshot.sessions, terms, self.redactor, self._analyzer, 'partial')
-        return {'results': results, 'indexing': indexing}
+        return {'results': results, 'indexing': indexing, 'debug': debug}
 
     # ------------------------------------------------------------------ sessions_history
 

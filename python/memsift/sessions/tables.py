@@ -83,6 +83,14 @@ INSERT OR IGNORE INTO meta VALUES ('sessions_version', '0');
 -- Full-text rows changed other than by appending (a session rebuilt or deleted; '*': all re-indexed), so that
 -- in-memory mirrors of message_fts (the ranked-search index) redo just those sessions.
 CREATE TABLE IF NOT EXISTS fts_rewrites (version INTEGER PRIMARY KEY AUTOINCREMENT, session_key TEXT NOT NULL);
+-- Message embeddings (float32) per provider key, made in the background for ranked search's vector leg.
+CREATE TABLE IF NOT EXISTS message_vectors (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (seq, key)
+);
 -- Cached session listings (visibility, staleness) stay valid until this counter moves, whoever writes.
 CREATE TRIGGER IF NOT EXISTS sessions_added AFTER INSERT ON sessions
 BEGIN UPDATE meta SET value = value + 1 WHERE key = 'sessions_version'; END;

@@ -256,6 +256,9 @@ class Writer:
         """Delete a session, its events, index rows and import record; ``False`` if it did not exist."""
         self.db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
         self._rewritten(session_key)
+        self.db.execute(
+            'DELETE FROM message_vectors WHERE seq IN (SELECT seq FROM events WHERE session_key = ?)', (session_key,)
+        )
         self.db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
         self.db.execute('DELETE FROM imports WHERE session_key = ?', (session_key,))
         return self.db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0

@@ -113,6 +113,14 @@ class MemoryTools:
         except BaseException:
             sessions.close()
             raise
+        provider = index.provider
+        if provider is not None:  # ranked sessions_search gets a semantic leg, embedded through the index's cache
+            hybrid = resolved.query.hybrid
+            sessions.use_embeddings(
+                provider,
+                embed=lambda texts: index.cache.embed(provider, int(provider.dims), texts),
+                weights=(hybrid.vector_weight, hybrid.text_weight),
+            )
         tools = cls(index, sessions, session_key=session_key, deadline_s=deadline_s)
         tools._owned = [index, sessions]
         if sync:

@@ -1,0 +1,216 @@
+"""The semantic leg of ranked ``sessions_search``: transcript messages embedded in the background, searched by
+cosine, merged with the keyword leg.
+
+When the store is given an embedding provider (:meth:`~memsift.sessions.SessionStore.use_embeddings`; the agent
+tools pass the memory index's provider, through its embedding cache), a background thread embeds every indexed
+message (its redacted text) that has no vector for that provider yet, in batches, and stores the vectors in the
+``message_vectors`` table, so another process or a restart never embeds them again. Appends, imports and rebuilds
+wake it up, and it looks again every minute for messages other processes wrote; it never runs on the append path.
+Searches keep an in-memory :class:`memsift._core.VectorStore` caught up from that table.
+
+A search embeds the question (outside the store's lock), takes the nearest messages of the visible sessions and
+merges them with the keyword leg's ranked hits the way ``memory_search`` does: the keyword scores scaled by the best
+one, then ``vector_weight · cosine + text_weight · keyword``. A provider outage or a question the model cannot read
+(the embedded English-only model and a CJK question) leaves the keyword answer, with the reason in the response's
+``debug.vectorSkipped``; messages not embedded yet take part through the keyword leg only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memsift._core import VectorStore
+from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
+from memsift.errors import MemsiftError
+from memsift.sessions.events import body_text
+
+__all__ = ['EMBED_BATCH', 'MessageVectors']
+
+EMBED_BATCH = 64
+RECHECK_S = 60.0
+VECTOR_CANDIDATES = 200
+_log = logging.getLogger('memsift.sessions')
+
+
+class MessageVectors:
+    """Background embedding and vector search of one store's messages (see the module docstring).
+
+    Args:
+        db: The store's connection (every use is under ``lock``).
+        lock: The store's lock.
+        transaction: Opens a write transaction on ``db`` (the store writer's).
+        redact: The store's redaction, applied to message text before it is embedded.
+        provider: The embedding provider.
+        embed: Embeds message texts (default ``embed_documents(provider, texts)``; the agent tools pass the
+            memory index's cached embedding).
+        weights: ``(vector_weight, text_weight)`` of the merge (``query.hybrid`` of the agent's config).
+        background: Start the embedding thread (``False``: only :meth:`embed_pending` embeds, e.g. in a bench).
+    """
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        lock: threading.RLock,
+        transaction: Callable[[], AbstractContextManager[None]],
+        redact: Callable[[str], str],
+        provider: EmbeddingProvider,
+        embed: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
+        weights: tuple[float, float] = (0.7, 0.3),
+        *,
+        background: bool = True,
+    ) -> None:
+        self._db, self._lock, self._transaction, self._redact = db, lock, transaction, redact
+        self.provider = provider
+        self._embed = embed or (lambda texts: embed_documents(provider, texts))
+        self.weights = weights
+        self.key = ''
+        self._vectors: VectorStore | None = None  # made by _ready (the provider's dims may need a request)
+        self._loaded = 0  # message_vectors.n already in _vectors
+        self.error: str | None = None
+        """Why the last background batch failed (``None`` after a good one)."""
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._wake.set()
+        self._thread = threading.Thread(target=self._run, name='memsift-message-embed', daemon=True)
+        if background:
+            self._thread.start()
+
+    # ------------------------------------------------------------------ background embedding
+
+    def _ready(self) -> VectorStore:
+        """The vector store, made on first use: ``provider.dims`` may probe a remote provider."""
+        if self._vectors is None:
+            dims = int(self.provider.dims)
+            self.key = f'{self.provider.id}/{self.provider.model}/{dims}'
+            self._vectors = VectorStore(dims)
+        return self._vectors
+
+    def wake(self) -> None:
+        """New messages may wait for vectors."""
+        self._wake.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def pending(self) -> int:
+        """Indexed messages without a vector from this provider."""
+        self._ready()
+        with self._lock:
+            return self._db.execute(
+                'SELECT count(*) FROM message_fts f LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = ? '
+                'WHERE v.seq IS NULL',
+                (self.key,),
+            ).fetchone()[0]
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(RECHECK_S)  # also now and then: another process may have added messages
+            self._wake.clear()
+            after = 0
+            while not self._stop.is_set():
+                try:
+                    after, _ = self._embed_batch(after)
+                except (MemsiftError, sqlite3.Error) as exc:  # an outage: keep the keyword answer, retry on wake
+                    self.error = str(exc)
+                    _log.warning('embedding transcript messages failed: %s', exc)
+                    self._stop.wait(5)
+                    self._wake.set()
+                    break
+                if after < 0:
+                    break
+
+    def embed_pending(self) -> int:
+        """Embed every message still waiting, in this thread; returns how many were embedded (for tests and
+        benches; the background thread does the same)."""
+        done, after = 0, 0
+        while after >= 0:
+            after, embedded = self._embed_batch(after)
+            done += embedded
+        return done
+
+    def _embed_batch(self, after: int) -> tuple[int, int]:
+        """Embed the next batch of messages past rowid ``after`` that lack a vector; returns the rowid to go on
+        from (-1 when none is left) and how many vectors were stored."""
+        self._ready()
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
+                'LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = ? '
+                'WHERE f.rowid > ? AND v.seq IS NULL ORDER BY f.rowid LIMIT ?',
+                (self.key, after, EMBED_BATCH),
+            ).fetchall()
+        if not rows:
+            return -1, 0
+        vectors = self._embed([self._redact(body_text(body)) for _, body in rows])
+        with self._lock, self._transaction():
+            before = self._db.total_changes
+            self._db.executemany(
+                'INSERT OR IGNORE INTO message_vectors (seq, key, vector) VALUES (?, ?, ?)',
+                [(seq, self.key, vector.astype(np.float32).tobytes()) for (seq, _), vector in zip(rows, vectors)],
+            )
+            stored = self._db.total_changes - before
+        self.error = None
+        return rows[-1][0], stored
+
+    # ------------------------------------------------------------------ search
+
+    def query_vector(self, question: str, debug: dict[str, Any]) -> npt.NDArray[np.float32] | None:
+        """The question's embedding, or None with the reason in ``debug['vectorSkipped']`` (call outside the
+        store's lock: it may wait on the provider)."""
+        handles = getattr(self.provider, 'handles', None)
+        if handles is not None and not handles(question):
+            debug['vectorSkipped'] = f'{self.provider.id} model does not cover the question language'
+            return None
+        try:
+            self._ready()
+            vector = embed_query(self.provider, question)
+        except MemsiftError as exc:
+            debug['vectorSkipped'] = f'the embedding provider failed: {exc}'
+            return None
+        return vector if np.any(vector) else None
+
+    def nearest(self, vector: npt.NDArray[np.float32], searchable: Collection[str]) -> dict[int, float]:
+        """Message seq -> cosine (clamped at 0) of the messages nearest ``vector`` among the ``searchable``
+        sessions (call under the store's lock, in its read transaction)."""
+        store = self._vectors
+        if store is None:
+            return {}
+        fresh = self._db.execute(
+            'SELECT n, seq, vector FROM message_vectors WHERE key = ? AND n > ? ORDER BY n', (self.key, self._loaded)
+        ).fetchall()
+        if fresh:
+            matrix = np.frombuffer(b''.join(r[2] for r in fresh), dtype=np.float32).reshape(len(fresh), -1)
+            store.add(np.array([r[1] for r in fresh], dtype=np.uint64), matrix)
+            self._loaded = fresh[-1][0]
+        if not len(store):
+            return {}
+        ids, scores = store.search(vector, VECTOR_CANDIDATES)
+        near = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+        visible = self._db.execute(
+            'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?)) '
+            'AND session_key IN (SELECT value FROM json_each(?))',
+            (json.dumps(list(near)), json.dumps(sorted(searchable))),
+        ).fetchall()
+        return {seq: max(0.0, near[seq]) for (seq,) in visible}
+
+    def merge(self, keyword: dict[int, float], vector: dict[int, float]) -> list[tuple[int, float]]:
+        """``(seq, score)`` best first: keyword scores scaled by the best one, then the weighted sum."""
+        best = max(keyword.values(), default=0.0) or 1.0
+        vector_weight, text_weight = self.weights
+        merged = {
+            seq: vector_weight * vector.get(seq, 0.0) + text_weight * keyword.get(seq, 0.0) / best
+            for seq in keyword.keys() | vector.keys()
+        }
+        return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
