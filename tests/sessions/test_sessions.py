@@ -872,6 +872,9 @@ def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_ou
         store.append(MAIN, msg('m2', 'user', 'the appointment with the dentist is monday', ts=2000))
         store.append(MAIN, msg('m3', 'user', 'lunch was great', ts=3000))
         assert store.vectors.embed_pending() == 3 and store.vectors.pending() == 0
+        status = store.status()
+        assert status['vectors'] == [{'key': 'test-hash/hash-v1/64', 'messages': 3}]
+        assert status['embedding'] == {'provider': 'test-hash/hash-v1', 'pending': 0, 'error': None}
         # "doctor" is not a word of m1, but its vector shares the physician/doctor dimension.
         found = store.search('when is the doctor appointment', caller=MAIN)
         assert found['results'][0]['messageId'] == 'm1' and 'debug' not in found
@@ -894,3 +897,13 @@ def test_messages_are_embedded_in_the_background_once(tmp_path, embedder):
         store.use_embeddings(embedder, background=False)
         assert store.vectors.embed_pending() == 0 and embedder.calls == 10
         assert store.search('automobile note', caller=MAIN)['results']
+
+
+def test_the_vector_leg_never_shows_a_hidden_session(tmp_path, embedder):
+    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+        store.use_embeddings(embedder, background=False)
+        store.append('agent:main:secret-talk', msg('s1', 'user', 'the physician said the code is banana'))
+        store.append('agent:main:child', msg('c1', 'user', 'lunch review'), spawned_by=MAIN)
+        store.vectors.embed_pending()
+        assert store.search('which doctor', caller='agent:main:child')['results'] == []  # lunch is not relevant
+        assert store.search('which doctor', caller=MAIN)['results'][0]['sessionKey'] == 'agent:main:secret-talk'

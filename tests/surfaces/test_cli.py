@@ -179,6 +179,8 @@ def test_sessions_import_search_history(tmp_path):
         ('agent:main:chat', 'b', 'partial'),  # shares 迁移 only
     ]
     assert 'q' * 36 not in found['results'][0]['snippet']
+    status = json.loads(memsift('sessions', 'status', *db, '--json').stdout)
+    assert (status['sessions'], status['messages'], status['searchMode'], status['vectors']) == (1, 2, 'ranked', [])
     text = memsift('sessions', 'search', '迁移', *db, '--limit', '1').stdout
     assert text.count('agent:main:chat') == 1
     history = json.loads(memsift('sessions', 'history', 'sess-9', *db, '--json').stdout)

@@ -454,7 +454,7 @@ class SessionStore:
                 depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
                 scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
                 if vectors is not None and query_vector is not None:
-                    near = vectors.nearest(query_vector, searchable)
+                    near = vectors.nearest(query_vector, searchable, hidden)
                     scored = vectors.merge(dict(scored), {s: v for s, v in near.items() if s not in exclude})
                 partial = rows_of(self._db, scored[:wanted])
         match = 'all' if ranked else None
@@ -516,6 +516,30 @@ class SessionStore:
         """Every stored session with its counts and flags (for ``status`` and tools)."""
         with self._lock:
             return list_sessions(self._db)
+
+    def status(self) -> dict[str, Any]:
+        """``{path, sessions, messages, searchMode, indexing, vectors: [{key, messages}], embedding?}``: what the
+        store holds for ``sessions_search`` (``embedding``: this handle's background embedding, when it has one:
+        provider, messages still waiting, last error)."""
+        with self._lock:
+            sessions = len(self._snapshot().sessions)
+            messages = self._db.execute('SELECT count(*) FROM message_fts').fetchone()[0]
+            vectors = self._db.execute('SELECT key, count(*) FROM message_vectors GROUP BY key ORDER BY key').fetchall()
+        out: dict[str, Any] = {
+            'path': self.path,
+            'sessions': sessions,
+            'messages': messages,
+            'searchMode': self.search_mode,
+            'indexing': self.indexing,
+            'vectors': [{'key': key, 'messages': count} for key, count in vectors],
+        }
+        if self._vectors is not None:
+            out['embedding'] = {
+                'provider': f'{self._vectors.provider.id}/{self._vectors.provider.model}',
+                'pending': self._vectors.pending(),
+                'error': self._vectors.error,
+            }
+        return out
 
     def fingerprint(self) -> tuple[Any, ...]:
         """Changes whenever a session is added, removed, flagged, branched or grows: a cheap "anything new?" check."""

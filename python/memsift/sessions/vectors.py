@@ -37,6 +37,8 @@ __all__ = ['EMBED_BATCH', 'MessageVectors']
 
 EMBED_BATCH = 64
 RECHECK_S = 60.0
+EXACT_UP_TO = 2_000_000
+"""Messages searched exactly (f16 SIMD scan) rather than through an HNSW graph."""
 VECTOR_CANDIDATES = 200
 _log = logging.getLogger('memsift.sessions')
 
@@ -91,7 +93,9 @@ class MessageVectors:
         if self._vectors is None:
             dims = int(self.provider.dims)
             self.key = f'{self.provider.id}/{self.provider.model}/{dims}'
-            self._vectors = VectorStore(dims)
+            # Exact f16 search: no index build on the first search (an HNSW graph of 100k vectors takes minutes
+            # on 2 cores), and a 100k-message scan stays at a few milliseconds.
+            self._vectors = VectorStore(dims, dtype='f16', ann_threshold=EXACT_UP_TO)
         return self._vectors
 
     def wake(self) -> None:
@@ -181,9 +185,11 @@ class MessageVectors:
             return None
         return vector if np.any(vector) else None
 
-    def nearest(self, vector: npt.NDArray[np.float32], searchable: Collection[str]) -> dict[int, float]:
+    def nearest(
+        self, vector: npt.NDArray[np.float32], searchable: Collection[str], hidden: Collection[str]
+    ) -> dict[int, float]:
         """Message seq -> cosine (clamped at 0) of the messages nearest ``vector`` among the ``searchable``
-        sessions (call under the store's lock, in its read transaction)."""
+        sessions (``hidden``: every other session; call under the store's lock, in its read transaction)."""
         store = self._vectors
         if store is None:
             return {}
@@ -198,19 +204,22 @@ class MessageVectors:
             return {}
         ids, scores = store.search(vector, VECTOR_CANDIDATES)
         near = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+        # Filter on whichever session list is shorter (usually the few hidden ones).
+        allowed = 'NOT IN' if len(hidden) <= len(searchable) else 'IN'
         visible = self._db.execute(
             'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?)) '
-            'AND session_key IN (SELECT value FROM json_each(?))',
-            (json.dumps(list(near)), json.dumps(sorted(searchable))),
+            f'AND session_key {allowed} (SELECT value FROM json_each(?))',
+            (json.dumps(list(near)), json.dumps(sorted(hidden if allowed == 'NOT IN' else searchable))),
         ).fetchall()
         return {seq: max(0.0, near[seq]) for (seq,) in visible}
 
     def merge(self, keyword: dict[int, float], vector: dict[int, float]) -> list[tuple[int, float]]:
-        """``(seq, score)`` best first: keyword scores scaled by the best one, then the weighted sum."""
+        """``(seq, score)`` best first: keyword scores scaled by the best one, then the weighted sum (a message
+        neither leg finds relevant is left out)."""
         best = max(keyword.values(), default=0.0) or 1.0
         vector_weight, text_weight = self.weights
         merged = {
             seq: vector_weight * vector.get(seq, 0.0) + text_weight * keyword.get(seq, 0.0) / best
             for seq in keyword.keys() | vector.keys()
         }
-        return sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+        return sorted(((s, v) for s, v in merged.items() if v > 0), key=lambda item: (-item[1], item[0]))

@@ -99,9 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     imported.add_argument('--key', help='session key (default: agent:{agent}:<file stem>)')
     imported.add_argument('--spawned-by', metavar='KEY', help='session that spawned this one')
     found = session_commands.add_parser('search', parents=[sessions_common], help='search transcripts')
-    found.add_argument('query', help='words that must all appear (any language)')
+    found.add_argument('query', help='words or a question (any language)')
     found.add_argument('--session', metavar='KEY', help='only this session')
     found.add_argument('--limit', type=int, default=10, metavar='N', help='results (default 10, at most 25)')
+    session_commands.add_parser(
+        'status', parents=[sessions_common], help='sessions, indexed messages, search mode and message vectors'
+    )
     history = session_commands.add_parser('history', parents=[sessions_common], help="print a session's messages")
     history.add_argument('key', help='session key or session id')
     history.add_argument('--limit', type=int, default=50, metavar='N', help='last N messages (default 50)')
@@ -317,9 +320,20 @@ def _sessions(args: argparse.Namespace) -> int:
             data = store.search(args.query, caller, args.session, args.limit)
             text = (
                 '\n'.join(
-                    f'{h["score"]:.3f}  {h["sessionKey"]}  {h["role"]}  {h["snippet"]}' for h in data.get('results', [])
+                    f'{h["score"]:.3f}{"~" if h.get("match") == "partial" else " "} {h["sessionKey"]}  {h["role"]}  '
+                    f'{h["snippet"]}'
+                    for h in data.get('results', [])
                 )
                 or 'no results'
+            )
+            if any(h.get('match') == 'partial' for h in data.get('results', [])):
+                text += '\n(~: partial match, holding some of the words)'
+        elif args.sessions_command == 'status':
+            data = store.status()
+            vectors = ', '.join(f'{v["messages"]} by {v["key"]}' for v in data['vectors']) or 'none'
+            text = (
+                f'{data["path"]}\n{data["sessions"]} sessions, {data["messages"]} indexed messages, search mode '
+                f'{data["searchMode"]}{" (indexing)" if data["indexing"] else ""}\nmessage vectors: {vectors}'
             )
         else:
             data = store.history(args.key, caller, limit=args.limit, include_tools=args.include_tools)
