@@ -261,7 +261,7 @@ class SessionStore:
             self._writer, self._lock, path, session_key, spawned_by=spawned_by, forward=forward
         )
         if self._vectors is not None:
-            self._vectors.wake()
+            self._vectors.wake(everywhere=True)
         return imported
 
     def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
@@ -280,7 +280,7 @@ class SessionStore:
         """Rebuild every session marked for rebuild now; returns how many were rebuilt."""
         rebuilt = self._reconciler.rebuild_all()
         if self._vectors is not None and rebuilt:
-            self._vectors.wake()
+            self._vectors.wake(everywhere=True)
         return rebuilt
 
     @property

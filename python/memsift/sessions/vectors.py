@@ -79,6 +79,7 @@ class MessageVectors:
         self._loaded = 0  # message_vectors.n already in _vectors
         self.error: str | None = None
         """Why the last background batch failed (``None`` after a good one)."""
+        self._resume = 0  # rowid the next woken scan starts after
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._wake.set()
@@ -98,8 +99,11 @@ class MessageVectors:
             self._vectors = VectorStore(dims, dtype='f16', ann_threshold=EXACT_UP_TO)
         return self._vectors
 
-    def wake(self) -> None:
-        """New messages may wait for vectors."""
+    def wake(self, *, everywhere: bool = False) -> None:
+        """New messages may wait for vectors: appended ones (past what the thread has seen), or, ``everywhere``,
+        any (a rebuilt branch re-activates older messages)."""
+        if everywhere:
+            self._resume = 0
         self._wake.set()
 
     def close(self) -> None:
@@ -120,12 +124,16 @@ class MessageVectors:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(RECHECK_S)  # also now and then: another process may have added messages
+            if not self._wake.wait(RECHECK_S):  # now and then, every message: another process may have added some
+                self._resume = 0
             self._wake.clear()
-            after = 0
+            # An append wakes a scan from where the last one stopped, not from the start: each batch query holds
+            # the store's lock, and a scan of 100k rows that finds nothing would hold it for tens of milliseconds.
+            after = self._resume
             while not self._stop.is_set():
                 try:
                     after, _ = self._embed_batch(after)
+                    self._resume = max(self._resume, after)
                 except (MemsiftError, sqlite3.Error) as exc:  # an outage: keep the keyword answer, retry on wake
                     self.error = str(exc)
                     _log.warning('embedding transcript messages failed: %s', exc)
