@@ -907,3 +907,22 @@ def test_the_vector_leg_never_shows_a_hidden_session(tmp_path, embedder):
         store.vectors.embed_pending()
         assert store.search('which doctor', caller='agent:main:child')['results'] == []  # lunch is not relevant
         assert store.search('which doctor', caller=MAIN)['results'][0]['sessionKey'] == 'agent:main:secret-talk'
+
+
+def test_background_embedding_survives_a_provider_outage(tmp_path, embedder, monkeypatch):
+    from memsift.sessions import vectors
+
+    monkeypatch.setattr(vectors, 'RETRY_S', 0.05)
+    embedder.fail = True
+    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+        store.use_embeddings(embedder)
+        store.append(MAIN, msg('m1', 'user', 'the physician called'))
+        deadline = time.monotonic() + 20
+        while store.vectors.error is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert 'unreachable' in store.vectors.error and store.status()['embedding']['pending'] == 1
+        assert [h['messageId'] for h in store.search('physician', caller=MAIN)['results']] == ['m1']  # keywords
+        embedder.fail = False  # the provider is back: the retry embeds what waited
+        while store.vectors.pending() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store.vectors.pending() == 0 and store.vectors.error is None

@@ -30,13 +30,15 @@ import numpy.typing as npt
 
 from memsift._core import VectorStore
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
-from memsift.errors import MemsiftError
+from memsift.errors import MemsiftError, ProviderError
 from memsift.sessions.events import body_text
 
 __all__ = ['EMBED_BATCH', 'MessageVectors']
 
 EMBED_BATCH = 64
 RECHECK_S = 60.0
+RETRY_S, RETRY_MAX_S = 5.0, 300.0
+"""After a failed batch the thread waits, doubling from 5 s up to 5 minutes while the provider stays down."""
 EXACT_UP_TO = 2_000_000
 """Messages searched exactly (f16 SIMD scan) rather than through an HNSW graph."""
 VECTOR_CANDIDATES = 200
@@ -79,6 +81,7 @@ class MessageVectors:
         self._loaded = 0  # message_vectors.n already in _vectors
         self.error: str | None = None
         """Why the last background batch failed (``None`` after a good one)."""
+        self._made = threading.Lock()  # _ready runs in the embedding thread and in searches
         self._resume = 0  # rowid the next woken scan starts after
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -91,13 +94,21 @@ class MessageVectors:
 
     def _ready(self) -> VectorStore:
         """The vector store, made on first use: ``provider.dims`` may probe a remote provider."""
-        if self._vectors is None:
-            dims = int(self.provider.dims)
-            self.key = f'{self.provider.id}/{self.provider.model}/{dims}'
-            # Exact f16 search: no index build on the first search (an HNSW graph of 100k vectors takes minutes
-            # on 2 cores), and a 100k-message scan stays at a few milliseconds.
-            self._vectors = VectorStore(dims, dtype='f16', ann_threshold=EXACT_UP_TO)
-        return self._vectors
+        with self._made:
+            if self._vectors is None:
+                try:
+                    dims = int(self.provider.dims)
+                except MemsiftError:
+                    raise
+                except Exception as exc:  # a provider that cannot tell its dimension is an unavailable provider
+                    raise ProviderError(
+                        f'embedding provider {self.provider.id!r}: cannot tell its dimension: {exc}'
+                    ) from exc
+                self.key = f'{self.provider.id}/{self.provider.model}/{dims}'
+                # Exact f16 search: no index build on the first search (an HNSW graph of 100k vectors takes
+                # minutes on 2 cores), and a 100k-message scan stays at a few milliseconds.
+                self._vectors = VectorStore(dims, dtype='f16', ann_threshold=EXACT_UP_TO)
+            return self._vectors
 
     def wake(self, *, everywhere: bool = False) -> None:
         """New messages may wait for vectors: appended ones (past what the thread has seen), or, ``everywhere``,
@@ -123,6 +134,7 @@ class MessageVectors:
             ).fetchone()[0]
 
     def _run(self) -> None:
+        backoff = RETRY_S
         while not self._stop.is_set():
             if not self._wake.wait(RECHECK_S):  # now and then, every message: another process may have added some
                 self._resume = 0
@@ -134,10 +146,12 @@ class MessageVectors:
                 try:
                     after, _ = self._embed_batch(after)
                     self._resume = max(self._resume, after)
-                except (MemsiftError, sqlite3.Error) as exc:  # an outage: keep the keyword answer, retry on wake
+                    backoff = RETRY_S
+                except Exception as exc:  # an outage (or a bug): keep the keyword answer, never let the thread die
                     self.error = str(exc)
-                    _log.warning('embedding transcript messages failed: %s', exc)
-                    self._stop.wait(5)
+                    _log.warning('embedding transcript messages failed (retrying in %.0f s): %s', backoff, exc)
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, RETRY_MAX_S)
                     self._wake.set()
                     break
                 if after < 0:
@@ -188,7 +202,7 @@ class MessageVectors:
         try:
             self._ready()
             vector = embed_query(self.provider, question)
-        except MemsiftError as exc:
+        except MemsiftError as exc:  # ProviderError included: embed_query wraps what a provider raises
             debug['vectorSkipped'] = f'the embedding provider failed: {exc}'
             return None
         return vector if np.any(vector) else None
