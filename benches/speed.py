@@ -321,6 +321,21 @@ def bench_bm25(data_root: Path) -> list[Row]:
         peer_s, peer_run = best_time(fn)
         check = f'nDCG@10 {ours:.4f} vs {ndcg10(data, peer_run):.4f}'
         rows.append(Row(section, 'query', 'queries/s', n_queries / query_s, name, n_queries / peer_s, check))
+    # Batch against batch: one call each, all queries.
+    batch_s, batch_run = best_time(lambda: [[i for i, _ in hits] for hits in index.search_batch(queries, k=10)])
+    bm25s_s, bm25s_run = best_time(lambda: query_bm25s_batch(retriever, queries))
+    check = f'nDCG@10 {ndcg10(data, batch_run):.4f} vs {ndcg10(data, bm25s_run):.4f}'
+    rows.append(
+        Row(
+            section,
+            'query, batch of all queries',
+            'queries/s',
+            n_queries / batch_s,
+            'bm25s batch',
+            n_queries / bm25s_s,
+            check,
+        )
+    )
     return rows
 
 

@@ -333,6 +333,17 @@ impl Bm25Index {
         self.search_field(self.fields.text, query, k, sources)
     }
 
+    /// [`search`](Self::search) for each query, in parallel on the reader's current snapshot; results in order.
+    pub fn search_batch(
+        &self,
+        queries: &[String],
+        k: usize,
+        sources: Option<&[String]>,
+    ) -> Result<Vec<Vec<(u64, f32)>>> {
+        use rayon::prelude::*;
+        queries.par_iter().map(|q| self.search_field(self.fields.text, q, k, sources)).collect()
+    }
+
     /// Top `k` chunks whose analyzed path matches `query`.
     pub fn search_paths(&self, query: &str, k: usize) -> Result<Vec<(u64, f32)>> {
         self.search_field(self.fields.path_text, query, k, None)
@@ -439,6 +450,10 @@ mod tests {
         let hits = index.search("视频下载", 10, None).unwrap();
         assert_eq!(hits[0].0, 1, "the doc with the whole phrase ranks first");
         assert_eq!(hits.len(), 3, "OR semantics: partial matches are returned too");
+        let queries = ["视频下载".to_owned(), "logs".to_owned(), String::new()];
+        let batch = index.search_batch(&queries, 10, None).unwrap();
+        let one_by_one: Vec<_> = queries.iter().map(|q| index.search(q, 10, None).unwrap()).collect();
+        assert_eq!(batch, one_by_one);
         let memory_only = index.search("视频", 10, Some(&["memory".to_owned()])).unwrap();
         assert_eq!(memory_only.iter().map(|h| h.0).collect::<Vec<_>>(), [1]);
         assert!(index.search("\"(*:- AND", 10, None).unwrap().is_empty());

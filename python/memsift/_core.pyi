@@ -150,6 +150,17 @@ class Bm25Index:
         self, query: str, k: int = 10, *, sources: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:
         """Ranked OR query over ``text``; returns ``(id, bm25_score)`` best first. Never raises on query syntax."""
+    def search_batch(
+        self, queries: Sequence[str], k: int = 10, *, sources: Sequence[str] | None = None
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for many queries at once: one call, the GIL released once, queries run in parallel.
+
+        >>> idx = Bm25Index()
+        >>> idx.add([1, 2], ["a.md", "b.md"], ["memory"] * 2, ["tantivy index", "sqlite store"])
+        >>> idx.commit()
+        >>> [[i for i, _ in hits] for hits in idx.search_batch(["index", "store", "none"])]
+        [[1], [2], []]
+        """
     def search_paths(self, query: str, k: int = 10) -> list[tuple[int, float]]:
         """Ranked OR query over the analyzed path field."""
     def __len__(self) -> int: ...

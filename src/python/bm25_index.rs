@@ -131,6 +131,27 @@ impl PyBm25Index {
         detached(py, || self.inner.search(&query, k, sources.as_deref()))
     }
 
+    /// :meth:`search` for many queries at once: one call, the GIL released once, queries run in parallel.
+    ///
+    /// >>> idx = Bm25Index()
+    /// >>> idx.add([1, 2], ["a.md", "b.md"], ["memory"] * 2, ["tantivy index", "sqlite store"])
+    /// >>> idx.commit()
+    /// >>> [[i for i, _ in hits] for hits in idx.search_batch(["index", "store", "none"])]
+    /// [[1], [2], []]
+    #[pyo3(signature = (queries, k = Int(10), *, sources = None), text_signature = "($self, queries, k=10, *, sources=None)")]
+    fn search_batch(
+        &self,
+        py: Python<'_>,
+        queries: Vec<Text>,
+        k: Int,
+        sources: Option<Vec<Text>>,
+    ) -> PyResult<Vec<Vec<(u64, f32)>>> {
+        let k = check_k(k)?;
+        let queries = texts(queries);
+        let sources = sources.map(texts);
+        detached(py, || self.inner.search_batch(&queries, k, sources.as_deref()))
+    }
+
     /// Ranked OR query over the analyzed path field.
     #[pyo3(signature = (query, k = Int(10)), text_signature = "($self, query, k=10)")]
     fn search_paths(&self, py: Python<'_>, query: Text, k: Int) -> PyResult<Vec<(u64, f32)>> {
