@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from memsift._core import Analyzer
@@ -36,6 +36,7 @@ __all__ = [
     'match_expression',
     'search_response',
     'search_results',
+    'session_filter',
     'snippet',
 ]
 
@@ -113,6 +114,16 @@ def match_expression(analyzer: Analyzer, query: str) -> tuple[str | None, list[s
     return (' AND '.join(clauses) if clauses else None), terms
 
 
+def session_filter(searchable: Collection[str], hidden: Collection[str]) -> tuple[str, tuple[str, ...]]:
+    """A ``WHERE`` clause (``AND …``) and its parameters keeping rows of the ``searchable`` sessions, on whichever
+    list is shorter (usually the few hidden sessions, for the main session); ``hidden`` is every other session."""
+    if not hidden:
+        return '', ()
+    if len(hidden) <= len(searchable):
+        return 'AND session_key NOT IN (SELECT value FROM json_each(?))', (json.dumps(sorted(hidden)),)
+    return 'AND session_key IN (SELECT value FROM json_each(?))', (json.dumps(sorted(searchable)),)
+
+
 def find_messages(
     db: sqlite3.Connection, expression: str, searchable: frozenset[str], hidden: frozenset[str], limit: int
 ) -> list[tuple[Any, ...]]:
@@ -121,21 +132,14 @@ def find_messages(
     one more than they return, to tell that more matched."""
     if not searchable:
         return []
-    # Filter on whichever list is shorter (usually the few hidden sessions, for the main session).
-    where, keys = (
-        ('', [])
-        if not hidden
-        else ('AND session_key NOT IN (SELECT value FROM json_each(?))', [hidden])
-        if len(hidden) <= len(searchable)
-        else ('AND session_key IN (SELECT value FROM json_each(?))', [searchable])
-    )
+    where, keys = session_filter(searchable, hidden)
     return db.execute(
         'SELECT f.seq, f.session_key, f.timestamp, f.event_id, f.rank, e.role, e.body FROM ('
         'SELECT rowid AS seq, session_key, timestamp, event_id, bm25(message_fts) AS rank '
         f'FROM message_fts WHERE message_fts MATCH ? {where} '
         'ORDER BY rank, timestamp DESC, event_id LIMIT ?) f JOIN events e ON e.seq = f.seq '
         'ORDER BY f.rank, f.timestamp DESC, f.event_id',
-        (expression, *(json.dumps(sorted(k)) for k in keys), limit),
+        (expression, *keys, limit),
     ).fetchall()
 
 

@@ -173,21 +173,18 @@ class SessionStore:
         thread (``embed``: how texts are embedded, e.g. through the memory index's embedding cache) and merged with
         the keyword leg by ``weights`` (``vector_weight, text_weight``); ``background=False`` leaves embedding to
         ``store.vectors.embed_pending()``. See :mod:`memsift.sessions.vectors`."""
-        previous, self._vectors = (
-            self._vectors,
-            MessageVectors(
-                self._db,
-                self._lock,
-                self._writer.transaction,
-                self.redactor.redact,
-                provider,
-                embed,
-                weights,
-                background=background,
-            ),
+        if self._vectors is not None:
+            self._vectors.close()
+        self._vectors = MessageVectors(
+            self._db,
+            self._lock,
+            self._writer.transaction,
+            self.redactor.redact,
+            provider,
+            embed,
+            weights,
+            background=background,
         )
-        if previous is not None:
-            previous.close()
 
     @property
     def vectors(self) -> MessageVectors | None:
@@ -439,28 +436,47 @@ class SessionStore:
         if expression is None:
             return {'results': [], 'indexing': indexing}
         ranked = self.search_mode == 'ranked'
-        question = self.redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
-        debug: dict[str, Any] = {}
-        vectors = self._vectors if ranked else None
-        query_vector = vectors.query_vector(question, debug) if vectors is not None else None
         with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
             snapshot = self._snapshot()
             searchable = (visible & snapshot.keys) - snapshot.stale
             hidden = snapshot.keys - searchable
             rows = find_messages(self._db, expression, searchable, hidden, limit + 1)
-            partial: list[tuple[Any, ...]] = []
-            if ranked and len(rows) < limit:
-                wanted, exclude = limit - len(rows), {row[0] for row in rows}
-                depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
-                scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
-                if vectors is not None and query_vector is not None:
-                    near = vectors.nearest(query_vector, searchable, hidden)
-                    scored = vectors.merge(dict(scored), {s: v for s, v in near.items() if s not in exclude})
-                partial = rows_of(self._db, scored[:wanted])
+        debug: dict[str, Any] = {}
+        partial = (
+            self._top_up(query, searchable, hidden, limit - len(rows), {row[0] for row in rows}, debug)
+            if ranked and len(rows) < limit
+            else []
+        )
         match = 'all' if ranked else None
         results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer, match)
         results += search_results(partial, snapshot.sessions, terms, self.redactor, self._analyzer, 'partial')
         return {'results': results, 'indexing': indexing, 'debug': debug}
+
+    def _top_up(
+        self,
+        query: str,
+        searchable: frozenset[str],
+        hidden: frozenset[str],
+        wanted: int,
+        exclude: set[int],
+        debug: dict[str, Any],
+    ) -> list[tuple[Any, ...]]:
+        """The ranked partial matches (rows as :func:`rows_of` gives them) that fill a ``sessions_search`` list:
+        the keyword leg, merged with the vector leg when the store has one."""
+        question = self.redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
+        vectors = self._vectors
+        # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
+        query_vector = vectors.query_vector(question, debug) if vectors is not None else None
+        depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
+        with self._lock, reading(self._db):
+            scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
+            if vectors is not None and query_vector is not None:
+                near = vectors.nearest(query_vector, searchable, hidden)
+                scored = vectors.merge(dict(scored), {s: v for s, v in near.items() if s not in exclude})
+            # Only the sessions the first read saw (one created since has no place in this answer); the slack
+            # covers rows of such sessions.
+            rows = rows_of(self._db, scored[: 2 * wanted])
+            return [row for row in rows if row[1] in searchable][:wanted]
 
     # ------------------------------------------------------------------ sessions_history
 

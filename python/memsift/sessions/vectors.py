@@ -32,6 +32,7 @@ from memsift._core import VectorStore
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.errors import MemsiftError, ProviderError
 from memsift.sessions.events import body_text
+from memsift.sessions.query import session_filter
 
 __all__ = ['EMBED_BATCH', 'MessageVectors']
 
@@ -226,12 +227,10 @@ class MessageVectors:
             return {}
         ids, scores = store.search(vector, VECTOR_CANDIDATES)
         near = dict(zip(ids.tolist(), scores.tolist(), strict=True))
-        # Filter on whichever session list is shorter (usually the few hidden ones).
-        allowed = 'NOT IN' if len(hidden) <= len(searchable) else 'IN'
+        where, keys = session_filter(searchable, hidden)
         visible = self._db.execute(
-            'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?)) '
-            f'AND session_key {allowed} (SELECT value FROM json_each(?))',
-            (json.dumps(list(near)), json.dumps(sorted(hidden if allowed == 'NOT IN' else searchable))),
+            f'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?)) {where}',
+            (json.dumps(list(near)), *keys),
         ).fetchall()
         return {seq: max(0.0, near[seq]) for (seq,) in visible}
 
