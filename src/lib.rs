@@ -9,9 +9,11 @@ pub mod bm25;
 pub mod chunk;
 pub mod error;
 pub mod messages;
+pub mod paths;
 pub mod rank;
 pub mod redact;
 pub mod simd;
 pub mod vector;
+pub mod workspace;
 
 mod python;

@@ -11,7 +11,7 @@
 //! Redacting is idempotent on real text: a value that lies within a mask written earlier is left alone.
 
 use std::cell::OnceCell;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Captures, Regex, RegexBuilder, RegexSet};
 
@@ -449,8 +449,28 @@ static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
 
 struct Rule {
     spec: &'static Spec,
-    regex: Regex,
-    key: Option<usize>,
+    /// Compiled on the first text that triggers the rule: a process that redacts a few snippets compiles only the
+    /// rules their words call for (compiling all of them took ~10 ms at start-up).
+    compiled: OnceLock<(Regex, Option<usize>)>,
+}
+
+impl Rule {
+    fn compiled(&self) -> &(Regex, Option<usize>) {
+        self.compiled.get_or_init(|| {
+            let regex = Regex::new(self.spec.pattern).unwrap_or_else(|e| panic!("redact rule {}: {e}", self.spec.name));
+            let key = regex.capture_names().position(|n| n == Some("key"));
+            (regex, key)
+        })
+    }
+
+    fn regex(&self) -> &Regex {
+        &self.compiled().0
+    }
+
+    /// The capture group of the key in key=value rules.
+    fn key(&self) -> Option<usize> {
+        self.compiled().1
+    }
 }
 
 struct Defaults {
@@ -618,14 +638,7 @@ fn triggers(spec: &Spec) -> Vec<String> {
 
 static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
     let specs: &'static [Spec] = SPECS.as_slice();
-    let rules: Vec<Rule> = specs
-        .iter()
-        .map(|spec| {
-            let regex = Regex::new(spec.pattern).unwrap_or_else(|e| panic!("redact rule {}: {e}", spec.name));
-            let key = regex.capture_names().position(|n| n == Some("key"));
-            Rule { spec, regex, key }
-        })
-        .collect();
+    let rules: Vec<Rule> = specs.iter().map(|spec| Rule { spec, compiled: OnceLock::new() }).collect();
     let triggers: Vec<Vec<String>> = specs.iter().map(triggers).collect();
     let always = triggers.iter().map(Vec::is_empty).collect();
     let set = RegexSet::new(triggers.iter().filter(|t| !t.is_empty()).map(|t| t.join("|"))).expect("redact triggers");
@@ -820,7 +833,7 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
     for check in spec.checks {
         let ok = match check {
             Check::SameNameRef => {
-                let key = rule.key.and_then(|k| caps.get(k)).map_or("", |k| k.as_str());
+                let key = rule.key().and_then(|k| caps.get(k)).map_or("", |k| k.as_str());
                 shell_reference(value).is_none_or(|name| name != key)
             }
             Check::NotPlaceholder => !(unquoted && is_placeholder(value.trim_start_matches(['"', '\'', '`']), true)),
@@ -853,7 +866,7 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                 let digits = value.bytes().take_while(u8::is_ascii_digit).count();
                 !(digits > 0 && (digits == value.len() || value.as_bytes()[digits] == b'/'))
             }
-            Check::SensitiveKey => rule.key.and_then(|k| caps.get(k)).is_some_and(|k| sensitive_key(k.as_str())),
+            Check::SensitiveKey => rule.key().and_then(|k| caps.get(k)).is_some_and(|k| sensitive_key(k.as_str())),
             Check::NotConjunction => !matches!(value.to_ascii_lowercase().as_str(), "or" | "and"),
             Check::CutAtPair => {
                 if let Some(cut) = PAIR.find(value) {
@@ -936,7 +949,7 @@ fn regex_edits(rule: &Rule, text: &str) -> Vec<Edit> {
     let stars = rule.spec.checks.contains(&Check::Stars);
     let unquote = rule.spec.checks.contains(&Check::DropQuotes);
     let remask = rule.spec.checks.contains(&Check::Remask);
-    rule.regex
+    rule.regex()
         .captures_iter(text)
         .filter_map(|caps| secret_span(rule, &caps, &ctx))
         .filter_map(|(s, e)| {
@@ -1080,7 +1093,7 @@ fn form_body_edits(text: &str) -> Vec<Edit> {
 fn pem_edits(rule: &Rule, text: &str) -> Vec<Edit> {
     let mut edits = Vec::new();
     let mut pos = 0;
-    while let Some(m) = rule.regex.find_at(text, pos) {
+    while let Some(m) = rule.regex().find_at(text, pos) {
         let body_start = m.end();
         let body_end = text[body_start..].find("-----").map_or(text.len(), |i| body_start + i);
         let body = &text[body_start..body_end];
@@ -1262,7 +1275,7 @@ fn auth_params_end(text: &str, from: usize, header_quote: Option<(char, usize)>)
 fn authorization_edits(rule: &Rule, text: &str) -> Vec<Edit> {
     let mut edits = Vec::new();
     let mut pos = 0;
-    while let Some(m) = rule.regex.find_at(text, pos) {
+    while let Some(m) = rule.regex().find_at(text, pos) {
         let mut i = m.end();
         i += auth_space(&text[i..], true);
         // An optional (serialized) quote opens the value: "…", \"…\", '…'.
@@ -1503,6 +1516,15 @@ mod tests {
 
     fn r(text: &str) -> String {
         redact(text)
+    }
+
+    #[test]
+    fn every_rule_compiles() {
+        // Rules compile on first use; this compiles each one, so a broken pattern fails here and not in a user's
+        // process.
+        for rule in &DEFAULTS.rules {
+            assert!(rule.regex().captures_len() > 0, "{}", rule.spec.name);
+        }
     }
 
     #[test]

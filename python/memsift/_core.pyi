@@ -319,6 +319,55 @@ class Redactor:
         """:meth:`redact` of each text, in order (in parallel, without the GIL)."""
 
 @final
+class PathCatalogue:
+    """The indexed paths of one store generation, for exact path queries (reference §6).
+
+    Args:
+        paths: Workspace-relative paths; within a tier, matches come in this order.
+
+    >>> catalogue = PathCatalogue(['memory/2026-11-28.md'])
+    >>> [catalogue.exact(q) for q in ('memory/2026-11-28.md', '2026-11-28.MD', './2026-11-28', 'other')]
+    [[('memory/2026-11-28.md', 3)], [('memory/2026-11-28.md', 2)], [('memory/2026-11-28.md', 1)], []]"""
+
+    def __new__(cls, paths: Sequence[str]) -> PathCatalogue: ...
+    def exact(self, query: str) -> list[tuple[str, int]]:
+        """Files the query names exactly, as ``(path, tier)``: 3 = the full path, 2 = the basename (a query without
+        ``/``), 1 = the stem; best tier first, each path once. Matching is on OpenClaw's normalization (trimmed,
+        ``\\`` as ``/``, no leading ``./``, NFC, lower case)."""
+    def __len__(self) -> int: ...
+
+def prepare_files(
+    paths: Sequence[str | os.PathLike[str]], max_bytes: int, tokens: int = 400, overlap: int = 80
+) -> list[tuple[str, list[tuple[int, int, str, str]]] | None]:
+    """Read, hash and chunk memory files in parallel, without the GIL: what a sync does to each changed file.
+
+    Returns, per path in order, ``(sha256 hex of the text, [(start_line, end_line, text, hash), ...])`` (the
+    chunks of :func:`chunk_markdown`), or ``None`` where :func:`memsift.index.workspace.read_memory_file` would
+    refuse the file (too large, unreadable, binary, not UTF-8), so the caller reads it there for the reason.
+
+    Raises:
+        InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+
+    >>> import tempfile, pathlib
+    >>> note = pathlib.Path(tempfile.mkdtemp()) / 'a.md'
+    >>> _ = note.write_text('# Title\\nbody\\n')
+    >>> [(len(h), [(s, e, t) for s, e, t, _ in chunks]) for h, chunks in prepare_files([str(note)], 1000)]
+    [(64, [(1, 3, '# Title\\nbody\\n')])]"""
+
+def scan_memory_files(
+    workspace: str | os.PathLike[str], extra_roots: Sequence[str | os.PathLike[str]], media: Sequence[str]
+) -> list[tuple[str, str, float, int]]:
+    """The memory files of ``workspace`` and ``extra_roots`` (absolute paths), stat only, in scan order, as
+    ``(relative path, path, st_mtime, size)``; see :func:`memsift.index.workspace.list_memory_files` for the rules.
+    ``media``: lower-case suffixes with their dot, counted in the extra paths only.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / 'MEMORY.md').write_text('# Facts')
+    >>> [(rel, size) for rel, _, _, size in scan_memory_files(str(root), [], [])]
+    [('MEMORY.md', 7)]"""
+
+@final
 class MessageIndex:
     """An in-RAM BM25 index of transcript messages for ranked ``sessions_search``, fed the session store's full-text
     rows (analyzer tokens, space-separated); searches re-rank BM25 candidates by how much of the question each

@@ -20,12 +20,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memsift.errors import ProviderError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ['EmbeddingProvider', 'embed_documents', 'embed_query']
 
@@ -72,6 +73,8 @@ def _call(provider: EmbeddingProvider, method: str, arg: object) -> object:
 
 
 def _checked(provider: EmbeddingProvider, raw: object, rows: int) -> npt.NDArray[np.float32]:
+    import numpy as np
+
     name = _name(provider)
     try:
         matrix = np.asarray(raw, dtype=np.float32)
@@ -94,6 +97,8 @@ def embed_documents(provider: EmbeddingProvider, texts: Sequence[Any]) -> npt.ND
     """``provider.embed_documents(texts)`` checked and L2-normalized: a C-contiguous ``(len(texts), dims)`` array.
 
     ``texts`` are strings, or :class:`~memsift.media.MediaInput` for a multimodal provider."""
+    import numpy as np
+
     if not texts:
         return np.zeros((0, provider.dims), dtype=np.float32)
     return _checked(provider, _call(provider, 'embed_documents', list(texts)), len(texts))

@@ -13,6 +13,7 @@
 // Each binding module starts with `use super::*`: one prelude of PyO3, numpy and core imports for all of them.
 #![allow(clippy::wildcard_imports)]
 
+use std::ffi::OsString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::{Mutex, RwLock};
@@ -65,17 +66,21 @@ mod analysis;
 mod args;
 mod bm25_index;
 mod messages;
+mod paths;
 mod ranking;
 mod redaction;
 mod vectors;
+mod workspace;
 
 use analysis::*;
 use args::*;
 use bm25_index::*;
 use messages::*;
+use paths::*;
 use ranking::*;
 use redaction::*;
 use vectors::*;
+use workspace::*;
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -110,8 +115,9 @@ pub mod _core {
     use super::{
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, debug_panic_py, decay_multiplier_py,
         estimate_chars_py, is_evergreen_path_py, jaccard_py, memory_date_from_path_py, mmr_py, normalize_weights_py,
-        rank_candidates_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError, PyAnalyzer,
-        PyBm25Index, PyChunk, PyMessageIndex, PyRedactor, PyVectorStore, SearchIndexError,
+        prepare_files_py, rank_candidates_py, scan_memory_files_py, simd_kernels_py, tokenize_py, InternalError,
+        InvalidInputError, MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyMessageIndex, PyPathCatalogue, PyRedactor,
+        PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

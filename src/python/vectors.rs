@@ -55,12 +55,29 @@ pub(super) fn as_f32_vector<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> Py
 /// Chunk ids: a 1-D sequence or array of integers in [0, 2**64). Negative, float,
 /// bool or oversized values are rejected instead of being wrapped or truncated.
 pub(super) fn as_ids(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-    if let Ok(view) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
-        return Ok(view.as_array().to_vec());
-    }
     let bad = |why: String| {
         InvalidInputError::new_err(format!("ids must be a 1-D sequence of integers in [0, 2**64): {why}"))
     };
+    // A list or tuple of ints (what the Python layer passes) is read directly: numpy loads only for arrays, so a
+    // keyword-only process never imports it.
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<pyo3::types::PyTuple>() {
+        let items = obj.try_iter()?;
+        let mut ids = Vec::with_capacity(obj.len().unwrap_or(0));
+        for item in items {
+            let item = item?;
+            match item.extract::<u64>() {
+                Ok(id) if !item.is_instance_of::<pyo3::types::PyBool>() => ids.push(id),
+                _ if item.extract::<i64>().is_ok_and(|v| v < 0) => {
+                    return Err(bad(format!("got a negative id ({item})")))
+                }
+                _ => return Err(bad(format!("got {}", item.repr()?))),
+            }
+        }
+        return Ok(ids);
+    }
+    if let Ok(view) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(view.as_array().to_vec());
+    }
     let arr = py.import("numpy")?.call_method1("asarray", (obj,)).map_err(|e| bad(e.to_string()))?;
     if arr.getattr("size")?.extract::<usize>()? == 0 {
         return Ok(Vec::new());

@@ -77,16 +77,16 @@ def test_an_edit_while_chunks_embed_is_indexed_by_the_next_sync(tmp_path, ws):
 
 def test_an_edit_between_listing_and_reading_is_indexed_by_the_next_sync(tmp_path, ws, monkeypatch):
     note = ws / 'memory' / '2026-11-28.md'
-    read = memsift.index.sync.read_memory_file
+    prepare = memsift.index.sync.prepare_files  # the read (in Rust) of the listed files
 
-    def edit_then_read(path, *args):
-        if path == note and 'Standup' in note.read_text():
+    def edit_then_read(paths, *args):
+        if str(note.absolute()) in paths and 'Standup' in note.read_text():
             time.sleep(0.02)
             write(note, 'Retro moved to Friday.\n')
-        return read(path, *args)
+        return prepare(paths, *args)
 
     with open_index(tmp_path, ws) as index:
-        monkeypatch.setattr(memsift.index.sync, 'read_memory_file', edit_then_read)
+        monkeypatch.setattr(memsift.index.sync, 'prepare_files', edit_then_read)
         index.sync()
         monkeypatch.undo()
         assert_next_sync_indexes(index, note, 'Retro')

@@ -1,12 +1,14 @@
 """Memory file discovery and safe reading (OpenClaw's listMemoryFiles rules)."""
 
 import os
+import stat
+from pathlib import Path
 
 import pytest
 
 import memsift
 from memsift.errors import SkippedFile
-from memsift.index.workspace import MemoryFile, list_memory_files, read_memory_file
+from memsift.index.workspace import IGNORED_DIRS, MemoryFile, list_memory_files, read_memory_file
 
 
 def write(path, text='x'):
@@ -73,7 +75,7 @@ def test_entries_carry_absolute_path_and_source(tmp_path):
     stat = (tmp_path / 'MEMORY.md').stat()
     assert entry == MemoryFile(
         path='MEMORY.md',
-        abs_path=tmp_path.absolute() / 'MEMORY.md',
+        abs_path=str(tmp_path.absolute() / 'MEMORY.md'),
         mtime=stat.st_mtime,
         size=stat.st_size,
         source='memory',
@@ -113,3 +115,71 @@ def test_oversized_files_are_skipped(tmp_path):
 def test_missing_file_is_skipped_not_crashed(tmp_path):
     with pytest.raises(SkippedFile, match='cannot be read'):
         read_memory_file(tmp_path / 'gone.md')
+
+
+def _reference_listing(root, extra_roots, media):
+    """The scan as the Python implementation (os.walk + lstat) did it, to check the Rust scan against."""
+    seen, out = set(), []
+
+    def add(path):
+        info = os.lstat(path) if os.path.lexists(path) else None
+        if info is not None and stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            out.append((Path(os.path.relpath(path, root)).as_posix(), info.st_mtime, info.st_size))
+
+    def wanted(name, media):
+        return name.endswith('.md') or (bool(media) and os.path.splitext(name)[1].lower() in media)
+
+    def walk(top, media):
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d not in IGNORED_DIRS and stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode)
+            )
+            for name in sorted(filenames):
+                if wanted(name, media):
+                    add(os.path.join(dirpath, name))
+
+    for name in ('MEMORY.md', 'memory.md'):
+        add(os.path.join(root, name))
+    if os.path.isdir(root / 'memory') and not os.path.islink(root / 'memory'):
+        walk(root / 'memory', ())
+    for extra in extra_roots:
+        if os.path.isdir(extra) and not os.path.islink(extra):
+            walk(extra, media)
+        elif wanted(os.path.basename(extra), media):
+            add(extra)
+    return out
+
+
+def test_scan_matches_the_os_walk_listing(tmp_path):
+    """Order, relative paths, dedupe and st_mtime (bit for bit) agree with os.walk + lstat on a tree with links,
+    tool folders, media, Unicode names and an extra path outside the workspace."""
+    root, outside = tmp_path / 'ws', tmp_path / 'shared'
+    names = [
+        'memory/2026-11-28.md',
+        'memory/笔记/会议.md',
+        'memory/b/z.md',
+        'memory/a/.hidden.md',
+        'memory/x.txt',
+        'memory/.git/c.md',
+        'memory/venv/v.md',
+        'MEMORY.md',
+        'notes/n.md',
+        'notes/deep/d.MD',
+        'notes/img.PNG',
+    ]
+    for i, name in enumerate(names):
+        write(root / name, f'note {i}\n' * i)
+    write(outside / 'o.md', 'outside')
+    (root / 'memory' / 'link.md').symlink_to(root / 'notes' / 'n.md')
+    (root / 'memory' / 'dirlink').symlink_to(root / 'notes', target_is_directory=True)
+    os.link(root / 'memory' / 'b' / 'z.md', root / 'memory' / 'a' / 'hard.md')
+    extras = ['notes', str(outside), 'notes/n.md', 'missing']
+    media = ('.png',)
+    expected = _reference_listing(root, [root / 'notes', outside, root / 'notes' / 'n.md', root / 'missing'], media)
+    found = [(f.path, f.mtime, f.size) for f in list_memory_files(root, extras, media)]
+    assert found == expected
+    assert [p for p, _, _ in found][:3] == ['MEMORY.md', 'memory/2026-11-28.md', 'memory/a/.hidden.md']
+    assert '../shared/o.md' in [p for p, _, _ in found]

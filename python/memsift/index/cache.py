@@ -19,14 +19,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, embed_documents
 from memsift.index.store import MemoryStore
 from memsift.media import MediaInput
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ['EmbeddingCache']
 
@@ -61,6 +63,8 @@ class EmbeddingCache:
         self, provider: EmbeddingProvider, dims: int, texts: Sequence[str | MediaInput]
     ) -> npt.NDArray[np.float32]:
         """Embed chunk texts (or media), from the cache where it has them (``cache.enabled``)."""
+        import numpy as np
+
         if not self.config.cache.enabled:
             return embed_documents(provider, texts)
         key = self.key(provider, dims)

@@ -26,9 +26,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
 from memsift._core import Bm25Index, VectorStore
 from memsift._text import preview
 from memsift.config import MemoryConfig, load_config
@@ -38,7 +35,6 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import DREAM_FILES, check_range, read_lines
-from memsift.index.session_memory import SessionMemory
 from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
 from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
 from memsift.index.sync import Progress, SyncReport, sync_workspace, workspace_changed
@@ -52,10 +48,14 @@ from memsift.search.merge import rank
 from memsift.search.paths import Catalogue
 from memsift.search.request import SearchMode, SearchRequest
 from memsift.search.results import MemoryHit, SearchResult, wants_citations
-from memsift.sessions import SessionStore
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memsift.index.session_memory import SessionMemory
     from memsift.index.watch import Watcher
+    from memsift.sessions import SessionStore
 
 __all__ = ['MemoryIndex']
 
@@ -112,15 +112,19 @@ class MemoryIndex:
         )
         self._owns_sessions = sessions is None
         if 'sessions' in self.config.sources and sessions is None:
+            from memsift.sessions import SessionStore  # only with session memory on
+
             sessions = SessionStore.from_config(None, agent_id, self.config.session_tools)
         self.sessions = sessions if 'sessions' in self.config.sources else None
         """The transcripts indexed as ``source: "sessions"`` (``experimental.sessionMemory`` with ``sessions``)."""
         self.store = MemoryStore(self.db_path)
-        self.session_memory = (
-            None
-            if self.sessions is None
-            else SessionMemory(self.sessions, self.store, self.config.sync.sessions, self.config.agent_id)
-        )
+        self.session_memory: SessionMemory | None = None
+        if self.sessions is not None:
+            from memsift.index.session_memory import SessionMemory
+
+            self.session_memory = SessionMemory(
+                self.sessions, self.store, self.config.sync.sessions, self.config.agent_id
+            )
         self.cache = EmbeddingCache(self.store, self.config)
         self.embeddings = Embeddings(self.config, self.store, resolution)
         self._writer = WriterLock(self.db_path)
@@ -135,7 +139,7 @@ class MemoryIndex:
         self._sync_error: str | None = None
         self._dirty = True
         self._closed = False
-        self._catalogue = Catalogue(-1, {})
+        self._catalogue = Catalogue(-1, [])
         self._watcher: Watcher | None = None
         with contextlib.suppress(ProviderError):
             self.embeddings.ready()  # otherwise retried, and reported, by sync, search and status
@@ -313,7 +317,7 @@ class MemoryIndex:
         generation = self.store.generation
         catalogue = self._catalogue
         if catalogue.generation != generation:
-            catalogue = self._catalogue = Catalogue(generation, self.store.files())
+            catalogue = self._catalogue = Catalogue(generation, self.store.paths())
         return catalogue
 
     def _prepare(self, debug: dict[str, Any], wait_for_sync: bool = True) -> None:
@@ -323,7 +327,7 @@ class MemoryIndex:
         thread too (the bootstrap is still awaited), and otherwise the search answers from the index as it is after
         the usual short wait.
         """
-        has_files = bool(self._current_catalogue().files)
+        has_files = len(self._current_catalogue()) > 0
         thread = self._sync_thread
         syncing = thread is not None and thread.is_alive()
         # Empty as far as searches can tell: no files yet, or a first sync that has written files to the store
@@ -542,15 +546,10 @@ class MemoryIndex:
 
     def _written(self, pool: Sequence[ChunkHead]) -> list[float | None]:
         """When each chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
-        files = self._current_catalogue().files
+        mtimes = self.store.file_mtimes({head.path for head in pool if head.source != 'sessions'})
         memory = self.session_memory
         transcripts = memory.last_messages() if memory is not None else {}
-        return [
-            transcripts.get(head.path)
-            if head.source == 'sessions'
-            else (record.mtime if (record := files.get(head.path)) is not None else None)
-            for head in pool
-        ]
+        return [(transcripts if head.source == 'sessions' else mtimes).get(head.path) for head in pool]
 
     def _visible(self, pool: list[ChunkHead], request: SearchRequest) -> list[ChunkHead]:
         """The candidates from the sources asked for, transcripts only where the calling session may see them."""
@@ -578,16 +577,16 @@ class MemoryIndex:
         """
         self._check_open()
         wanted = path.strip().replace('\\', '/').removeprefix('./') if isinstance(path, str) else None
-        files = self._current_catalogue().files
-        if wanted in DREAM_FILES and wanted not in files:  # the dream diary: readable, though never indexed
+        record = self.store.file(wanted) if wanted is not None else None
+        if wanted in DREAM_FILES and record is None:  # the dream diary: readable, though never indexed
             start, count = check_range(from_line, lines)
             return read_lines(self.workspace, [self.workspace], wanted, start, count)
-        if wanted is None or wanted not in files:
+        if wanted is None or record is None:
             raise InvalidInputError(
                 f'{preview(path)} is not an indexed memory file; memory_get reads only paths that memory_search returns'
             )
         start, count = check_range(from_line, lines)
-        if files[wanted].source == 'sessions':
+        if record.source == 'sessions':
             raise InvalidInputError(
                 f'{wanted} is a session transcript; read it with sessions_history (memsift sessions history KEY)'
             )
@@ -617,7 +616,7 @@ class MemoryIndex:
             'model': provider.model if provider is not None else 'fts-only',
             'requestedProvider': self.config.provider,
             'agentId': self.config.agent_id,
-            'files': len(self._current_catalogue().files),
+            'files': len(self._current_catalogue()),
             'chunks': self.store.chunk_count(),
             'dirty': self._dirty
             and workspace_changed(self.store, self.workspace, paths, media_suffixes(self.config, provider)),

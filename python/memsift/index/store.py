@@ -20,15 +20,16 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from memsift._sqlite import connect, transaction
 from memsift.errors import StoreError
 
-__all__ = ['ChunkHead', 'ChunkRow', 'FileRecord', 'MemoryStore']
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ['ChunkHead', 'ChunkRow', 'FileRecord', 'FileWrite', 'MemoryStore']
 
 T = TypeVar('T')
 
@@ -83,6 +84,19 @@ class FileRecord:
     (``index/session_memory.py`` ages transcripts from their newest message instead)."""
     size: int
     indexed_at: float
+
+
+class FileWrite(NamedTuple):
+    """One file for :meth:`MemoryStore.replace_files`: its record and its ``(start_line, end_line, text, hash)``
+    chunks, with one float32 embedding row per chunk or ``None``."""
+
+    path: str
+    source: str
+    file_hash: str
+    mtime: float
+    size: int
+    chunks: Sequence[tuple[int, int, str, str]]
+    vectors: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,32 +192,51 @@ class MemoryStore:
         ``vectors`` holds one embedding row per chunk (float32), stored with the chunks in the same transaction.
         Returns the new chunk ids, in order.
         """
-        if vectors is not None and len(vectors) != len(chunks):
-            raise ValueError(f'{len(vectors)} vectors for {len(chunks)} chunks of {path}')
+        return self.replace_files([FileWrite(path, source, file_hash, mtime, size, chunks, vectors)])[0]
 
-        def work(db: sqlite3.Connection) -> list[int]:
-            db.execute('DELETE FROM chunks WHERE path = ?', (path,))
-            db.execute('DELETE FROM skipped WHERE path = ?', (path,))
-            db.execute(
+    def replace_files(self, writes: Sequence[FileWrite]) -> list[list[int]]:
+        """:meth:`replace_file` for several files in one transaction (one commit, one generation): a sync of many
+        new notes writes them in blocks. Returns each file's new chunk ids."""
+
+        def next_id(db: sqlite3.Connection) -> int:
+            row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+            last = db.execute('SELECT MAX(id) FROM chunks').fetchone()[0]
+            return max(row[0] if row else 0, last or 0) + 1
+
+        def work(db: sqlite3.Connection) -> list[list[int]]:
+            now = time.time()
+            paths = [(w.path,) for w in writes]
+            db.executemany('DELETE FROM chunks WHERE path = ?', paths)
+            db.executemany('DELETE FROM skipped WHERE path = ?', paths)
+            db.executemany(
                 'INSERT INTO files(path, source, hash, mtime, size, indexed_at) VALUES (?, ?, ?, ?, ?, ?) '
                 'ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, '
                 'mtime = excluded.mtime, size = excluded.size, indexed_at = excluded.indexed_at',
-                (path, source, file_hash, mtime, size, time.time()),
+                [(w.path, w.source, w.file_hash, w.mtime, w.size, now) for w in writes],
             )
-            ids = []
-            for start, end, text, chunk_hash in chunks:
-                cur = db.execute(
-                    'INSERT INTO chunks(path, source, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?, ?)',
-                    (path, source, start, end, chunk_hash, text),
-                )
-                ids.append(int(cur.lastrowid or 0))
-            if vectors is not None:
-                rows = np.ascontiguousarray(vectors, dtype=np.float32)
-                db.executemany(
-                    'INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',
-                    [(i, rows[n].tobytes()) for n, i in enumerate(ids)],
-                )
-            return ids
+            # New ids come after every id ever used (AUTOINCREMENT's rule; this transaction is the only writer), so
+            # all chunks go in with one executemany.
+            first = next_id(db)
+            all_ids, rows, vectors = [], [], []
+            for w in writes:
+                chunks = list(w.chunks)
+                if w.vectors is not None and len(w.vectors) != len(chunks):
+                    raise ValueError(f'{len(w.vectors)} vectors for {len(chunks)} chunks of {w.path}')
+                ids = list(range(first, first + len(chunks)))
+                first += len(chunks)
+                rows += [(i, w.path, w.source, *chunk[:2], chunk[3], chunk[2]) for i, chunk in zip(ids, chunks)]
+                if w.vectors is not None:
+                    import numpy as np
+
+                    matrix = np.ascontiguousarray(w.vectors, dtype=np.float32)
+                    vectors += [(i, matrix[n].tobytes()) for n, i in enumerate(ids)]
+                all_ids.append(ids)
+            db.executemany(
+                'INSERT INTO chunks(id, path, source, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?)',
+                rows,
+            )
+            db.executemany('INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)', vectors)
+            return all_ids
 
         return self._write(work)
 
@@ -261,6 +294,39 @@ class MemoryStore:
             ).fetchall()
         return {row[0]: FileRecord(*row) for row in rows}
 
+    def paths(self) -> list[str]:
+        """Every indexed path, sorted."""
+        with self._lock:
+            return [row[0] for row in self._db.execute('SELECT path FROM files ORDER BY path')]
+
+    def file(self, path: str) -> FileRecord | None:
+        """The record of one indexed file, or ``None`` (also for a path that is not valid UTF-8, such as one with a
+        lone surrogate: no indexed path is)."""
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    'SELECT path, source, hash, mtime, size, indexed_at FROM files WHERE path = ?', (path,)
+                ).fetchone()
+        except UnicodeEncodeError:
+            return None
+        return None if row is None else FileRecord(*row)
+
+    def file_mtimes(self, paths: Collection[str]) -> dict[str, float]:
+        """``path -> mtime`` of those of ``paths`` that are indexed."""
+        if not paths:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                f'SELECT path, mtime FROM files WHERE path IN ({",".join("?" * len(paths))})', list(paths)
+            ).fetchall()
+        return dict(rows)
+
+    def file_stamps(self) -> dict[str, tuple[float, int, float]]:
+        """``path -> (mtime, size, indexed_at)`` of every indexed file: what a sync compares before reading."""
+        with self._lock:
+            rows = self._db.execute('SELECT path, mtime, size, indexed_at FROM files').fetchall()
+        return {path: (mtime, size, indexed_at) for path, mtime, size, indexed_at in rows}
+
     def skipped(self) -> dict[str, str]:
         with self._lock:
             return dict(self._db.execute('SELECT path, reason FROM skipped ORDER BY path').fetchall())
@@ -300,6 +366,8 @@ class MemoryStore:
         self, dims: int, batch: int = 4096
     ) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
         """Stored embeddings in id order as ``(ids, (n, dims) float32)`` batches; rows of another size are skipped."""
+        import numpy as np
+
         last = 0
         width = dims * 4
         while True:
@@ -371,6 +439,8 @@ class MemoryStore:
 
     def cached_vectors(self, provider_key: str, hashes: Sequence[str], dims: int) -> dict[str, npt.NDArray[np.float32]]:
         """Cached embeddings of chunk texts by sha256 (looked up 400 at a time; wrong-sized rows are misses)."""
+        import numpy as np
+
         found: dict[str, npt.NDArray[np.float32]] = {}
         unique = sorted(set(hashes))
         for start in range(0, len(unique), 400):
@@ -386,6 +456,8 @@ class MemoryStore:
 
     def cache_vectors(self, provider_key: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
         """Remember embeddings by chunk-text sha256 (not a store generation change: the index does not depend on it)."""
+        import numpy as np
+
         now = time.time()
         with self._lock:
             try:

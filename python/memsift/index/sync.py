@@ -23,15 +23,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
-from memsift._core import Bm25Index, VectorStore, chunk_markdown
+from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
 from memsift.errors import SkippedFile
-from memsift.index.store import ChunkRow, FileRecord, MemoryStore
-from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, list_memory_files, read_memory_file
+from memsift.index.store import ChunkRow, FileRecord, FileWrite, MemoryStore
+from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, read_memory_file, scan_workspace
 from memsift.media import MediaInput, read_media_file
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     'Embedder',
@@ -46,6 +48,10 @@ __all__ = [
 _REBUILD_BATCH = 2000
 _EMBED_BATCH = 64
 """Chunks gathered from changed files before one embedding call."""
+_WRITE_BATCH = 1024
+"""Keyword-only, chunks of changed files written in one store transaction."""
+_READ_BLOCK = 256
+"""Files whose reading, hashing and chunking run together, in parallel (``memsift._core.prepare_files``)."""
 _COMPACT_AFTER_CHUNKS = 256
 """A sync that wrote at least this many chunks merges the BM25 index into one segment at its last commit."""
 _COMMIT_EVERY_S = 1.0
@@ -54,7 +60,7 @@ _RACY_S = 2.0
 """A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
 in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
 
-Embedder = Callable[[Sequence[str | MediaInput]], npt.NDArray[np.float32]]
+Embedder = Callable[[Sequence['str | MediaInput']], 'npt.NDArray[np.float32]']  # strings: numpy loads lazily
 """Chunk texts (or media inputs) -> one float32 row each (the provider's ``embed_documents`` after validation)."""
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)`` after each file of a sync."""
@@ -117,7 +123,25 @@ def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
 
 
 def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
-    return previous.mtime == entry.mtime and previous.size == entry.size and entry.mtime < previous.indexed_at - _RACY_S
+    return _stamp_unchanged((previous.mtime, previous.size, previous.indexed_at), entry.mtime, entry.size)
+
+
+def _stamp_unchanged(stamp: tuple[float, int, float], mtime: float, size: int) -> bool:
+    """Same mtime and size as indexed, and not written so close to the indexing that an edit could hide."""
+    return stamp[0] == mtime and stamp[1] == size and mtime < stamp[2] - _RACY_S
+
+
+def _nothing_to_sync(store: MemoryStore, listing: Sequence[tuple[str, str, float, int]]) -> bool:
+    """Whether every listed file is indexed with its current stat and nothing indexed or skipped has gone: the
+    common sync, answered from one table read, without building a record per file."""
+    stamps = store.file_stamps()
+    if len(stamps) != len(listing) or store.skipped():
+        return False
+    for path, _, mtime, size in listing:
+        stamp = stamps.get(path)
+        if stamp is None or not _stamp_unchanged(stamp, mtime, size):
+            return False
+    return True
 
 
 def workspace_changed(
@@ -127,16 +151,16 @@ def workspace_changed(
     media_suffixes: Iterable[str] = (),
 ) -> bool:
     """Whether a sync would find work: a memory file added, removed, or with a new size or mtime (stat only)."""
-    known = store.files()
+    stamps = store.file_stamps()
     listed = 0
-    for entry in list_memory_files(workspace, extra_paths, media_suffixes):
-        previous = known.get(entry.path)
-        if previous is None:
-            return entry.path not in store.skipped()
+    for path, _, mtime, size in scan_workspace(workspace, extra_paths, media_suffixes):
+        stamp = stamps.get(path)
+        if stamp is None:
+            return path not in store.skipped()
         listed += 1
-        if (previous.mtime, previous.size) != (entry.mtime, entry.size):
+        if stamp[:2] != (mtime, size):
             return True
-    return listed != len(known)
+    return listed != len(stamps)
 
 
 def sync_workspace(
@@ -167,29 +191,58 @@ def sync_workspace(
     """
     started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
+    media = frozenset(media_suffixes)
+    files = scan_workspace(workspace, extra_paths, media)
+    documents = list(documents)
+    if not force and not report.index_rebuilt:
+        listing = files + [(d.path, '', d.mtime, d.size) for d in documents]
+        if _nothing_to_sync(store, listing):
+            report.unchanged = len(listing)
+            report.generation = store.generation
+            report.seconds = time.perf_counter() - started
+            return report
+    entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in files] + documents
     known = store.files()
     known_skipped = store.skipped()
-    media = frozenset(media_suffixes)
-    entries = [*list_memory_files(workspace, extra_paths, media), *documents]
     seen: set[str] = set()
 
+    def needs_read(entry: MemoryFile) -> bool:
+        previous = known.get(entry.path)
+        return force or previous is None or not _stat_unchanged(previous, entry)
+
+    def is_markdown(entry: MemoryFile) -> bool:
+        return entry.read is None and os.path.splitext(entry.path)[1].lower() not in media
+
+    def prepare(block: Sequence[MemoryFile]) -> dict[str, tuple[str, list[tuple[int, int, str, str]]]]:
+        """Read, hash and chunk the block's changed Markdown files at once, in parallel in Rust."""
+        wanted = [entry for entry in block if is_markdown(entry) and needs_read(entry)]
+        found = prepare_files([str(e.abs_path) for e in wanted], max_file_bytes, tokens, overlap)
+        return {entry.path: result for entry, result in zip(wanted, found) if result is not None}
+
     def sync_file(
-        entry: MemoryFile, previous: FileRecord | None, skipped_reason: str | None, report: SyncReport
+        entry: MemoryFile,
+        previous: FileRecord | None,
+        skipped_reason: str | None,
+        report: SyncReport,
+        prepared: tuple[str, list[tuple[int, int, str, str]]] | None,
     ) -> None:
-        if previous is not None and not force and _stat_unchanged(previous, entry):
+        if not needs_read(entry):
             report.unchanged += 1
             return
         item: MediaInput | None = None
         line_map: tuple[int, ...] = ()
+        chunks: list[tuple[int, int, str, str]] | None = None
         try:
-            if entry.read is not None:
+            if prepared is not None and is_markdown(entry):
+                digest, chunks = prepared
+            elif entry.read is not None:
                 text, line_map = entry.read()
                 digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
             elif Path(entry.path).suffix.lower() in media:
-                item = read_media_file(entry.abs_path, entry.path, media_max_bytes)
+                item = read_media_file(Path(entry.abs_path), entry.path, media_max_bytes)
                 text, digest = item.label, item.sha256
             else:
-                text = read_memory_file(entry.abs_path, max_file_bytes)
+                text = read_memory_file(Path(entry.abs_path), max_file_bytes)
                 digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
@@ -208,36 +261,50 @@ def sync_workspace(
             return
         if item is not None:
             chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
-        else:
+        elif chunks is None:
             chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
             if line_map:  # chunk lines name the source's lines (a transcript's JSONL lines)
                 chunks = [(line_map[start - 1], line_map[end - 1], body, h) for start, end, body, h in chunks]
         changes.append((entry, previous, digest, chunks, item))
-        if embedder is None or sum(len(c[3]) for c in changes) >= _EMBED_BATCH:
+        staged[0] += len(chunks)
+        if staged[0] >= (_WRITE_BATCH if embedder is None else _EMBED_BATCH):
             write_changes()
 
     # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
-    # model is far faster on one batch than on many one-chunk calls); each file is then written in its own
-    # transaction, with its vectors.
+    # model is far faster on one batch than on many one-chunk calls) or, keyword-only, for one store transaction.
     changes: list[tuple[MemoryFile, FileRecord | None, str, list[tuple[int, int, str, str]], MediaInput | None]] = []
 
+    staged = [0]  # chunks in `changes`
+
     def write_changes() -> None:
+        if not changes:
+            return
         inputs: list[str | MediaInput] = []
         for _, _, _, chunks, item in changes:
             inputs.extend([item] if item is not None else [c[2] for c in chunks])
         matrix = embedder(inputs) if embedder is not None and inputs else None
-        offset = 0
-        for entry, previous, digest, chunks, _ in changes:
+        writes, offset = [], 0
+        for entry, _, digest, chunks, _ in changes:
             rows = None if matrix is None else matrix[offset : offset + len(chunks)]
             offset += len(chunks)
             # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
             # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
-            old_ids = store.chunk_ids(entry.path) if vectors is not None else []
-            # The store first, then the BM25 index: if the store write fails nothing is staged for this file, so
-            # the commit in `finally` below never makes the BM25 index disagree with the store.
-            ids = store.replace_file(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows)
+            writes.append(FileWrite(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows))
+        old = [store.chunk_ids(entry.path) if vectors is not None else [] for entry, *_ in changes]
+        # The store first, then the BM25 index: if the store write fails nothing is staged for these files, so the
+        # commit in `finally` below never makes the BM25 index disagree with the store.
+        new = store.replace_files(writes)
+        added_ids: list[int] = []
+        added_paths: list[str] = []
+        added_sources: list[str] = []
+        added_texts: list[str] = []
+        for (entry, previous, _, chunks, _), write, old_ids, ids in zip(changes, writes, old, new):
+            rows = write.vectors
             index.delete_path(entry.path)
-            index.add(ids, [entry.path] * len(ids), [entry.source] * len(ids), [c[2] for c in chunks])
+            added_ids += ids
+            added_paths += [entry.path] * len(ids)
+            added_sources += [entry.source] * len(ids)
+            added_texts += [c[2] for c in chunks]
             if vectors is not None:
                 vectors.remove(old_ids)
                 if rows is not None and len(ids):
@@ -246,7 +313,10 @@ def sync_workspace(
             if previous is not None:
                 replaced.append(entry.path)
             report.chunks_written += len(ids)
+        if added_ids:
+            index.add(added_ids, added_paths, added_sources, added_texts)
         changes.clear()
+        staged[0] = 0
 
     pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
     # Files whose old chunks the store no longer holds while the BM25 index still points at them: until the next
@@ -254,6 +324,8 @@ def sync_workspace(
     replaced: list[str] = []
 
     def flush_vectors() -> None:
+        import numpy as np
+
         # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
         if vectors is not None and pending:
             vectors.add(
@@ -263,10 +335,13 @@ def sync_workspace(
             pending.clear()
 
     last_commit = time.monotonic()
+    prepared: dict[str, tuple[str, list[tuple[int, int, str, str]]]] = {}
     try:
         for done, entry in enumerate(entries, 1):
             seen.add(entry.path)
-            sync_file(entry, known.get(entry.path), known_skipped.get(entry.path), report)
+            if (done - 1) % _READ_BLOCK == 0:
+                prepared = prepare(entries[done - 1 : done - 1 + _READ_BLOCK])
+            sync_file(entry, known.get(entry.path), known_skipped.get(entry.path), report, prepared.get(entry.path))
             if progress is not None:
                 progress(done, len(entries), entry.path)
             due = replaced or time.monotonic() - last_commit > _COMMIT_EVERY_S

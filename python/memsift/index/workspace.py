@@ -16,11 +16,11 @@ can show, instead of failing the whole sync.
 from __future__ import annotations
 
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsift._core import scan_memory_files
 from memsift._files import read_bounded
 from memsift.errors import SkippedFile
 
@@ -32,12 +32,14 @@ __all__ = [
     'is_inside',
     'list_memory_files',
     'read_memory_file',
+    'scan_workspace',
 ]
 
 IGNORED_DIRS = frozenset(
     {'.git', '.hg', '.svn', 'node_modules', '.venv', 'venv', '__pycache__', '.mypy_cache', '.pytest_cache', '.tox'}
 )
-"""Folder names never scanned: version control, dependencies and caches, not notes."""
+"""Folder names never scanned: version control, dependencies and caches, not notes (``src/workspace.rs`` holds
+the same list for the scan)."""
 
 DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 """Larger Markdown files are skipped (and reported): they are almost certainly not hand-written memory."""
@@ -50,53 +52,14 @@ class MemoryFile:
     """One memory file: ``path`` relative to the workspace with ``/`` separators (``../`` for outside extra paths)."""
 
     path: str
-    abs_path: Path
+    abs_path: str | os.PathLike[str]
+    """Where to read it: the path it was found at."""
     mtime: float = 0.0
     size: int = 0
     source: str = 'memory'
     read: Callable[[], tuple[str, tuple[int, ...]]] | None = field(default=None, compare=False)
     """A document that is not a file (a session transcript): returns its text and, per text line, the source line
     the chunk line numbers map to. ``mtime`` and ``size`` then describe the source (message count, bytes)."""
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    """The status of ``path`` itself (a symlink is not followed); ``None`` if it cannot be read."""
-    try:
-        return path.lstat()
-    except OSError:
-        return None
-
-
-def _mode(path: Path) -> int:
-    info = _lstat(path)
-    return 0 if info is None else info.st_mode
-
-
-def _is_plain_dir(path: Path) -> bool:
-    return stat.S_ISDIR(_mode(path))
-
-
-def _wanted(name: str, media: frozenset[str]) -> bool:
-    return name.endswith('.md') or (bool(media) and os.path.splitext(name)[1].lower() in media)
-
-
-def _walk_markdown(root: Path, media: frozenset[str] = frozenset()) -> Iterator[tuple[Path, os.stat_result]]:
-    """``*.md`` files (and files with a ``media`` suffix) below ``root``, with their lstat, in a stable order,
-    without following symlinks or entering ignored folders."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and _is_plain_dir(Path(dirpath, d)))
-        for name in sorted(filenames):
-            if _wanted(name, media):
-                candidate = Path(dirpath, name)
-                info = _lstat(candidate)
-                if info is not None and stat.S_ISREG(info.st_mode):
-                    yield candidate, info
-
-
-def _plain_file(path: Path) -> Iterator[tuple[Path, os.stat_result]]:
-    info = _lstat(path)
-    if info is not None and stat.S_ISREG(info.st_mode):
-        yield path, info
 
 
 def extra_roots(workspace: Path, extra_paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -130,24 +93,6 @@ def is_inside(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
-def _candidates(
-    workspace: Path, extra_paths: Iterable[str | os.PathLike[str]], media: frozenset[str]
-) -> Iterator[tuple[Path, os.stat_result]]:
-    for name in ('MEMORY.md', 'memory.md'):
-        yield from _plain_file(workspace / name)
-    if _is_plain_dir(workspace / 'memory'):
-        yield from _walk_markdown(workspace / 'memory')
-    for target in extra_roots(workspace, extra_paths):
-        if _is_plain_dir(target):
-            yield from _walk_markdown(target, media)
-        elif _wanted(target.name, media):
-            yield from _plain_file(target)
-
-
-def _relative(workspace: Path, path: Path) -> str:
-    return Path(os.path.relpath(path, workspace)).as_posix()
-
-
 def list_memory_files(
     workspace: str | os.PathLike[str],
     extra_paths: Iterable[str | os.PathLike[str]] = (),
@@ -155,18 +100,23 @@ def list_memory_files(
 ) -> list[MemoryFile]:
     """Memory files of ``workspace`` in scan order, each once (the same file reached twice, through overlapping
     extra paths or a hard link, is kept at its first path). Files with ``media_suffixes`` (lower-case, with the
-    dot) are listed from the extra paths only, as OpenClaw does for multimodal memory."""
-    media = frozenset(media_suffixes)
+    dot) are listed from the extra paths only, as OpenClaw does for multimodal memory. The scan is
+    ``memsift._core.scan_memory_files`` (stat only, in Rust)."""
+    return [
+        MemoryFile(rel, path, mtime, size)
+        for rel, path, mtime, size in scan_workspace(workspace, extra_paths, media_suffixes)
+    ]
+
+
+def scan_workspace(
+    workspace: str | os.PathLike[str],
+    extra_paths: Iterable[str | os.PathLike[str]] = (),
+    media_suffixes: Iterable[str] = (),
+) -> list[tuple[str, str, float, int]]:
+    """:func:`list_memory_files` as plain ``(path, abs_path, mtime, size)`` tuples: what a sync with nothing to do
+    compares, without building an object per file."""
     root = Path(workspace).expanduser().absolute()
-    seen: set[tuple[int, int]] = set()
-    files = []
-    for path, info in _candidates(root, extra_paths, media):
-        key = (info.st_dev, info.st_ino)
-        if key in seen:
-            continue
-        seen.add(key)
-        files.append(MemoryFile(_relative(root, path), path, mtime=info.st_mtime, size=info.st_size))
-    return files
+    return scan_memory_files(str(root), [str(r) for r in extra_roots(root, extra_paths)], sorted(set(media_suffixes)))
 
 
 def read_memory_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from memsift.errors import StoreError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 __all__ = ['WRITER_WAIT_S', 'WriterLock']
 
@@ -32,13 +35,22 @@ class WriterLock:
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = str(db_path)
-        self._lock = (
-            None
-            if self.db_path == ':memory:'
-            else FileLock(
-                Path(db_path).with_suffix('.lock'), thread_local=True, preserve_lock_file=True, fallback_to_soft=False
-            )
-        )
+        self._file_lock: FileLock | None = None
+        self._made = threading.Lock()
+
+    def _lock(self) -> FileLock:
+        """The file lock, made on first use: a process that only searches never loads filelock."""
+        with self._made:
+            if self._file_lock is None:
+                from filelock import FileLock
+
+                self._file_lock = FileLock(
+                    Path(self.db_path).with_suffix('.lock'),
+                    thread_local=True,
+                    preserve_lock_file=True,
+                    fallback_to_soft=False,
+                )
+            return self._file_lock
 
     @contextlib.contextmanager
     def holding(self, wait: bool) -> Iterator[bool]:
@@ -48,11 +60,14 @@ class WriterLock:
         Raises:
             StoreError: ``wait`` and the other writer has not finished within :data:`WRITER_WAIT_S`.
         """
-        if self._lock is None:
+        if self.db_path == ':memory:':
             yield True
             return
+        from filelock import Timeout
+
+        lock = self._lock()
         try:
-            self._lock.acquire(timeout=WRITER_WAIT_S if wait else 0, poll_interval=0.02)
+            lock.acquire(timeout=WRITER_WAIT_S if wait else 0, poll_interval=0.02)
         except Timeout:
             if wait:
                 raise StoreError(
@@ -64,4 +79,4 @@ class WriterLock:
         try:
             yield True
         finally:
-            self._lock.release()
+            lock.release()

@@ -10,28 +10,20 @@ True
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
 from memsift.errors import ProviderError
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
-from memsift.providers.bedrock import BedrockEmbeddings
-from memsift.providers.copilot import CopilotEmbeddings
-from memsift.providers.gemini import GeminiEmbeddings
-from memsift.providers.local import LocalEmbeddings
-from memsift.providers.ollama import OllamaEmbeddings
-from memsift.providers.openai import (
-    DeepInfraEmbeddings,
-    LmStudioEmbeddings,
-    MistralEmbeddings,
-    OpenAICompatibleEmbeddings,
-    OpenAIEmbeddings,
-)
-from memsift.providers.voyage import VoyageEmbeddings
+
+if TYPE_CHECKING:
+    from memsift.providers.local import LocalEmbeddings
 
 __all__ = [
     'ADAPTERS',
@@ -45,21 +37,46 @@ __all__ = [
     'resolve_provider',
 ]
 
-ADAPTERS: dict[str, type[RemoteEmbeddings]] = {
-    adapter.id: adapter
-    for adapter in (
-        OpenAIEmbeddings,
-        OpenAICompatibleEmbeddings,
-        GeminiEmbeddings,
-        VoyageEmbeddings,
-        MistralEmbeddings,
-        DeepInfraEmbeddings,
-        OllamaEmbeddings,
-        LmStudioEmbeddings,
-        CopilotEmbeddings,
-        BedrockEmbeddings,
-    )
-}
+
+class _Adapters(dict[str, 'type[RemoteEmbeddings] | str']):
+    """Provider id -> adapter class. An adapter's module loads on first lookup (``module:Class`` until then), so
+    resolving ``auto`` without keys, or ``none``, imports no adapter it does not try."""
+
+    def __getitem__(self, provider_id: str) -> type[RemoteEmbeddings]:
+        adapter = super().__getitem__(provider_id)
+        if isinstance(adapter, str):
+            module, _, name = adapter.partition(':')
+            adapter = getattr(importlib.import_module(module), name)
+            super().__setitem__(provider_id, adapter)
+        return adapter
+
+    def get(self, provider_id: str, default: Any = None) -> Any:
+        try:
+            return self[provider_id]
+        except KeyError:
+            return default
+
+    def values(self) -> list[type[RemoteEmbeddings]]:  # type: ignore[override]
+        return [self[provider_id] for provider_id in self]
+
+    def items(self) -> list[tuple[str, type[RemoteEmbeddings]]]:  # type: ignore[override]
+        return [(provider_id, self[provider_id]) for provider_id in self]
+
+
+ADAPTERS = _Adapters(
+    {
+        'openai': 'memsift.providers.openai:OpenAIEmbeddings',
+        'openai-compatible': 'memsift.providers.openai:OpenAICompatibleEmbeddings',
+        'gemini': 'memsift.providers.gemini:GeminiEmbeddings',
+        'voyage': 'memsift.providers.voyage:VoyageEmbeddings',
+        'mistral': 'memsift.providers.openai:MistralEmbeddings',
+        'deepinfra': 'memsift.providers.openai:DeepInfraEmbeddings',
+        'ollama': 'memsift.providers.ollama:OllamaEmbeddings',
+        'lmstudio': 'memsift.providers.openai:LmStudioEmbeddings',
+        'github-copilot': 'memsift.providers.copilot:CopilotEmbeddings',
+        'bedrock': 'memsift.providers.bedrock:BedrockEmbeddings',
+    }
+)
 """Provider id -> adapter class."""
 
 AUTO_ORDER = ('local', 'openai', 'gemini', 'voyage', 'mistral')
@@ -95,6 +112,8 @@ def create_provider(
 ) -> RemoteEmbeddings | LocalEmbeddings:
     """Build the adapter ``provider_id`` from ``config`` (``remote.*``, ``model``, keys from config or ``env``)."""
     if provider_id == 'local':
+        from memsift.providers.local import LocalEmbeddings
+
         return LocalEmbeddings(config)
     entry = config.model_providers.get(provider_id)
     if entry is not None:
@@ -108,7 +127,7 @@ def create_provider(
         )
         config = dataclasses.replace(config, remote=remote)
         api = API_ALIASES.get(entry.api or '', entry.api)
-        if provider_id not in ADAPTERS and api in ADAPTERS:
+        if provider_id not in ADAPTERS and api is not None and api in ADAPTERS:
             provider_id = api
     adapter = ADAPTERS.get(provider_id)
     if adapter is None:
@@ -126,6 +145,8 @@ def resolve_provider(config: MemoryConfig, env: Mapping[str, str] | None = None)
         return ProviderResolution(None, requested, reason='provider "none": keyword search only')
     if requested == 'local':
         try:
+            from memsift.providers.local import LocalEmbeddings
+
             return ProviderResolution(LocalEmbeddings(config), requested)
         except Exception as exc:  # any local failure degrades silently (OpenClaw)
             return ProviderResolution(
@@ -170,3 +191,11 @@ def fall_back(
         return None
     provider = create_provider(fallback, dataclasses.replace(config, model=None), env)
     return ProviderResolution(provider, requested, fallback_from=requested, fallback_reason=str(error))
+
+
+def __getattr__(name: str) -> Any:
+    if name == 'LocalEmbeddings':  # the local model's module loads when asked for
+        from memsift.providers.local import LocalEmbeddings
+
+        return LocalEmbeddings
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -8,17 +8,15 @@ provider and the HTTP status, and never contains the API key.
 
 from __future__ import annotations
 
-import email.utils
-import random
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memsift.errors import ProviderError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ['MAX_BATCH_BYTES', 'EmbeddingHttp', 'batches', 'map_concurrently']
 
@@ -69,6 +67,8 @@ def map_concurrently(fn: Callable[[T], R], items: Sequence[T], concurrency: int)
     """``[fn(item) for item in items]`` with up to ``concurrency`` calls in flight; the first error is raised."""
     if concurrency <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor  # here: the pool and its imports only serve remote calls
+
     with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix='memsift-embed') as pool:
         return list(pool.map(fn, items))
 
@@ -80,6 +80,8 @@ def _retry_after(response: httpx.Response) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        import email.utils
+
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
@@ -101,6 +103,8 @@ class EmbeddingHttp:
         headers: Mapping[str, str],
         secrets: Iterable[str] = (),
     ) -> None:
+        import httpx  # loaded with the first remote provider, not with memsift
+
         self.provider_id = provider_id
         self.base_url = base_url.rstrip('/')
         try:
@@ -127,6 +131,8 @@ class EmbeddingHttp:
 
     def url(self, path: str) -> str:
         """``path`` below the base URL, or an absolute URL, which must be on the base URL's host."""
+        import httpx
+
         url = path if path.startswith(('http://', 'https://')) else f'{self.base_url}/{path.lstrip("/")}'
         if httpx.URL(url).host != self._host:
             raise ProviderError(f'{self.provider_id}: refusing to contact {httpx.URL(url).host!r}, only {self._host!r}')
@@ -138,6 +144,10 @@ class EmbeddingHttp:
     def send(self, method: str, path: str, *, timeout: float, **kwargs: Any) -> httpx.Response:
         """One request (``kwargs`` as for httpx: ``json``, ``params``, ``files``, ``data``), retrying what OpenClaw
         retries; returns the successful response."""
+        import random
+
+        import httpx
+
         url = self.url(path)
         delay = BASE_DELAY_S
         for attempt in range(RETRIES + 1):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -195,6 +194,8 @@ def run_gemini_batch(
     """
     _check_size(http, len(requests))
     lines = '\n'.join(json.dumps({'key': str(n), 'request': request}) for n, request in enumerate(requests))
+    import uuid
+
     boundary = f'memsift-{uuid.uuid4().hex}'
     metadata = json.dumps({'file': {'displayName': 'memsift-embeddings', 'mimeType': 'application/jsonl'}})
     body = (

@@ -20,15 +20,16 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
-
-import httpx
 
 from memsift.config import MemoryConfig
 from memsift.errors import ProviderError
 from memsift.providers._http import map_concurrently
 from memsift.providers.base import MissingApiKey, RemoteEmbeddings
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ['BedrockEmbeddings', 'canonical_request', 'sign_v4', 'signing_key']
 

@@ -24,8 +24,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx
-
 from memsift._core import __version__
 from memsift.config import MemoryConfig
 from memsift.errors import ProviderError
@@ -114,6 +112,8 @@ class CopilotEmbeddings(RemoteEmbeddings):
 
     def _get(self, url: str, headers: Mapping[str, str], what: str) -> Any:
         """GET ``url`` for JSON; any failure is a :class:`ProviderError` naming ``what`` and the status."""
+        import httpx
+
         try:
             response = httpx.get(url, headers=dict(headers), timeout=GET_TIMEOUT_S, follow_redirects=False)
         except httpx.TimeoutException as exc:

@@ -15,13 +15,14 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from memsift.config import MemoryConfig
 from memsift.errors import ProviderError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ['DEFAULT_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
 
@@ -71,6 +72,8 @@ class _OnnxEncoder:
         self.dims = int(self.session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         encodings = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
@@ -136,6 +139,8 @@ class LocalEmbeddings:
         self._lock = threading.Lock()  # one inference at a time: the runtime already uses every core
 
     def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         texts = list(texts)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less

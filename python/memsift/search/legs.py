@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
 from memsift.index.store import ChunkHead, MemoryStore
 from memsift.search.paths import Catalogue
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'vector_leg']
 
@@ -71,6 +72,8 @@ def keyword_leg(
 
 def vector_leg(vectors: VectorStore, query_vector: npt.NDArray[np.float32]) -> dict[int, float]:
     """Chunks nearest the query's embedding (chunk id -> cosine clamped at 0; none for a zero vector)."""
+    import numpy as np
+
     if not np.any(query_vector) or not len(vectors):
         return {}
     ids, scores = vectors.search(query_vector, LEG_CANDIDATES)

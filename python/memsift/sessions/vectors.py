@@ -23,16 +23,17 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import VectorStore
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.errors import MemsiftError, ProviderError
 from memsift.sessions.events import body_text
 from memsift.sessions.query import session_filter
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ['EMBED_BATCH', 'MessageVectors']
 
@@ -170,6 +171,8 @@ class MessageVectors:
     def _embed_batch(self, after: int) -> tuple[int, int]:
         """Embed the next batch of messages past rowid ``after`` that lack a vector; returns the rowid to go on
         from (-1 when none is left) and how many vectors were stored."""
+        import numpy as np
+
         self._ready()
         with self._lock:
             rows = self._db.execute(
@@ -196,6 +199,8 @@ class MessageVectors:
     def query_vector(self, question: str, debug: dict[str, Any]) -> npt.NDArray[np.float32] | None:
         """The question's embedding, or None with the reason in ``debug['vectorSkipped']`` (call outside the
         store's lock: it may wait on the provider)."""
+        import numpy as np
+
         handles = getattr(self.provider, 'handles', None)
         if handles is not None and not handles(question):
             debug['vectorSkipped'] = f'{self.provider.id} model does not cover the question language'
@@ -213,6 +218,8 @@ class MessageVectors:
     ) -> dict[int, float]:
         """Message seq -> cosine (clamped at 0) of the messages nearest ``vector`` among the ``searchable``
         sessions (``hidden``: every other session; call under the store's lock, in its read transaction)."""
+        import numpy as np
+
         store = self._vectors
         if store is None:
             return {}

@@ -10,6 +10,7 @@ MCP server, the command line and the OpenClaw drop-in.
 - :mod:`memsift.tools.openclaw`: finding an OpenClaw install's config, agents and transcripts.
 
 >>> import tempfile, pathlib
+>>> from memsift.tools import MemoryTools
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
 >>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
@@ -19,17 +20,23 @@ MCP server, the command line and the OpenClaw drop-in.
 'The deploy key lives in the team vault.\\n'
 """
 
-from memsift.tools.agent import (
-    DEFAULT_DEADLINE_S,
-    MemoryTools,
-    configure,
-    default_tools,
-    from_openclaw,
-    memory_get,
-    memory_search,
-    sessions_history,
-    sessions_search,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memsift.tools.agent import (
+        DEFAULT_DEADLINE_S,
+        MemoryTools,
+        configure,
+        default_tools,
+        from_openclaw,
+        memory_get,
+        memory_search,
+        sessions_history,
+        sessions_search,
+    )
 
 __all__ = [
     'DEFAULT_DEADLINE_S',
@@ -42,3 +49,12 @@ __all__ = [
     'sessions_history',
     'sessions_search',
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The agent tools load on first use, so `memsift.tools.cli` (the command) starts without them.
+    if name not in __all__:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(importlib.import_module('memsift.tools.agent'), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,292 @@
+//! Listing an agent workspace's memory files: the stat-only scan behind every sync.
+//!
+//! Mirrors OpenClaw's `listMemoryFiles` (see `python/memsift/index/workspace.py`, which documents the rules):
+//! `MEMORY.md`, `memory.md`, every `*.md` below `memory/`, and the extra paths (folders scanned recursively, where
+//! files with a media suffix count too). Symlinks are never followed, tool folders are skipped, a file reached
+//! twice (same device and inode) is kept at its first path, and unreadable entries are left out. In Rust because
+//! a sync with nothing to do is this scan plus a table lookup: Python's `os.walk` and `pathlib` took ~0.4 s for
+//! 5k files, most of it building path objects.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::{self, Metadata};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::chunk::{chunk_markdown, sha256_hex, Chunk};
+use crate::error::Result;
+
+/// Folder names never scanned: version control, dependencies and caches, not notes.
+pub const IGNORED_DIRS: [&str; 10] =
+    [".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox"];
+
+/// One listed memory file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileStat {
+    /// Relative to the workspace, `/`-separated (`../` for an extra path outside it).
+    pub rel: OsString,
+    /// The path the file was found at (the root joined with the folders walked).
+    pub abs: PathBuf,
+    /// Seconds since the epoch, computed as Python's `st_mtime` is (so stored values compare equal).
+    pub mtime: f64,
+    pub size: u64,
+}
+
+fn lstat(path: &Path) -> Option<Metadata> {
+    fs::symlink_metadata(path).ok()
+}
+
+fn is_plain_dir(path: &Path) -> bool {
+    lstat(path).is_some_and(|m| m.file_type().is_dir())
+}
+
+/// `*.md`, or a media suffix (lower-cased, with its dot) when `media` is not empty.
+fn wanted(name: &std::ffi::OsStr, media: &[String]) -> bool {
+    if name.as_encoded_bytes().ends_with(b".md") {
+        return true;
+    }
+    if media.is_empty() {
+        return false;
+    }
+    // Python's os.path.splitext: the suffix after the last dot, ignoring leading dots of the name.
+    let name = name.to_string_lossy();
+    let stem_start = name.len() - name.trim_start_matches('.').len();
+    name[stem_start..].rfind('.').is_some_and(|dot| media.contains(&name[stem_start + dot..].to_lowercase()))
+}
+
+/// Lexically normalized absolute path (`.` and `..` resolved without touching the file system), as Python's
+/// `os.path.abspath` on an absolute path.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `path` relative to `base` (both absolute), as Python's `os.path.relpath`, `/`-separated.
+fn relative(base: &Path, path: &Path) -> OsString {
+    let (base, path) = (normalize(base), normalize(path));
+    let base_parts: Vec<_> = base.components().collect();
+    let path_parts: Vec<_> = path.components().collect();
+    let common = base_parts.iter().zip(&path_parts).take_while(|(a, b)| a == b).count();
+    let mut rel = OsString::new();
+    let ups = std::iter::repeat_n(std::ffi::OsStr::new(".."), base_parts.len() - common);
+    for (i, part) in ups.chain(path_parts[common..].iter().map(|c| c.as_os_str())).enumerate() {
+        if i > 0 {
+            rel.push("/");
+        }
+        rel.push(part);
+    }
+    if rel.is_empty() {
+        rel.push(".");
+    }
+    rel
+}
+
+struct Scan<'a> {
+    workspace: &'a Path,
+    seen: HashSet<(u64, u64)>,
+    files: Vec<FileStat>,
+}
+
+impl Scan<'_> {
+    fn add(&mut self, path: PathBuf, meta: &Metadata) {
+        if meta.file_type().is_file() && self.seen.insert((meta.dev(), meta.ino())) {
+            // Python's st_mtime: the double of the seconds plus the nanoseconds times 1e-9.
+            #[allow(clippy::cast_precision_loss)]
+            let mtime = meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9;
+            self.files.push(FileStat { rel: relative(self.workspace, &path), abs: path, mtime, size: meta.size() });
+        }
+    }
+
+    fn plain_file(&mut self, path: PathBuf) {
+        if let Some(meta) = lstat(&path) {
+            self.add(path, &meta);
+        }
+    }
+
+    /// Top-down like `os.walk`: a folder's wanted files (sorted), then its sub-folders (sorted) in turn. Entry
+    /// types come from the directory listing and each file is stat'ed relative to its folder, in parallel.
+    fn walk(&mut self, dir: &Path, media: &[String]) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        let mut entries: Vec<(OsString, fs::DirEntry)> =
+            entries.filter_map(std::result::Result::ok).map(|e| (e.file_name(), e)).collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut folders = Vec::new();
+        let mut files = Vec::new();
+        for (name, entry) in entries {
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if !IGNORED_DIRS.iter().any(|ignored| name == *ignored) {
+                    folders.push(entry.path());
+                }
+            } else if kind.is_file() && wanted(&name, media) {
+                files.push(entry);
+            }
+        }
+        let stats: Vec<_> = files.par_iter().map(|entry| entry.metadata().ok().map(|m| (entry.path(), m))).collect();
+        for (path, meta) in stats.into_iter().flatten() {
+            self.add(path, &meta);
+        }
+        for folder in folders {
+            self.walk(&folder, media);
+        }
+    }
+}
+
+/// The memory files of `workspace` (absolute) and of `extra_roots` (absolute: a folder is walked, a file is
+/// taken when it is wanted), in scan order. `media` are lower-case suffixes with their dot, counted in the
+/// extra paths only.
+pub fn scan_memory_files(workspace: &Path, extra_roots: &[PathBuf], media: &[String]) -> Vec<FileStat> {
+    let mut scan = Scan { workspace, seen: HashSet::new(), files: Vec::new() };
+    for name in ["MEMORY.md", "memory.md"] {
+        scan.plain_file(workspace.join(name));
+    }
+    let memory = workspace.join("memory");
+    if is_plain_dir(&memory) {
+        scan.walk(&memory, &[]);
+    }
+    for root in extra_roots {
+        if is_plain_dir(root) {
+            scan.walk(root, media);
+        } else if root.file_name().is_some_and(|name| wanted(name, media)) {
+            scan.plain_file(root.clone());
+        }
+    }
+    scan.files
+}
+
+/// Bytes of a file sniffed for NUL when deciding that it is binary (as `read_memory_file`).
+const SNIFF_BYTES: usize = 8192;
+
+/// A memory file read, hashed and chunked.
+pub struct PreparedFile {
+    /// sha256 (hex) of the text.
+    pub hash: String,
+    pub chunks: Vec<Chunk>,
+}
+
+/// The UTF-8 text of a memory file (a leading BOM dropped), or `None` where `read_memory_file` would refuse it
+/// (too large, unreadable, binary, not UTF-8): the caller then reads it in Python for the exact reason.
+fn read_markdown(path: &Path, max_bytes: u64) -> Option<String> {
+    if fs::metadata(path).ok()?.len() > max_bytes {
+        return None;
+    }
+    let data = fs::read(path).ok()?;
+    if u64::try_from(data.len()).map_or(true, |n| n > max_bytes) || data[..data.len().min(SNIFF_BYTES)].contains(&0) {
+        return None;
+    }
+    let text = String::from_utf8(data).ok()?;
+    Some(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    })
+}
+
+/// Read, hash and chunk `paths` in parallel (what a sync does to each changed file), in order; `None` for a
+/// file to read again in Python (see [`read_markdown`]).
+pub fn prepare_files(
+    paths: &[PathBuf],
+    max_bytes: u64,
+    tokens: usize,
+    overlap: usize,
+) -> Result<Vec<Option<PreparedFile>>> {
+    paths
+        .par_iter()
+        .map(|path| {
+            let Some(text) = read_markdown(path, max_bytes) else { return Ok(None) };
+            let chunks = chunk_markdown(&text, tokens, overlap)?;
+            Ok(Some(PreparedFile { hash: sha256_hex(&text), chunks }))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("memsift-ws-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn rels(files: &[FileStat]) -> Vec<String> {
+        files.iter().map(|f| f.rel.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn lists_memory_in_walk_order_without_links_or_tool_folders() {
+        let root = temp_dir("order");
+        fs::write(root.join("MEMORY.md"), "a").unwrap();
+        for dir in ["memory/b", "memory/a", "memory/node_modules", "notes"] {
+            fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for file in ["memory/z.md", "memory/b/x.md", "memory/a/y.md", "memory/node_modules/n.md", "memory/t.txt"] {
+            fs::write(root.join(file), "x").unwrap();
+        }
+        fs::write(root.join("notes/n.md"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("notes"), root.join("memory/link")).unwrap();
+        std::os::unix::fs::symlink(root.join("notes/n.md"), root.join("memory/l.md")).unwrap();
+        fs::hard_link(root.join("memory/z.md"), root.join("memory/zz.md")).unwrap();
+        let files = scan_memory_files(&root, &[], &[]);
+        assert_eq!(rels(&files), ["MEMORY.md", "memory/z.md", "memory/a/y.md", "memory/b/x.md"]);
+        assert_eq!(files[0].size, 1);
+        let meta = fs::metadata(root.join("MEMORY.md")).unwrap();
+        assert!((files[0].mtime - meta.mtime() as f64).abs() < 1.0);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn extra_paths_outside_the_workspace_are_relative_with_parent_steps() {
+        let base = temp_dir("extra");
+        let (root, extra) = (base.join("ws"), base.join("shared"));
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(extra.join("img")).unwrap();
+        fs::write(extra.join("img/Photo.PNG"), "p").unwrap();
+        fs::write(extra.join("img/.png"), "p").unwrap();
+        fs::write(extra.join("a.md"), "a").unwrap();
+        fs::write(base.join("single.md"), "s").unwrap();
+        let media = [".png".to_owned()];
+        let roots = [extra.clone(), root.join("../single.md"), base.join("missing")];
+        let files = scan_memory_files(&root, &roots, &media);
+        assert_eq!(rels(&files), ["../shared/a.md", "../shared/img/Photo.PNG", "../single.md"]);
+        assert_eq!(scan_memory_files(&root, &roots[..1], &[]).len(), 1);
+        fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn relative_paths_match_python_relpath() {
+        let rel = |base: &str, path: &str| relative(Path::new(base), Path::new(path)).into_string().unwrap();
+        assert_eq!(rel("/a/b", "/a/b/c/d.md"), "c/d.md");
+        assert_eq!(rel("/a/b", "/a/x/./y/../d.md"), "../x/d.md");
+        assert_eq!(rel("/a/b/", "/a/b"), ".");
+    }
+
+    #[test]
+    fn prepared_files_match_chunking_the_text_and_skip_what_python_must_explain() {
+        let root = temp_dir("prepare");
+        fs::write(root.join("a.md"), "\u{feff}# Title\n\nbody line\n").unwrap();
+        fs::write(root.join("bin.md"), b"x\0y").unwrap();
+        fs::write(root.join("latin1.md"), b"caf\xe9").unwrap();
+        fs::write(root.join("big.md"), "x".repeat(100)).unwrap();
+        let paths: Vec<PathBuf> =
+            ["a.md", "bin.md", "latin1.md", "big.md", "gone.md"].iter().map(|n| root.join(n)).collect();
+        let prepared = prepare_files(&paths, 50, 400, 80).unwrap();
+        let first = prepared[0].as_ref().unwrap();
+        assert_eq!(first.hash, sha256_hex("# Title\n\nbody line\n"));
+        assert_eq!(first.chunks, chunk_markdown("# Title\n\nbody line\n", 400, 80).unwrap());
+        assert!(prepared[1..].iter().all(Option::is_none));
+        fs::remove_dir_all(root).unwrap();
+    }
+}
