@@ -324,10 +324,10 @@ def sync_workspace(
     replaced: list[str] = []
 
     def flush_vectors() -> None:
-        import numpy as np
-
         # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
         if vectors is not None and pending:
+            import numpy as np
+
             vectors.add(
                 np.fromiter((i for ids, _ in pending for i in ids), dtype=np.uint64),
                 np.concatenate([matrix for _, matrix in pending]),
