@@ -24,6 +24,11 @@ const TOKENIZER_PLAIN: &str = "memsift_plain";
 /// Indexes up to this many chunks are merged into one segment at each commit.
 const COMPACT_MAX_DOCS: u64 = 50_000;
 
+/// Indexing threads of a writer: one per core, at most four.
+fn writer_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 4)
+}
+
 /// One chunk to index.
 #[derive(Clone, Debug)]
 pub struct ChunkDoc {
@@ -208,7 +213,7 @@ impl Bm25Index {
     fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>> {
         let mut guard = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.is_none() {
-            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 4);
+            let threads = writer_threads();
             let per_thread = (self.writer_memory / threads).max(15 << 20);
             let writer = self
                 .index
@@ -284,7 +289,9 @@ impl Bm25Index {
             prepared.commit()?;
             let segments = self.index.searchable_segment_metas()?;
             let docs: u64 = segments.iter().map(|s| u64::from(s.num_docs())).sum();
-            if compact && segments.len() > 1 && docs <= COMPACT_MAX_DOCS {
+            // One segment per indexing thread is what a single bulk commit leaves: merging those costs a pass over
+            // the whole index for little search speed; more segments (many small commits) are worth merging.
+            if compact && segments.len() > writer_threads() && docs <= COMPACT_MAX_DOCS {
                 let ids: Vec<_> = segments.iter().map(tantivy::index::SegmentMeta::id).collect();
                 // Best effort: the commit is already durable, and a merge the background
                 // policy started first (or a failed one) leaves the segments as they were.
@@ -478,13 +485,17 @@ mod tests {
         assert_eq!(index.generation(), Some(42));
         assert_eq!(index.search("conn", 5, None).unwrap()[0].0, 9);
         assert!(Bm25Index::open(Some(&dir), false, 64).is_err(), "stem mismatch is refused");
-        // More commits make more segments; a small index is merged back into one, keeping the payload.
-        index.add(&[doc(10, "memory/2026-11-30.md", "memory", "second commit")]).unwrap();
-        index.commit(Some(43), true).unwrap();
+        // More commits make more segments; past one per indexing thread a small index is merged back into one,
+        // keeping the payload.
+        let commits = writer_threads() + 1;
+        for i in 0..commits {
+            index.add(&[doc(10 + i as u64, "memory/2026-11-30.md", "memory", "another commit")]).unwrap();
+            index.commit(Some(43), i + 1 == commits).unwrap();
+        }
         assert_eq!(index.index.searchable_segment_ids().unwrap().len(), 1);
         drop(index);
         let index = Bm25Index::open(Some(&dir), true, 64).unwrap();
-        assert_eq!((index.generation(), index.num_docs()), (Some(43), 2));
+        assert_eq!((index.generation(), index.num_docs()), (Some(43), 1 + commits as u64));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

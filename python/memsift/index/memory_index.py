@@ -37,8 +37,8 @@ from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import DREAM_FILES, check_range, read_lines
 from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
 from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
-from memsift.index.sync import Progress, SyncReport, sync_workspace, workspace_changed
-from memsift.index.workspace import MemoryFile, extra_roots
+from memsift.index.sync import Progress, SyncReport, sync_workspace, unchanged_report, workspace_changed
+from memsift.index.workspace import MemoryFile, extra_roots, scan_workspace
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
@@ -214,10 +214,32 @@ class MemoryIndex:
         """One sync under the writer lock; ``None`` when another writer holds it and ``wait`` is False (that
         writer's commits reach this process's searches when they reload)."""
         identity = self.embeddings.ready()
+        if not force and (report := self._nothing_to_sync()) is not None:
+            return report
         with self._writer.holding(wait) as writing:
             if not writing:
                 return None
             return self._sync_locked(identity, force, progress)
+
+    def _nothing_to_sync(self) -> SyncReport | None:
+        """The report of a sync with nothing to do, told from a stat scan and one table read, without the writer
+        lock (it writes nothing, so it need not wait for another process's sync); ``None`` when there may be work."""
+        started = time.perf_counter()
+        embeddings, generation = self.embeddings, self.store.generation
+        if (
+            self.session_memory is not None  # transcripts are read to know whether they changed
+            or not embeddings.current
+            or embeddings.stale(generation)
+            or self.index.generation != generation
+        ):
+            return None
+        suffixes = media_suffixes(self.config, embeddings.provider)
+        report = unchanged_report(
+            self.store, scan_workspace(self.workspace, extra_paths(self.config), suffixes), started
+        )
+        if report is not None:
+            self._dirty = False
+        return report
 
     def _sync_locked(self, identity: dict[str, Any], force: bool, progress: Progress | None) -> SyncReport:
         with self._sync_lock:

@@ -42,6 +42,7 @@ __all__ = [
     'ensure_index_current',
     'load_vectors',
     'sync_workspace',
+    'unchanged_report',
     'workspace_changed',
 ]
 
@@ -131,17 +132,20 @@ def _stamp_unchanged(stamp: tuple[float, int, float], mtime: float, size: int) -
     return stamp[0] == mtime and stamp[1] == size and mtime < stamp[2] - _RACY_S
 
 
-def _nothing_to_sync(store: MemoryStore, listing: Sequence[tuple[str, str, float, int]]) -> bool:
-    """Whether every listed file is indexed with its current stat and nothing indexed or skipped has gone: the
-    common sync, answered from one table read, without building a record per file."""
+def unchanged_report(
+    store: MemoryStore, listing: Sequence[tuple[str, str, float, int]], started: float
+) -> SyncReport | None:
+    """The report of a sync with nothing to do, when every listed ``(path, abs_path, mtime, size)`` is indexed
+    with its current stat and nothing indexed or skipped has gone; else ``None``. The common sync, answered from one
+    table read without building a record per file (and without the writer lock: it writes nothing)."""
     stamps = store.file_stamps()
     if len(stamps) != len(listing) or store.skipped():
-        return False
+        return None
     for path, _, mtime, size in listing:
         stamp = stamps.get(path)
         if stamp is None or not _stamp_unchanged(stamp, mtime, size):
-            return False
-    return True
+            return None
+    return SyncReport(unchanged=len(listing), generation=store.generation, seconds=time.perf_counter() - started)
 
 
 def workspace_changed(
@@ -195,12 +199,9 @@ def sync_workspace(
     files = scan_workspace(workspace, extra_paths, media)
     documents = list(documents)
     if not force and not report.index_rebuilt:
-        listing = files + [(d.path, '', d.mtime, d.size) for d in documents]
-        if _nothing_to_sync(store, listing):
-            report.unchanged = len(listing)
-            report.generation = store.generation
-            report.seconds = time.perf_counter() - started
-            return report
+        unchanged = unchanged_report(store, files + [(d.path, '', d.mtime, d.size) for d in documents], started)
+        if unchanged is not None:
+            return unchanged
     entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in files] + documents
     known = store.files()
     known_skipped = store.skipped()
