@@ -436,7 +436,57 @@ def bench_ann_clustered(section: str, rng: np.random.Generator, n: int, n_querie
     exact = memsift.VectorStore(dims, ann_threshold=2**62)
     exact.add(np.arange(n, dtype=np.uint64), matrix)
     exact_s, _ = best_time(lambda: store_top10(exact, queries, exact=True))
-    return bench_ann(section, matrix, queries, truth, n_queries / exact_s, 'clustered')
+    rows = bench_ann(section, matrix, queries, truth, n_queries / exact_s, 'clustered')
+    return rows + bench_ann_tradeoff(section, matrix, queries, truth)
+
+
+ANN_GRID = ((16, 64), (16, 128), (16, 40), (12, 40), (24, 64))
+"""(connectivity, expansion_add) pairs measured; the first is VectorStore's default."""
+
+
+def bench_ann_tradeoff(section: str, matrix: np.ndarray, queries: np.ndarray, truth: list[np.ndarray]) -> list[Row]:
+    """HNSW build rate against recall@10 and queries/s for each (connectivity, expansion_add) of ``ANN_GRID``, then
+    saving the default store and loading it back (graph included) against building it again."""
+    n, dims = matrix.shape
+    ids = np.arange(n, dtype=np.uint64)
+    rows, default = [], None
+    for connectivity, expansion in ANN_GRID:
+        log(f'vectors: HNSW build M={connectivity} ef_add={expansion}, n={n:,}')
+        store = memsift.VectorStore(dims, ann_threshold=1, connectivity=connectivity, expansion_add=expansion)
+        start = time.perf_counter()
+        store.add(ids, matrix)
+        build_s = time.perf_counter() - start
+        seconds, found = best_time(lambda store=store: store_top10(store, queries, exact=None))
+        label = ' (default)' if default is None else ''
+        rows.append(
+            Row(
+                section,
+                f'HNSW build M={connectivity} ef_add={expansion}{label}, n={n:,} clustered',
+                'vectors/s',
+                n / build_s,
+                check=f'recall@10 {agreement(found, truth) / 100:.3f}, {len(queries) / seconds:,.0f} q/s, '
+                f'{build_s:.1f} s',
+            )
+        )
+        default = default or (store, build_s)
+    store, build_s = default
+    with tempfile.TemporaryDirectory(prefix='memsift-vectors-') as tmp:
+        path = Path(tmp) / 'index.vectors'
+        save_s, _ = best_time(lambda: store.save(path, tag=1), reps=1)
+        load_s, (loaded, _) = best_time(lambda: memsift.VectorStore.load(path), reps=1)
+        same = agreement(store_top10(loaded, queries, exact=None), store_top10(store, queries, exact=None))
+        rows.append(
+            Row(
+                section,
+                f'HNSW store loaded from its saved file, n={n:,} clustered',
+                'vectors/s',
+                n / load_s,
+                'building it again',
+                n / build_s,
+                f'load {load_s:.2f} s, save {save_s:.2f} s, {path.stat().st_size / MB:.0f} MB; same top-10 {same:.0f}%',
+            )
+        )
+    return rows
 
 
 def bench_vectors(n_sizes: tuple[int, ...], n_queries: int, dims: int = 384) -> list[Row]:

@@ -187,7 +187,7 @@ class VectorStore:
         dtype: Literal["f32", "f16", "i8"] = "f32",
         ann_threshold: int = 20000,
         connectivity: int = 16,
-        expansion_add: int = 128,
+        expansion_add: int = 64,
         expansion_search: int = 96,
     ) -> Self: ...
     @property
@@ -206,6 +206,39 @@ class VectorStore:
     def remove(self, ids: npt.ArrayLike) -> int:
         """Remove ids; returns how many were present."""
     def clear(self) -> None: ...
+    def ids(self) -> npt.NDArray[np.uint64]:
+        """The stored ids (``uint64``), in no particular order."""
+    def save(self, path: str | os.PathLike[str], tag: int = 0) -> None:
+        """Write the store (ids, vectors and the HNSW graph when active) to ``path`` with an integer ``tag``, through a
+        temporary file renamed over ``path``: a reader sees the old file or the new one.
+
+        Raises:
+            SearchIndexError: the file cannot be written (the message names it).
+        """
+    @staticmethod
+    def load(
+        path: str | os.PathLike[str],
+        *,
+        ann_threshold: int = 20000,
+        connectivity: int = 16,
+        expansion_add: int = 64,
+        expansion_search: int = 96,
+    ) -> tuple[VectorStore, int]:
+        """Read a store written by :meth:`save`: ``(store, tag)``. The HNSW graph loads as saved (no rebuild); the
+        keyword arguments, as for the constructor, apply to later growth.
+
+        Raises:
+            SearchIndexError: the file is missing, torn or not a vector file (the message names it).
+
+        >>> import numpy as np, tempfile, os
+        >>> vs = VectorStore(2)
+        >>> vs.add(np.array([7], dtype=np.uint64), np.array([[1, 0]], dtype=np.float32))
+        >>> path = os.path.join(tempfile.mkdtemp(), 'vectors.bin')
+        >>> vs.save(path, tag=3)
+        >>> loaded, tag = VectorStore.load(path)
+        >>> (len(loaded), tag, loaded.ids().tolist())
+        (1, 3, [7])
+        """
     def search(
         self, query: npt.NDArray[np.float32], k: int = 10, *, exact: bool | None = None
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:

@@ -99,6 +99,15 @@ pub(super) fn hits_to_arrays(py: Python<'_>, hits: Vec<(u64, f32)>) -> Hits<'_> 
     (ids.into_pyarray(py), scores.into_pyarray(py))
 }
 
+fn ann_params(ann_threshold: Int, connectivity: Int, expansion_add: Int, expansion_search: Int) -> PyResult<AnnParams> {
+    Ok(AnnParams {
+        threshold: count(ann_threshold, "ann_threshold")?,
+        connectivity: count(connectivity, "connectivity")?,
+        expansion_add: count(expansion_add, "expansion_add")?,
+        expansion_search: count(expansion_search, "expansion_search")?,
+    })
+}
+
 impl PyVectorStore {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, VectorStore> {
         self.inner.read().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -111,7 +120,7 @@ impl PyVectorStore {
 #[pymethods]
 impl PyVectorStore {
     #[new]
-    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(128), expansion_search = Int(96)), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=128, expansion_search=96)")]
+    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96)), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96)")]
     fn new(
         dims: Int,
         metric: Text,
@@ -121,12 +130,7 @@ impl PyVectorStore {
         expansion_add: Int,
         expansion_search: Int,
     ) -> PyResult<Self> {
-        let params = AnnParams {
-            threshold: count(ann_threshold, "ann_threshold")?,
-            connectivity: count(connectivity, "connectivity")?,
-            expansion_add: count(expansion_add, "expansion_add")?,
-            expansion_search: count(expansion_search, "expansion_search")?,
-        };
+        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search)?;
         let store =
             VectorStore::new(count(dims, "dims")?, Metric::parse(&metric)?, Quantization::parse(&dtype)?, params)?;
         Ok(Self { inner: RwLock::new(store) })
@@ -180,6 +184,50 @@ impl PyVectorStore {
 
     fn clear(&self) {
         self.write().clear();
+    }
+
+    /// The stored ids (``uint64``), in no particular order.
+    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.read().ids().to_vec().into_pyarray(py)
+    }
+
+    /// Write the store (ids, vectors and the HNSW graph when active) to ``path`` with an integer ``tag``, through a
+    /// temporary file renamed over ``path``: a reader sees the old file or the new one.
+    ///
+    /// Raises:
+    ///     SearchIndexError: the file cannot be written (the message names it).
+    #[pyo3(signature = (path, tag = 0))]
+    fn save(&self, py: Python<'_>, path: PathBuf, tag: u64) -> PyResult<()> {
+        detached(py, || self.read().save(&path, tag))
+    }
+
+    /// Read a store written by :meth:`save`: ``(store, tag)``. The HNSW graph loads as saved (no rebuild); the
+    /// keyword arguments, as for the constructor, apply to later growth.
+    ///
+    /// Raises:
+    ///     SearchIndexError: the file is missing, torn or not a vector file (the message names it).
+    ///
+    /// >>> import numpy as np, tempfile, os
+    /// >>> vs = VectorStore(2)
+    /// >>> vs.add(np.array([7], dtype=np.uint64), np.array([[1, 0]], dtype=np.float32))
+    /// >>> path = os.path.join(tempfile.mkdtemp(), 'vectors.bin')
+    /// >>> vs.save(path, tag=3)
+    /// >>> loaded, tag = VectorStore.load(path)
+    /// >>> (len(loaded), tag, loaded.ids().tolist())
+    /// (1, 3, [7])
+    #[staticmethod]
+    #[pyo3(signature = (path, *, ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96)), text_signature = "(path, *, ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96)")]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        ann_threshold: Int,
+        connectivity: Int,
+        expansion_add: Int,
+        expansion_search: Int,
+    ) -> PyResult<(Self, u64)> {
+        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search)?;
+        let (store, tag) = detached(py, || VectorStore::load(&path, params))?;
+        Ok((Self { inner: RwLock::new(store) }, tag))
     }
 
     /// Top-k ``(ids, scores)`` best first; ``exact=None`` uses HNSW only when active.

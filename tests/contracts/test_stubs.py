@@ -66,6 +66,7 @@ def runtime_docs() -> dict[str, str | None]:
         if isinstance(obj, type):
             for member, value in vars(obj).items():  # own members only: not Exception.args and the like
                 if not member.startswith('_'):
+                    value = value.__func__ if isinstance(value, staticmethod) else value  # not staticmethod's own doc
                     docs[f'{name}.{member}'] = value.__doc__
     return docs
 

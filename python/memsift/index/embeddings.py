@@ -11,19 +11,41 @@ made, the identity they were built with, and the previous provider's vectors whi
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from pathlib import Path
 from typing import Any, Literal
 
 from memsift._core import VectorStore
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
-from memsift.errors import ProviderError
+from memsift.errors import MemsiftError, ProviderError
 from memsift.index.identity import previous_vectors, wanted_identity
 from memsift.index.store import MemoryStore
 from memsift.index.sync import load_vectors
 from memsift.providers import ProviderResolution, fall_back
 
-__all__ = ['Embeddings']
+__all__ = ['Embeddings', 'catch_up']
+
+ANN_THRESHOLD = 20_000
+"""From this many vectors searches use the HNSW graph (below it an exact SIMD scan is as fast)."""
+SAVE_AFTER_CHANGED = 0.02
+"""The vector file is rewritten once this share of the vectors changed since it was saved (and at close): a
+process opening the index loads it and applies the few changes since from the store."""
+
+
+def catch_up(store: MemoryStore, vectors: VectorStore) -> int:
+    """Bring ``vectors`` (loaded from an older vector file) to what ``store`` holds: remove the chunks it no longer
+    has, add the ones it gained. Chunk ids are never reused, so ids alone tell what changed. Returns how many."""
+    import numpy as np
+
+    stored, have = store.vector_ids(vectors.dims), vectors.ids()
+    gone = np.setdiff1d(have, stored, assume_unique=True)
+    new = np.setdiff1d(stored, have, assume_unique=True)
+    vectors.remove(gone)
+    for ids, matrix in store.vectors_of(new.tolist(), vectors.dims):
+        vectors.add(ids, matrix)
+    return len(gone) + len(new)
 
 
 class Embeddings:
@@ -42,6 +64,8 @@ class Embeddings:
         """The identity an index built now would have (``None`` until :meth:`ready` succeeds)."""
         self.current = False
         """The store was built with :attr:`identity`: its vectors are this provider's."""
+        self.unsaved = 0
+        """Vectors added or removed since the saved vector file was written."""
         self._lock = threading.Lock()
 
     @property
@@ -71,7 +95,7 @@ class Embeddings:
                     raise ProviderError(
                         f'embedding provider {provider.id!r}: cannot tell its dimension: {type(exc).__name__}: {exc}'
                     ) from exc
-                self.vectors = VectorStore(dims)
+                self.vectors = VectorStore(dims, ann_threshold=ANN_THRESHOLD)
             identity = wanted_identity(self.config, provider, dims)
             self.current = self.store.identity == identity
             if self.vectors is not None and self.current:
@@ -104,12 +128,53 @@ class Embeddings:
         return self.vectors is not None and self.current and self.generation != generation
 
     def reload(self) -> None:
-        """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones."""
+        """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones.
+
+        Starts from the saved vector file (``<store>.vectors``, with its HNSW graph) when there is one, and applies
+        what the store changed since; otherwise reads every vector from the store (and builds the graph)."""
         assert self.vectors is not None
         generation = self.store.generation  # read first: a write after it makes the vectors look stale, not current
-        fresh = VectorStore(self.vectors.dims)
-        load_vectors(self.store, fresh)
+        dims = self.vectors.dims
+        fresh, saved = self._load_saved(dims)
+        if fresh is None:
+            fresh = VectorStore(dims, ann_threshold=ANN_THRESHOLD)
+            load_vectors(self.store, fresh)
+            self.unsaved = len(fresh)
+        elif saved != generation:
+            self.unsaved = catch_up(self.store, fresh)
+        else:
+            self.unsaved = 0
         self.vectors, self.generation = fresh, generation
+        self.save_if_due()
+
+    def _saved_path(self) -> Path | None:
+        return None if self.store.path == ':memory:' else Path(self.store.path).with_suffix('.vectors')
+
+    def _load_saved(self, dims: int) -> tuple[VectorStore | None, int]:
+        """The saved vectors and the generation they reflect, or ``(None, -1)`` when there are none for ``dims``
+        (a missing, torn or foreign file is ignored: it is rebuilt from the store)."""
+        path = self._saved_path()
+        if path is None or not path.is_file():
+            return None, -1
+        try:
+            vectors, tag = VectorStore.load(path, ann_threshold=ANN_THRESHOLD)
+        except MemsiftError:
+            return None, -1
+        if vectors.dims != dims or vectors.metric != 'cosine' or vectors.dtype != 'f32':
+            return None, -1
+        return vectors, tag
+
+    def save_if_due(self, *, closing: bool = False) -> None:
+        """Save the vectors with their HNSW graph (only when it is active: below the threshold the store reads
+        fast) once enough changed since the last save, or at all when ``closing``, so the next process loads them
+        instead of rebuilding the graph. Best effort: the file is derived data."""
+        vectors, path = self.vectors, self._saved_path()
+        if vectors is None or path is None or not vectors.ann_active or not self.current or self.unsaved == 0:
+            return
+        if closing or self.unsaved >= max(1, SAVE_AFTER_CHANGED * len(vectors)):
+            with contextlib.suppress(MemsiftError):
+                vectors.save(path, tag=self.generation)
+                self.unsaved = 0
 
     def switched(self) -> None:
         """A sync has re-embedded everything with this provider (and the store records its identity): its vectors

@@ -276,6 +276,8 @@ class MemoryIndex:
                     self.index.commit(generation=self.store.generation)
                     embeddings.switched()
                 embeddings.generation = self.store.generation
+                embeddings.unsaved += report.chunks_written + len(report.removed)
+                embeddings.save_if_due()
             except BaseException:
                 self._dirty = True
                 raise
@@ -710,6 +712,8 @@ class MemoryIndex:
             thread.join()
         with self._sync_lock:
             self._closed = True
+            if not self.embeddings.stale(self.store.generation):
+                self.embeddings.save_if_due(closing=True)  # the next process loads the graph instead of building it
             self.store.close()
             if self._owns_sessions and self.sessions is not None:
                 self.sessions.close()

@@ -385,6 +385,35 @@ class MemoryStore:
                 matrix = np.frombuffer(b''.join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), dims)
                 yield ids, matrix
 
+    def vector_ids(self, dims: int) -> npt.NDArray[np.uint64]:
+        """Ids of the chunks with a stored embedding of ``dims`` dimensions, ascending."""
+        import numpy as np
+
+        with self._lock:
+            rows = self._db.execute(
+                'SELECT chunk_id FROM embeddings WHERE length(vector) = ? ORDER BY chunk_id', (dims * 4,)
+            ).fetchall()
+        return np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
+
+    def vectors_of(
+        self, ids: Sequence[int], dims: int, batch: int = 500
+    ) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
+        """The stored embeddings of ``ids`` (those of another size or missing are left out) in batches, as
+        :meth:`iter_vectors`."""
+        import numpy as np
+
+        width = dims * 4
+        for start in range(0, len(ids), batch):
+            part = [int(i) for i in ids[start : start + batch]]
+            with self._lock:
+                rows = self._db.execute(
+                    f'SELECT chunk_id, vector FROM embeddings WHERE chunk_id IN ({",".join("?" * len(part))})', part
+                ).fetchall()
+            rows = [row for row in rows if len(row[1]) == width]
+            if rows:
+                found = np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
+                yield found, np.frombuffer(b''.join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), dims)
+
     def chunks(self, ids: Sequence[int]) -> list[ChunkRow]:
         """Chunks by id, in the order of ``ids`` (unknown ids are left out)."""
         if not ids:

@@ -1,0 +1,70 @@
+"""The vectors (with their HNSW graph) are saved beside the store and reopened without a rebuild; a process that
+opens an index another process changed since the save catches up from the store."""
+
+from __future__ import annotations
+
+import memsift.index.embeddings as embeddings_module
+from tests.conftest import HashEmbedder, open_index, write
+
+NOTES = {f'memory/2026-11-{day:02d}.md': f'Day {day}: the {word} review moved to room {day}.\n'
+         for day, word in zip(range(1, 25), ['budget', 'deploy', 'design', 'hiring'] * 6)}  # fmt: skip
+
+
+def no_full_read(*args):
+    raise AssertionError('the vectors were read from the store, not loaded from the saved file')
+
+
+def hits(index, query):
+    return [hit.path for hit in index.search(query, min_score=0).results]
+
+
+def test_vectors_are_saved_at_close_and_loaded_without_reading_the_store(tmp_path, monkeypatch):
+    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
+    for path, text in NOTES.items():
+        write(tmp_path / 'ws' / path, text)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        index.sync()
+        assert index.embeddings.vectors.ann_active
+        expected = hits(index, 'deploy review')
+    saved = tmp_path / 'state' / 'main.vectors'
+    assert saved.is_file()
+
+    monkeypatch.setattr(embeddings_module, 'load_vectors', no_full_read)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        assert index.embeddings.vectors.ann_active and len(index.embeddings.vectors) == len(NOTES)
+        assert hits(index, 'deploy review') == expected
+
+
+def test_a_newer_store_is_caught_up_from_an_older_vector_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
+    for path, text in NOTES.items():
+        write(tmp_path / 'ws' / path, text)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        index.sync()
+    saved = tmp_path / 'state' / 'main.vectors'
+    before = saved.read_bytes()
+    write(tmp_path / 'ws' / 'memory' / 'new.md', 'The zeppelin hangar opens on Monday.\n')
+    (tmp_path / 'ws' / 'memory' / '2026-11-01.md').unlink()
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        index.sync()
+    saved.write_bytes(before)  # as if the process that synced was killed before it saved
+    monkeypatch.setattr(embeddings_module, 'load_vectors', no_full_read)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        assert len(index.embeddings.vectors) == len(NOTES)  # one note gone, one new
+        assert 'memory/new.md' in hits(index, 'zeppelin hangar')
+        assert 'memory/2026-11-01.md' not in hits(index, 'budget review room 1')
+
+
+def test_a_torn_vector_file_is_rebuilt_from_the_store(tmp_path, monkeypatch):
+    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
+    for path, text in NOTES.items():
+        write(tmp_path / 'ws' / path, text)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        index.sync()
+        expected = hits(index, 'hiring review')
+    saved = tmp_path / 'state' / 'main.vectors'
+    saved.write_bytes(saved.read_bytes()[:100])
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        assert len(index.embeddings.vectors) == len(NOTES)
+        assert hits(index, 'hiring review') == expected
+    assert saved.stat().st_size > 100  # saved again, whole
