@@ -191,7 +191,7 @@ def bench_openclaw(root: Path, queries: list[str], directory: Path, install: boo
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--data', type=Path, default=Path(__file__).resolve().parents[2] / 'shared' / 'data')
+    parser.add_argument('--data', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='folder of the BEIR datasets')
     parser.add_argument('--runs', type=int, default=7, help='processes timed per measurement (after a warm-up)')
     parser.add_argument('--json', type=Path, metavar='OUT', help='also write the rows as JSON')
     parser.add_argument('--no-openclaw', action='store_true', help='skip the OpenClaw rows')
