@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DATA ?= ../shared/data
 
-.PHONY: setup demo test test-rust test-python lint bench quality clean
+.PHONY: setup demo test test-rust test-python lint bench quality report clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ quality: setup
 
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benches/speed.py
+
+# Runs the speed, command-line and quality suites (OpenClaw installs with npm when missing) and writes
+# benches/report/README.md with its plots; a suite that cannot run keeps its last figures.
+report: setup
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benches/report.py --data-root $(DATA)
 
 clean:
 	rm -rf $(VENV) target

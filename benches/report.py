@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -53,7 +54,10 @@ def json_lines(text: str) -> list[dict]:
 
 
 def run(command: list[str], timeout: float) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, cwd=BENCHES.parent)
+    # OpenBLAS settings of the dev machine put numpy on a slow path that flatters memsift (see speed.py).
+    env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, cwd=BENCHES.parent,
+                          env=env)  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f'{" ".join(command[1:3])} exited {done.returncode}: {done.stderr.strip()[-600:]}')
     return done.stdout
