@@ -68,7 +68,7 @@ def test_a_missing_http_client_fails_where_a_remote_provider_is_made_not_at_impo
             print('ImportError:', exc)
     """)
     assert done.returncode == 0, done.stderr
-    assert "ImportError: import of httpx halted; None in sys.modules" in done.stdout
+    assert 'ImportError: import of httpx halted; None in sys.modules' in done.stdout
 
 
 def test_a_missing_mcp_sdk_fails_the_mcp_command_with_its_name(tmp_path):
