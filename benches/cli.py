@@ -10,7 +10,7 @@ Writes BEIR SciFact as 5,183 memory notes (about 8.9k chunks, 7.8 MB), then time
 - which heavy modules (numpy, httpx, mcp, rich) a keyword-only ``memsift search`` imports (``-X importtime``);
 - with OpenClaw (npm ``openclaw@2026.9.6`` under ``.cache/openclaw``, installed when missing):
   ``openclaw memory index`` and ``openclaw memory search QUERY --json`` on the same files, keyword-only, in the same
-  run, for the ratio.
+  run, for the ratio; and QMD 2.8.3 (``qmd collection add``, ``qmd search --json``: BM25, no model).
 
 Keyword-only everywhere (``provider: "none"``). The subprocesses may write bytecode (``PYTHONDONTWRITEBYTECODE`` is
 dropped), as an installed wheel has it.
@@ -186,7 +186,32 @@ def bench_openclaw(root: Path, queries: list[str], directory: Path, install: boo
         Row('`openclaw memory index` (fresh)', index_s, 's', note=f'OpenClaw {claw.version}, process wall'),
         Row('`openclaw memory search --json`', statistics.median(times), 's', note=spread(times)),
     ]
+    if claw.qmd is not None:
+        rows += bench_qmd(claw, root, queries)
     return rows, claw.version
+
+
+def bench_qmd(claw: _openclaw.OpenClaw, root: Path, queries: list[str]) -> list[Row]:
+    """QMD's ``collection add`` (its index) and ``search --json`` (BM25, no model) on ``root``, in a throw-away
+    home. QMD's search does not look at the files first, so it compares with ``memsift search --no-sync``."""
+    home = Path(tempfile.mkdtemp(prefix='qmd-home-'))
+    try:
+        env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'), 'HOME': str(home),
+               'XDG_CACHE_HOME': str(home / '.cache'), 'XDG_CONFIG_HOME': str(home / '.config')}  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(claw.qmd_command('collection', 'add', str(root), '--name', 'notes'), capture_output=True,
+                              text=True, env=env, check=False)  # fmt: skip
+        index_s = time.perf_counter() - start
+        if done.returncode != 0:
+            raise RuntimeError(f'qmd collection add exited {done.returncode}: {done.stderr.strip()[-800:]}')
+        timed(claw.qmd_command('search', queries[-1], '--json'), env, 0)  # warm-up
+        times = [timed(claw.qmd_command('search', q, '--json'), env, 0)[0] for q in queries[:OPENCLAW_RUNS]]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return [
+        Row('`qmd collection add` (QMD index, fresh)', index_s, 's', note=f'{_openclaw.QMD}, process wall'),
+        Row('`qmd search --json` (keyword)', statistics.median(times), 's', note=spread(times)),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,6 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ours = next(r.value for r in rows if r.what.startswith('`memsift search --json` (default'))
                 ratio = claw_rows[1].value / ours
                 rows.append(Row('OpenClaw search / memsift search (per process)', ratio, 'x', '>= 40x', ratio >= 40))
+                qmd = next((r.value for r in rows if r.what.startswith('`qmd search')), None)
+                if qmd is not None:
+                    ours = next(r.value for r in rows if r.what.startswith('`memsift search --json --no-sync'))
+                    rows.append(Row('QMD search / memsift search --no-sync (per process)', qmd / ours, 'x'))
                 peer = {'openclaw': version}
     print('| what | value | target | met | note |\n|---|---|---|---|---|')
     for r in rows:

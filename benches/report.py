@@ -9,7 +9,8 @@ Suites, each kept as ``benches/report/data/<suite>.json`` with the date it ran:
 
 - ``speed``: ``speed.py --json --sections 2,3,4`` (BM25, vectors, the memory index at 10k and 100k chunks beside
   the OpenClaw-architecture baseline);
-- ``cli``: ``cli.py`` (memsift processes beside the real OpenClaw 2026.9.6, installed with npm when missing);
+- ``cli``: ``cli.py`` (memsift processes beside the real OpenClaw 2026.9.6 and QMD 2.8.3, installed with npm when
+  missing);
 - ``quality``: ``quality.py`` nDCG@10 per dataset and mode (memsift BM25 with and without stemming, the full
   pipeline keyword-only, and bm25s as the peer).
 
@@ -156,7 +157,8 @@ def plot_bars(path: Path, title: str, unit: str, bars: list[tuple[str, float]], 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * len(bars)))
     labels, values = [b[0] for b in bars], [b[1] for b in bars]
-    colors = ['#b0b0b0' if 'openclaw' in label.lower() else '#2b7bba' for label in labels]  # peers grey
+    peers = ('openclaw', 'qmd')
+    colors = ['#b0b0b0' if any(p in label.lower() for p in peers) else '#2b7bba' for label in labels]  # peers grey
     ax.barh(labels, values, color=colors)
     for y, value in enumerate(values):
         ax.text(value, y, f' {value:,.3g} {unit}', va='center', fontsize=8)
@@ -216,9 +218,9 @@ def render() -> str:
         '# memsift benchmark report',
         'Written by `benches/report.py` (`make report`); each section says when its figures were measured. '
         'Speed is measured on the development machine (2 cores, shared: absolute times vary run to run, ratios '
-        'measured in the same run hold). Peers run in the same run: the real OpenClaw 2026.9.6 (Node 24) for the '
-        'command line, an OpenClaw-architecture baseline (SQLite FTS5 + sqlite-vec, as OpenClaw stores memory) '
-        'for the in-process figures, and bm25s for BM25.',
+        'measured in the same run hold). Peers run in the same run: the real OpenClaw 2026.9.6 (Node 24) and QMD '
+        '2.8.3 for the command line, an OpenClaw-architecture baseline (SQLite FTS5 + sqlite-vec, as OpenClaw '
+        'stores memory) for the in-process figures, and bm25s for BM25.',
     ]
     if speed is not None:
         plot_latency(speed, REPORT / 'latency.png')
@@ -241,6 +243,9 @@ def render() -> str:
             index_s = next((r['value'] for r in cli['rows'] if r['what'].startswith('`openclaw memory index')), None)
             if index_s:
                 bars.append((f'openclaw memory index, {cli["workspace"]}', size / index_s))
+            qmd_s = next((r['value'] for r in cli['rows'] if r['what'].startswith('`qmd collection add')), None)
+            if qmd_s:
+                bars.append((f'qmd collection add, {cli["workspace"]}', size / qmd_s))
         plot_bars(REPORT / 'index.png', 'Keyword-only index build (higher is better)', 'MB/s', bars, log_scale=True)
         parts += [f'## Indexing throughput (measured {speed["date"]})', '![index throughput](index.png)']
     if cli is not None:

@@ -3,11 +3,21 @@ opens an index another process changed since the save catches up from the store.
 
 from __future__ import annotations
 
+import pytest
+
 import memsift.index.embeddings as embeddings_module
 from tests.conftest import HashEmbedder, open_index, write
 
 NOTES = {f'memory/2026-11-{day:02d}.md': f'Day {day}: the {word} review moved to room {day}.\n'
          for day, word in zip(range(1, 25), ['budget', 'deploy', 'design', 'hiring'] * 6)}  # fmt: skip
+
+
+@pytest.fixture
+def notes(tmp_path, monkeypatch):
+    """The notes in ``tmp_path / 'ws'``, with the HNSW graph on from 5 vectors (20k in production)."""
+    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
+    for path, text in NOTES.items():
+        write(tmp_path / 'ws' / path, text)
 
 
 def no_full_read(*args):
@@ -18,10 +28,7 @@ def hits(index, query):
     return [hit.path for hit in index.search(query, min_score=0).results]
 
 
-def test_vectors_are_saved_at_close_and_loaded_without_reading_the_store(tmp_path, monkeypatch):
-    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
-    for path, text in NOTES.items():
-        write(tmp_path / 'ws' / path, text)
+def test_vectors_are_saved_at_close_and_loaded_without_reading_the_store(tmp_path, notes, monkeypatch):
     with open_index(tmp_path, provider=HashEmbedder()) as index:
         index.sync()
         assert index.embeddings.vectors.ann_active
@@ -35,10 +42,7 @@ def test_vectors_are_saved_at_close_and_loaded_without_reading_the_store(tmp_pat
         assert hits(index, 'deploy review') == expected
 
 
-def test_a_newer_store_is_caught_up_from_an_older_vector_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
-    for path, text in NOTES.items():
-        write(tmp_path / 'ws' / path, text)
+def test_a_newer_store_is_caught_up_from_an_older_vector_file(tmp_path, notes, monkeypatch):
     with open_index(tmp_path, provider=HashEmbedder()) as index:
         index.sync()
     saved = tmp_path / 'state' / 'main.vectors'
@@ -55,10 +59,7 @@ def test_a_newer_store_is_caught_up_from_an_older_vector_file(tmp_path, monkeypa
         assert 'memory/2026-11-01.md' not in hits(index, 'budget review room 1')
 
 
-def test_a_torn_vector_file_is_rebuilt_from_the_store(tmp_path, monkeypatch):
-    monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
-    for path, text in NOTES.items():
-        write(tmp_path / 'ws' / path, text)
+def test_a_torn_vector_file_is_rebuilt_from_the_store(tmp_path, notes, monkeypatch):
     with open_index(tmp_path, provider=HashEmbedder()) as index:
         index.sync()
         expected = hits(index, 'hiring review')
