@@ -75,6 +75,28 @@ pub struct AnnParams {
     pub connectivity: usize,
     pub expansion_add: usize,
     pub expansion_search: usize,
+    /// From this many vectors the store keeps them as i8 (a quarter of f32's memory; `usize::MAX`: never).
+    pub i8_from: usize,
+}
+
+impl Storage {
+    fn empty(quant: Quantization) -> Self {
+        match quant {
+            Quantization::F32 => Storage::F32(Vec::new()),
+            Quantization::F16 => Storage::F16(Vec::new()),
+            Quantization::I8 => Storage::I8 { data: Vec::new(), scales: Vec::new() },
+        }
+    }
+
+    /// Row `slot` (of `dims` values) as f32.
+    fn decode(&self, dims: usize, slot: usize) -> Vec<f32> {
+        let range = slot * dims..(slot + 1) * dims;
+        match self {
+            Storage::F32(v) => v[range].to_vec(),
+            Storage::F16(v) => v[range].iter().map(|x| x.to_f32()).collect(),
+            Storage::I8 { data, scales } => data[range].iter().map(|&q| f32::from(q) * scales[slot]).collect(),
+        }
+    }
 }
 
 enum Storage {
@@ -113,11 +135,7 @@ impl VectorStore {
         if dims == 0 || dims > 65_536 {
             return invalid!("dims must be between 1 and 65536, got {dims}");
         }
-        let storage = match quant {
-            Quantization::F32 => Storage::F32(Vec::new()),
-            Quantization::F16 => Storage::F16(Vec::new()),
-            Quantization::I8 => Storage::I8 { data: Vec::new(), scales: Vec::new() },
-        };
+        let storage = Storage::empty(quant);
         Ok(Self { dims, metric, quant, ids: Vec::new(), slot_of: FxHashMap::default(), storage, ann_params, ann: None })
     }
 
@@ -178,6 +196,9 @@ impl VectorStore {
             };
             self.write_slot(slot, &row);
         }
+        if self.quant != Quantization::I8 && self.ids.len() >= self.ann_params.i8_from {
+            self.requantize(Quantization::I8);
+        }
         if let Some(ann) = &self.ann {
             ann.reserve(self.ids.len())?;
             let mut seen = FxHashSet::default();
@@ -225,11 +246,19 @@ impl VectorStore {
 
     /// The stored (quantized) row of `slot` as f32.
     fn decoded(&self, slot: usize) -> Vec<f32> {
-        let range = slot * self.dims..(slot + 1) * self.dims;
-        match &self.storage {
-            Storage::F32(v) => v[range].to_vec(),
-            Storage::F16(v) => v[range].iter().map(|x| x.to_f32()).collect(),
-            Storage::I8 { data, scales } => data[range].iter().map(|&q| f32::from(q) * scales[slot]).collect(),
+        self.storage.decode(self.dims, slot)
+    }
+
+    /// Keep every vector as `to` from now on (the HNSW graph keeps its own scalars).
+    pub fn requantize(&mut self, to: Quantization) {
+        if to == self.quant {
+            return;
+        }
+        let old = std::mem::replace(&mut self.storage, Storage::empty(to));
+        self.quant = to;
+        for slot in 0..self.ids.len() {
+            self.grow_storage();
+            self.write_slot(slot, &old.decode(self.dims, slot));
         }
     }
 
@@ -643,7 +672,7 @@ mod tests {
     use super::*;
 
     fn params(threshold: usize) -> AnnParams {
-        AnnParams { threshold, connectivity: 16, expansion_add: 128, expansion_search: 96 }
+        AnnParams { threshold, connectivity: 16, expansion_add: 128, expansion_search: 96, i8_from: usize::MAX }
     }
 
     fn brute(rows: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
@@ -723,5 +752,24 @@ mod tests {
             assert!(VectorStore::load(&path, params(threshold)).is_err(), "a torn file is refused");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_store_past_i8_from_keeps_its_vectors_as_i8() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let rows: Vec<f32> = (0..300 * 16).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let ids: Vec<u64> = (0..300).collect();
+        let mut store =
+            VectorStore::new(16, Metric::Cosine, Quantization::F32, AnnParams { i8_from: 200, ..params(usize::MAX) })
+                .unwrap();
+        store.add(&ids[..150], &rows[..150 * 16]).unwrap();
+        assert_eq!(store.quantization(), Quantization::F32);
+        let q = &rows[..16];
+        let before = store.search(q, 5, None).unwrap();
+        store.add(&ids[150..], &rows[150 * 16..]).unwrap();
+        assert_eq!(store.quantization(), Quantization::I8);
+        let after = store.search(q, 5, None).unwrap();
+        assert_eq!(after[0].0, before[0].0); // the query's own row still wins
+        assert!((after[0].1 - before[0].1).abs() < 0.01, "i8 keeps scores within 1%");
     }
 }

@@ -171,6 +171,8 @@ class Bm25Index:
 class VectorStore:
     """Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
 
+    ``i8_from``: from this many vectors the store keeps them as i8 (a quarter of f32's memory), whatever ``dtype``.
+
     >>> import numpy as np
     >>> vs = VectorStore(3)
     >>> vs.add(np.array([7, 8], dtype=np.uint64), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
@@ -189,6 +191,7 @@ class VectorStore:
         connectivity: int = 16,
         expansion_add: int = 64,
         expansion_search: int = 96,
+        i8_from: int | None = None,
     ) -> Self: ...
     @property
     def dims(self) -> int: ...
@@ -223,6 +226,7 @@ class VectorStore:
         connectivity: int = 16,
         expansion_add: int = 64,
         expansion_search: int = 96,
+        i8_from: int | None = None,
     ) -> tuple[VectorStore, int]:
         """Read a store written by :meth:`save`: ``(store, tag)``. The HNSW graph loads as saved (no rebuild); the
         keyword arguments, as for the constructor, apply to later growth.

@@ -4,6 +4,8 @@ use super::*;
 
 /// Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
 ///
+/// ``i8_from``: from this many vectors the store keeps them as i8 (a quarter of f32's memory), whatever ``dtype``.
+///
 /// >>> import numpy as np
 /// >>> vs = VectorStore(3)
 /// >>> vs.add(np.array([7, 8], dtype=np.uint64), np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
@@ -99,12 +101,19 @@ pub(super) fn hits_to_arrays(py: Python<'_>, hits: Vec<(u64, f32)>) -> Hits<'_> 
     (ids.into_pyarray(py), scores.into_pyarray(py))
 }
 
-fn ann_params(ann_threshold: Int, connectivity: Int, expansion_add: Int, expansion_search: Int) -> PyResult<AnnParams> {
+fn ann_params(
+    ann_threshold: Int,
+    connectivity: Int,
+    expansion_add: Int,
+    expansion_search: Int,
+    i8_from: Option<Int>,
+) -> PyResult<AnnParams> {
     Ok(AnnParams {
         threshold: count(ann_threshold, "ann_threshold")?,
         connectivity: count(connectivity, "connectivity")?,
         expansion_add: count(expansion_add, "expansion_add")?,
         expansion_search: count(expansion_search, "expansion_search")?,
+        i8_from: i8_from.map(|n| count(n, "i8_from")).transpose()?.unwrap_or(usize::MAX),
     })
 }
 
@@ -120,7 +129,8 @@ impl PyVectorStore {
 #[pymethods]
 impl PyVectorStore {
     #[new]
-    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96)), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96)")]
+    #[allow(clippy::too_many_arguments)] // the Python keyword arguments
+    #[pyo3(signature = (dims, *, metric = Text::from("cosine"), dtype = Text::from("f32"), ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96), i8_from = None), text_signature = "(dims, *, metric='cosine', dtype='f32', ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96, i8_from=None)")]
     fn new(
         dims: Int,
         metric: Text,
@@ -129,8 +139,9 @@ impl PyVectorStore {
         connectivity: Int,
         expansion_add: Int,
         expansion_search: Int,
+        i8_from: Option<Int>,
     ) -> PyResult<Self> {
-        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search)?;
+        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search, i8_from)?;
         let store =
             VectorStore::new(count(dims, "dims")?, Metric::parse(&metric)?, Quantization::parse(&dtype)?, params)?;
         Ok(Self { inner: RwLock::new(store) })
@@ -216,7 +227,7 @@ impl PyVectorStore {
     /// >>> (len(loaded), tag, loaded.ids().tolist())
     /// (1, 3, [7])
     #[staticmethod]
-    #[pyo3(signature = (path, *, ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96)), text_signature = "(path, *, ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96)")]
+    #[pyo3(signature = (path, *, ann_threshold = Int(20000), connectivity = Int(16), expansion_add = Int(64), expansion_search = Int(96), i8_from = None), text_signature = "(path, *, ann_threshold=20000, connectivity=16, expansion_add=64, expansion_search=96, i8_from=None)")]
     fn load(
         py: Python<'_>,
         path: PathBuf,
@@ -224,8 +235,9 @@ impl PyVectorStore {
         connectivity: Int,
         expansion_add: Int,
         expansion_search: Int,
+        i8_from: Option<Int>,
     ) -> PyResult<(Self, u64)> {
-        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search)?;
+        let params = ann_params(ann_threshold, connectivity, expansion_add, expansion_search, i8_from)?;
         let (store, tag) = detached(py, || VectorStore::load(&path, params))?;
         Ok((Self { inner: RwLock::new(store) }, tag))
     }

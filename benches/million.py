@@ -1,0 +1,187 @@
+"""A memory of a million chunks: hybrid ``memory_search`` latency, recall of the vector leg, memory (issue 15 part 2).
+
+    .venv/bin/python benches/million.py [--chunks 1000000] [--queries 200] [--json OUT]
+
+Writes SciFact notes (5,183 documents) again and again until OpenClaw's chunker would make ``--chunks`` chunks; each
+copy's notes carry their copy number, so no two chunks have the same text. Embeddings are deterministic and
+text-derived (``speed.BenchEmbedder``'s hashed bag of words) plus a small per-text jitter: copies of a note land
+close together, as rewordings of one fact do with a real model, so the vectors have neighbourhood structure rather
+than uniform noise. Then, in one process:
+
+1. index the workspace with vectors (seconds, peak RSS so far);
+2. close and reopen it: the vectors and their HNSW graph load from the saved file (seconds, file size);
+3. run ``--queries`` SciFact test queries through ``MemoryIndex.search`` (hybrid, OpenClaw's defaults): p50/p95;
+4. recall@10 of the vector leg as the search runs it (HNSW, ``LEG_CANDIDATES`` asked) against the exact scan over
+   the same vectors, and the same for the final hybrid top-10 (the search again with the exact vector leg);
+5. report the peak RSS of the process (``ru_maxrss``).
+
+Needs about 3 GB of disk under the temporary folder. Targets (issue 15): hybrid p50 <= 30 ms, recall@10 >= 0.95,
+vectors <= 1 GiB resident.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import _beir
+import numpy as np
+from _notes import MB, NOTE_MTIME, scifact_notes
+from speed import BenchEmbedder
+
+import memsift
+import memsift.index.memory_index as memory_index
+from memsift.search.legs import LEG_CANDIDATES
+
+JITTER = 0.5
+"""Norm of the per-text jitter added to the unit text-derived embedding (before normalizing): a copy of a note sits
+at cosine ~0.89 of the original, as a rewording would with a real model."""
+
+
+class JitteredEmbedder(BenchEmbedder):
+    """``BenchEmbedder`` without its memo (a million vectors would not fit it) and with a per-text jitter."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._embed(text)
+        rng = np.random.default_rng(zlib.crc32(text.encode()))
+        noise = rng.standard_normal(vector.shape[0]).astype(np.float32)
+        vector = vector + JITTER * noise / np.linalg.norm(noise)
+        return vector / np.linalg.norm(vector)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.embed_query(t) for t in texts])
+
+
+@contextlib.contextmanager
+def exact_vector_leg() -> Iterator[None]:
+    """Searches in the block run their vector leg as an exact scan (same candidates count, same clamping)."""
+
+    def exact_leg(vectors: memsift.VectorStore, query_vector: np.ndarray) -> dict[int, float]:
+        if not np.any(query_vector) or not len(vectors):
+            return {}
+        ids, scores = vectors.search(query_vector, LEG_CANDIDATES, exact=True)
+        return {chunk_id: max(0.0, score) for chunk_id, score in zip(ids.tolist(), scores.tolist())}
+
+    original = memory_index.vector_leg
+    memory_index.vector_leg = exact_leg
+    try:
+        yield
+    finally:
+        memory_index.vector_leg = original
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def write_copies(root: Path, notes: list[tuple[str, str]], target_chunks: int) -> tuple[int, int, int]:
+    """Notes, copy after copy (``memory/cNNN/<doc id>.md``, a line naming the copy), to ``target_chunks`` chunks."""
+    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
+    files = chunks = size = 0
+    while chunks < target_chunks:
+        copy, i = divmod(files, len(notes))
+        folder = root / 'memory' / f'c{copy:03d}'
+        if i == 0:
+            folder.mkdir(parents=True)
+        data = f'{notes[i][1]}\nCopy {copy} of this note.\n'.encode()
+        path = folder / f'{notes[i][0]}.md'
+        path.write_bytes(data)
+        os.utime(path, (NOTE_MTIME, NOTE_MTIME))
+        files, chunks, size = files + 1, chunks + counts[i], size + len(data)
+    return files, chunks, size
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--data', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='folder of the BEIR datasets')
+    parser.add_argument('--chunks', type=int, default=1_000_000)
+    parser.add_argument('--queries', type=int, default=200)
+    parser.add_argument('--json', type=Path, metavar='OUT')
+    args = parser.parse_args(argv)
+    data = _beir.load_dataset(args.data / 'scifact')
+    queries = [text for _, text in data.queries[: args.queries]]
+    out: dict[str, object] = {'chunks_asked': args.chunks}
+
+    def log(message: str) -> None:
+        print(f'million [{time.strftime("%H:%M:%S")}] {message} (peak RSS {peak_rss_mb():,.0f} MB)', file=sys.stderr)
+
+    tmp = Path(tempfile.mkdtemp(prefix='memsift-million-'))
+    try:
+        ws = tmp / 'ws'
+        started = time.perf_counter()
+        files, chunks, size = write_copies(ws, scifact_notes(data), args.chunks)
+        log(f'wrote {files:,} notes, {chunks:,} chunks, {size / MB:,.0f} MB in {time.perf_counter() - started:.0f} s')
+        out.update(files=files, chunks=chunks, mb=round(size / MB, 1))
+        config = {'memory': {'search': {'store': {'path': str(tmp / 'index.sqlite')}}}}
+        embedder = JitteredEmbedder()
+
+        with memsift.MemoryIndex(ws, config, provider=embedder) as index:
+            started = time.perf_counter()
+            report = index.sync()
+            out['index_s'] = round(time.perf_counter() - started, 1)
+            vectors = index.embeddings.vectors
+            out.update(vectors=len(vectors), dtype=vectors.dtype, ann=vectors.ann_active)
+            log(f'indexed {report.chunks_written:,} chunks in {out["index_s"]} s; vectors {vectors!r}')
+        out['peak_rss_after_index_mb'] = round(peak_rss_mb())
+        saved = tmp / 'index.vectors'
+        out['vector_file_mb'] = round(saved.stat().st_size / MB) if saved.is_file() else None
+
+        started = time.perf_counter()
+        with memsift.MemoryIndex(ws, config, provider=embedder) as index:
+            out['reopen_s'] = round(time.perf_counter() - started, 2)
+            log(f'reopened in {out["reopen_s"]} s')
+            for q in queries[:5]:
+                index.search(q)  # warm-up
+            seconds = []
+            for q in queries:
+                started = time.perf_counter()
+                index.search(q)
+                seconds.append(time.perf_counter() - started)
+            out['hybrid_p50_ms'] = round(1000 * statistics.median(seconds), 2)
+            out['hybrid_p95_ms'] = round(1000 * float(np.percentile(seconds, 95)), 2)
+            vectors = index.embeddings.vectors
+            recalls, ann_s, exact_s = [], [], []
+            for q in queries:
+                qv = embedder.embed_query(q.strip())
+                started = time.perf_counter()
+                approx = vectors.search(qv, LEG_CANDIDATES)[0][:10]
+                ann_s.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                exact = vectors.search(qv, 10, exact=True)[0]
+                exact_s.append(time.perf_counter() - started)
+                recalls.append(len(set(approx.tolist()) & set(exact.tolist())) / 10)
+            out['vector_leg_recall@10'] = round(float(np.mean(recalls)), 4)
+            out['vector_leg_p50_ms'] = round(1000 * statistics.median(ann_s), 2)
+            out['vector_exact_p50_ms'] = round(1000 * statistics.median(exact_s), 2)
+            top = [[h.path, h.start_line] for h in index.search(queries[0], 10, 0).results]
+            agree = []
+            for q in queries[:50]:
+                approx_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
+                with exact_vector_leg():
+                    exact_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
+                agree.append(len(set(approx_top) & set(exact_top)) / max(1, len(exact_top)))
+            out['hybrid_recall@10'] = round(float(np.mean(agree)), 4)
+            out['example_top'] = top[:3]
+        out['peak_rss_mb'] = round(peak_rss_mb())
+        log(json.dumps(out))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(out, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps({**out, 'date': time.strftime('%Y-%m-%d')}, indent=1), encoding='utf-8')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
