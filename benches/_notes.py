@@ -48,8 +48,11 @@ def scifact_notes(data: _beir.Dataset) -> list[tuple[str, str]]:
     return notes
 
 
-def write_workspace(root: Path, notes: list[tuple[str, str]], target_chunks: int) -> Workspace:
-    """Write notes (the corpus repeated as needed) until OpenClaw's chunker would make ``target_chunks`` chunks."""
+def write_workspace(
+    root: Path, notes: list[tuple[str, str]], target_chunks: int, *, mark_copies: bool = False
+) -> Workspace:
+    """Write notes (the corpus repeated as needed) until OpenClaw's chunker would make ``target_chunks`` chunks.
+    ``mark_copies``: each copy's notes end with a line naming the copy, so no two chunks have the same text."""
     counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
     files = chunks = size = 0
     while chunks < target_chunks:
@@ -58,7 +61,8 @@ def write_workspace(root: Path, notes: list[tuple[str, str]], target_chunks: int
         if i == 0:
             folder.mkdir(parents=True)
         path = folder / f'{notes[i][0]}.md'
-        data = notes[i][1].encode()
+        text = f'{notes[i][1]}\nCopy {copy} of this note.\n' if mark_copies else notes[i][1]
+        data = text.encode()
         path.write_bytes(data)
         os.utime(path, (NOTE_MTIME, NOTE_MTIME))
         files, chunks, size = files + 1, chunks + counts[i], size + len(data)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import resource
 import shutil
 import statistics
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import _beir
 import numpy as np
-from _notes import MB, NOTE_MTIME, scifact_notes
+from _notes import MB, scifact_notes, write_workspace
 from speed import BenchEmbedder
 
 import memsift
@@ -85,23 +84,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def write_copies(root: Path, notes: list[tuple[str, str]], target_chunks: int) -> tuple[int, int, int]:
-    """Notes, copy after copy (``memory/cNNN/<doc id>.md``, a line naming the copy), to ``target_chunks`` chunks."""
-    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
-    files = chunks = size = 0
-    while chunks < target_chunks:
-        copy, i = divmod(files, len(notes))
-        folder = root / 'memory' / f'c{copy:03d}'
-        if i == 0:
-            folder.mkdir(parents=True)
-        data = f'{notes[i][1]}\nCopy {copy} of this note.\n'.encode()
-        path = folder / f'{notes[i][0]}.md'
-        path.write_bytes(data)
-        os.utime(path, (NOTE_MTIME, NOTE_MTIME))
-        files, chunks, size = files + 1, chunks + counts[i], size + len(data)
-    return files, chunks, size
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--data', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='folder of the BEIR datasets')
@@ -120,9 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         ws = tmp / 'ws'
         started = time.perf_counter()
-        files, chunks, size = write_copies(ws, scifact_notes(data), args.chunks)
-        log(f'wrote {files:,} notes, {chunks:,} chunks, {size / MB:,.0f} MB in {time.perf_counter() - started:.0f} s')
-        out.update(files=files, chunks=chunks, mb=round(size / MB, 1))
+        written = write_workspace(ws, scifact_notes(data), args.chunks, mark_copies=True)
+        log(f'wrote {written.describe()}, {written.label} in {time.perf_counter() - started:.0f} s')
+        out.update(files=written.files, chunks=written.chunks, mb=round(written.size / MB, 1))
         config = {'memory': {'search': {'store': {'path': str(tmp / 'index.sqlite')}}}}
         embedder = JitteredEmbedder()
 

@@ -199,9 +199,9 @@ class MemoryStore:
         new notes writes them in blocks. Returns each file's new chunk ids."""
 
         def next_id(db: sqlite3.Connection) -> int:
+            # AUTOINCREMENT's record of the largest id ever used (no row until the first chunk).
             row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
-            last = db.execute('SELECT MAX(id) FROM chunks').fetchone()[0]
-            return max(row[0] if row else 0, last or 0) + 1
+            return (row[0] if row else 0) + 1
 
         def work(db: sqlite3.Connection) -> list[list[int]]:
             now = time.time()
