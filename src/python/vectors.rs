@@ -4,7 +4,9 @@ use super::*;
 
 /// Contiguous vector store with exact SIMD top-k and usearch HNSW above a size threshold.
 ///
-/// ``i8_from``: from this many vectors the store keeps them as i8 (a quarter of f32's memory), whatever ``dtype``.
+/// ``i8_from``: from this many vectors the store keeps them as i8 (a quarter of f32's memory), whatever ``dtype``,
+/// and answers every search with the exact i8 scan instead of the graph (which it drops): the scan reads 1M x 384
+/// in ~12 ms on 2 cores and is exact, where a graph would need thousands of candidates to keep recall@10 at 0.95.
 ///
 /// >>> import numpy as np
 /// >>> vs = VectorStore(3)
@@ -159,7 +161,7 @@ impl PyVectorStore {
     fn dtype(&self) -> &'static str {
         self.read().quantization().name()
     }
-    /// True when searches use the HNSW index (``len >= ann_threshold``).
+    /// True when searches use the HNSW index (``ann_threshold <= len < i8_from``).
     #[getter]
     fn ann_active(&self) -> bool {
         self.read().ann_active()

@@ -14,7 +14,9 @@ NOTES = {f'memory/2026-11-{day:02d}.md': f'Day {day}: the {word} review moved to
 
 @pytest.fixture
 def notes(tmp_path, monkeypatch):
-    """The notes in ``tmp_path / 'ws'``, with the HNSW graph on from 5 vectors (20k in production)."""
+    """The notes in ``tmp_path / 'ws'``, saved from 5 vectors (20k in production) and with the HNSW graph on from 5
+    (off in production)."""
+    monkeypatch.setattr(embeddings_module, 'SAVE_FROM', 5)
     monkeypatch.setattr(embeddings_module, 'ANN_THRESHOLD', 5)
     for path, text in NOTES.items():
         write(tmp_path / 'ws' / path, text)
@@ -39,6 +41,20 @@ def test_vectors_are_saved_at_close_and_loaded_without_reading_the_store(tmp_pat
     monkeypatch.setattr(embeddings_module, 'load_vectors', no_full_read)
     with open_index(tmp_path, provider=HashEmbedder()) as index:
         assert index.embeddings.vectors.ann_active and len(index.embeddings.vectors) == len(NOTES)
+        assert hits(index, 'deploy review') == expected
+
+
+def test_a_store_past_i8_from_is_saved_and_searched_exactly_without_a_graph(tmp_path, notes, monkeypatch):
+    monkeypatch.setattr(embeddings_module, 'I8_FROM', 10)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        index.sync()
+        vectors = index.embeddings.vectors
+        assert (vectors.dtype, vectors.ann_active) == ('i8', False)
+        expected = hits(index, 'deploy review')
+    monkeypatch.setattr(embeddings_module, 'load_vectors', no_full_read)
+    with open_index(tmp_path, provider=HashEmbedder()) as index:
+        vectors = index.embeddings.vectors
+        assert (vectors.dtype, vectors.ann_active, len(vectors)) == ('i8', False, len(NOTES))
         assert hits(index, 'deploy review') == expected
 
 

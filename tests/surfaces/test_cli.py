@@ -54,6 +54,19 @@ def test_index_search_status_get_json(tmp_path, ws):
     assert forced['updated'] == ['MEMORY.md', 'memory/2026-11-28.md']
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path, ws):
+    # `memsift index --json | head -c 10`: the reader closes the pipe before memsift writes its report.
+    with subprocess.Popen(
+        [sys.executable, '-m', 'memsift', 'index', *map(str, common(tmp_path, ws)), '--json'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        proc.stdout.close()
+        stderr = proc.stderr.read().decode()
+    assert proc.returncode == 141 and stderr == ''
+    assert json.loads(memsift('status', *common(tmp_path, ws), '--json').stdout)['files'] == 2  # the index ran
+
+
 def test_human_output(tmp_path, ws):
     args = common(tmp_path, ws)
     assert 'indexed: 2 added' in memsift('index', *args).stdout

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memsift._core import Bm25Index, VectorStore
 from memsift._text import preview
 from memsift.config import MemoryConfig, load_config
-from memsift.embedding import EmbeddingProvider, embed_query
+from memsift.embedding import EmbeddingProvider
 from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
@@ -43,7 +43,7 @@ from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
 from memsift.redact import Redactor
-from memsift.search.legs import LegScores, keyword_leg, path_leg, vector_leg
+from memsift.search.legs import LegScores, keyword_leg, path_leg, start_vector_leg
 from memsift.search.merge import rank
 from memsift.search.paths import Catalogue
 from memsift.search.request import SearchMode, SearchRequest
@@ -538,17 +538,16 @@ class MemoryIndex:
         clock = _StageClock(debug)
         legs = LegScores()
         heads: dict[int, ChunkHead] = {}
+        # The vector leg (embedding included) runs beside the keyword and path legs, on a worker thread.
+        pending = start_vector_leg(*self.embeddings.for_queries(), text) if mode != 'fts-only' else None
         if mode != 'vector-only':
             legs.keyword, heads = keyword_leg(self.index, self.store, text, debug)
             clock.lap('keywordMs')
-        if mode != 'fts-only':
-            provider, vectors = self.embeddings.for_queries()
-            query_vector = embed_query(provider, text)
-            clock.lap('embedMs')
-            legs.vector = vector_leg(vectors, query_vector)
-            clock.lap('vectorMs')
         legs.tier, legs.path = path_leg(self._current_catalogue(), self.index, self.store, text)
         clock.lap('pathMs')
+        if pending is not None:
+            legs.vector, debug['embedMs'], debug['vectorMs'] = pending.result()
+            clock.lap('vectorWaitMs')  # what the vector leg added after the others finished
         heads.update(self.store.chunk_heads([i for i in legs.ids() if i not in heads]))
         pool = self._visible([heads[i] for i in legs.ids() if i in heads], request)
         ranked, relaxed = rank(

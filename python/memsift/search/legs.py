@@ -9,19 +9,23 @@ Every leg fetches :data:`LEG_CANDIDATES` whatever ``maxResults`` is, so the top 
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
+from memsift.embedding import EmbeddingProvider, embed_query
 from memsift.index.store import ChunkHead, MemoryStore
 from memsift.search.paths import Catalogue
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'vector_leg']
+__all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'start_vector_leg', 'vector_leg']
 
 LEG_CANDIDATES = 200
 """Candidates fetched per leg whatever ``maxResults`` is, so the top results do not move with it (OpenClaw #134604)."""
@@ -78,6 +82,36 @@ def vector_leg(vectors: VectorStore, query_vector: npt.NDArray[np.float32]) -> d
         return {}
     ids, scores = vectors.search(query_vector, LEG_CANDIDATES)
     return {chunk_id: max(0.0, score) for chunk_id, score in zip(ids.tolist(), scores.tolist())}
+
+
+_VECTOR_WORKERS = 4
+"""Vector legs that run at once (across searches); more queue. Each is mostly GIL-free work."""
+_vector_pool: ThreadPoolExecutor | None = None
+_vector_pool_lock = threading.Lock()
+
+
+def start_vector_leg(
+    provider: EmbeddingProvider, vectors: VectorStore, text: str
+) -> Future[tuple[dict[int, float], float, float]]:
+    """Embed the query and run :func:`vector_leg` on a worker thread, so both overlap the keyword and path legs
+    (the embedding call and the vector scan release the GIL). The future gives ``(hits, embed ms, search ms)`` or
+    raises what embedding raised (:class:`~memsift.errors.ProviderError`)."""
+    global _vector_pool
+    with _vector_pool_lock:
+        if _vector_pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # only hybrid searches need it
+
+            _vector_pool = ThreadPoolExecutor(_VECTOR_WORKERS, thread_name_prefix='memsift-vector-leg')
+        pool = _vector_pool
+
+    def run() -> tuple[dict[int, float], float, float]:
+        started = time.perf_counter()
+        query_vector = embed_query(provider, text)
+        embedded = time.perf_counter()
+        hits = vector_leg(vectors, query_vector)
+        return hits, round((embedded - started) * 1000, 3), round((time.perf_counter() - embedded) * 1000, 3)
+
+    return pool.submit(run)
 
 
 def path_leg(

@@ -426,6 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
+    except BrokenPipeError:
+        # The reader went away (`memsift search ... | head`): exit quietly, as other Unix tools do, and point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
     except MemsiftError as exc:
         if args.json:
             _print_json({'status': 'error', 'error': str(exc), 'type': type(exc).__name__})
