@@ -1,8 +1,7 @@
 //! Path queries (reference §6): a query that names a file exactly (full path, basename or stem) puts that file
 //! in a tier above every content match. The catalogue is rebuilt per store generation, so it is built in Rust:
-//! 5k paths take well under a millisecond instead of ~8 ms of Python.
+//! 5k paths take ~2 ms (from a Python list) instead of ~8 ms of Python.
 
-use rustc_hash::FxHashMap;
 use unicode_normalization::UnicodeNormalization;
 
 /// Tiers of an exact path match: the full path, the basename (a query without `/`), the stem.
@@ -35,18 +34,27 @@ fn path_keys(path: &str) -> [(u8, String); 3] {
 /// The indexed paths of one store generation with lookup tables for exact path queries.
 pub struct PathCatalogue {
     paths: Vec<String>,
-    by_key: FxHashMap<(u8, String), Vec<u32>>,
+    /// `(normalized key, path index)` per tier (`FULL`, `BASENAME`, `STEM` at `3 - tier`), sorted: a lookup is a
+    /// binary search, and building it allocates one string per key instead of a hash-map entry with its own list.
+    keys: [Vec<(Box<str>, u32)>; 3],
 }
 
 impl PathCatalogue {
     pub fn new(paths: Vec<String>) -> Self {
-        let mut by_key: FxHashMap<(u8, String), Vec<u32>> = FxHashMap::default();
+        let mut keys: [Vec<(Box<str>, u32)>; 3] = Default::default();
+        for table in &mut keys {
+            table.reserve(paths.len());
+        }
         for (i, path) in paths.iter().enumerate() {
-            for key in path_keys(path) {
-                by_key.entry(key).or_default().push(u32::try_from(i).unwrap_or(u32::MAX));
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            for (tier, key) in path_keys(path) {
+                keys[usize::from(FULL - tier)].push((key.into_boxed_str(), i));
             }
         }
-        Self { paths, by_key }
+        for table in &mut keys {
+            table.sort_unstable();
+        }
+        Self { paths, keys }
     }
 
     pub fn len(&self) -> usize {
@@ -68,8 +76,11 @@ impl PathCatalogue {
             if tier == BASENAME && query.contains('/') {
                 continue;
             }
-            for &i in self.by_key.get(&(tier, query.clone())).map_or(&[][..], Vec::as_slice) {
-                let path = self.paths[i as usize].as_str();
+            let table = &self.keys[usize::from(FULL - tier)];
+            let start = table.partition_point(|(key, _)| &**key < query.as_str());
+            // Sorted by (key, index): the matches come in catalogue order.
+            for (_, i) in table[start..].iter().take_while(|(key, _)| **key == *query) {
+                let path = self.paths[*i as usize].as_str();
                 if !found.iter().any(|(p, _)| *p == path) {
                     found.push((path, tier));
                 }

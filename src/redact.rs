@@ -2,8 +2,9 @@
 //!
 //! User patterns (`logging.redactPatterns`) run first, then the built-in rules. Every rule is compiled once with
 //! the `regex` crate, which runs in time linear in the text whatever the pattern, so no pattern (built-in or user)
-//! can hang on hostile input. A [`RegexSet`] over each rule's trigger literals (`sk-`, `authorization`, `://`, …)
-//! finds which rules can match a text at all, so ordinary text costs one scan. The crate has no look-around: boundaries ("not preceded by a word char") are
+//! can hang on hostile input. An Aho-Corasick automaton over each rule's trigger literals (`sk-`, `authorization`,
+//! `://`, …) finds which rules can match a text at all, so ordinary text costs one scan; a rule compiles on the
+//! first text that triggers it. The crate has no look-around: boundaries ("not preceded by a word char") are
 //! consumed by a leading group and only the secret's capture group is masked; conditions a regex cannot express
 //! ("not a `$VAR` placeholder", "has lower and upper case") are checks in code on the capture.
 //!
@@ -13,7 +14,8 @@
 use std::cell::OnceCell;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::{Captures, Regex, RegexBuilder, RegexSet};
+use aho_corasick::AhoCorasick;
+use regex::{Captures, Regex, RegexBuilder};
 
 /// OpenClaw's `DEFAULT_REDACT_MIN_LENGTH`: shorter values are masked completely.
 pub const MIN_LENGTH: usize = 18;
@@ -475,9 +477,10 @@ impl Rule {
 
 struct Defaults {
     rules: Vec<Rule>,
-    /// Trigger literals of the rules that have some; `set_rules[i]` is the rule of set pattern `i`.
-    set: RegexSet,
-    set_rules: Vec<usize>,
+    /// Trigger literals of the rules that have some (ASCII case-insensitive); `trigger_rules[i]` is the rule of
+    /// literal `i`.
+    triggers: AhoCorasick,
+    trigger_rules: Vec<usize>,
     /// Rules without a literal trigger, which always run.
     always: Vec<bool>,
 }
@@ -512,10 +515,10 @@ const KEY_VALUE_TRIGGERS: &[&str] = &[
     "\u{feff}",
 ];
 
-/// Literals (ASCII case-insensitive) one of which a text must hold for a rule to match at all: a cheap set scan
-/// over them decides which rules run.
+/// Literals (ASCII case-insensitive) one of which a text must hold for a rule to match at all: a cheap scan for
+/// them decides which rules run.
 #[allow(clippy::too_many_lines)] // one table
-fn triggers(spec: &Spec) -> Vec<String> {
+fn triggers(spec: &Spec) -> &'static [&'static str] {
     let words: &[&str] = match spec.name {
         "pem-private-key" => &["PRIVATE KEY"],
         "url-userinfo" => &["://"],
@@ -629,21 +632,18 @@ fn triggers(spec: &Spec) -> Vec<String> {
         "base64-alphabet-tokens" => &["gAAAA", "ATCTT", "ATATT", "ATBB", "dapi", "AKIA", "ASIA"],
         other => panic!("redact rule {other} has no triggers"),
     };
-    if words.is_empty() {
-        // No literal: these rules always run (a counted character class in the trigger set would blow up its DFA).
-        return Vec::new();
-    }
-    words.iter().map(|w| format!("(?i-u:{})", regex::escape(w))).collect()
+    // No literal (empty): the rule always runs.
+    words
 }
 
 static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
     let specs: &'static [Spec] = SPECS.as_slice();
     let rules: Vec<Rule> = specs.iter().map(|spec| Rule { spec, compiled: OnceLock::new() }).collect();
-    let triggers: Vec<Vec<String>> = specs.iter().map(triggers).collect();
-    let always = triggers.iter().map(Vec::is_empty).collect();
-    let set = RegexSet::new(triggers.iter().filter(|t| !t.is_empty()).map(|t| t.join("|"))).expect("redact triggers");
-    let set_rules = (0..specs.len()).filter(|&i| !triggers[i].is_empty()).collect();
-    Defaults { rules, set, set_rules, always }
+    let always = specs.iter().map(|spec| triggers(spec).is_empty()).collect();
+    let (words, trigger_rules): (Vec<&str>, Vec<usize>) =
+        specs.iter().enumerate().flat_map(|(i, spec)| triggers(spec).iter().map(move |&w| (w, i))).unzip();
+    let triggers = AhoCorasick::builder().ascii_case_insensitive(true).build(words).expect("redact triggers");
+    Defaults { rules, triggers, trigger_rules, always }
 });
 
 /// Per-text facts computed at most once, on demand.
@@ -1352,8 +1352,8 @@ fn rule_edits(rule: &Rule, text: &str) -> Vec<Edit> {
 fn redact_defaults(text: &str) -> String {
     let defaults = &*DEFAULTS;
     let mut run = defaults.always.clone();
-    for hit in &defaults.set.matches(text) {
-        run[defaults.set_rules[hit]] = true;
+    for hit in defaults.triggers.find_overlapping_iter(text) {
+        run[defaults.trigger_rules[hit.pattern().as_usize()]] = true;
     }
     let mut current = text.to_owned();
     for index in (0..run.len()).filter(|&i| run[i]) {

@@ -12,7 +12,6 @@ sniffed from the content and must agree with the extension, so a renamed file is
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +53,8 @@ class MediaInput:
     @property
     def sha256(self) -> str:
         """Identity for the chunk hash and the embedding cache (label, type and bytes)."""
+        import hashlib  # OpenSSL loads in ~4 ms: not on the keyword-only path
+
         digest = hashlib.sha256(self.label.encode())
         digest.update(self.mime.encode())
         digest.update(self.data)

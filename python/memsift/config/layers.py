@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import json5
-
 from memsift._text import preview
 from memsift.config.keys import build, concatenated, is_set, key_path, read
 from memsift.config.model import SEARCH_SCHEMA, MemoryConfig, ModelProvider, SessionToolsConfig
@@ -180,6 +178,8 @@ def _read_file(file: str) -> Any:
         pass
     except RecursionError:
         raise ConfigError(f'{file}: the config is nested too deeply', file=file) from None
+    import json5  # only for a file the C parser refused (~5 ms to import)
+
     try:
         return json5.loads(text)
     except ValueError as exc:

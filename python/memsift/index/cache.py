@@ -16,7 +16,6 @@ headers is never sent again, across syncs, re-indexes and processes (it lives in
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -57,12 +56,16 @@ class EmbeddingCache:
             'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None),
             'headers': headers,
         }
+        import hashlib  # OpenSSL loads in ~4 ms: not on the keyword-only path
+
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def embed(
         self, provider: EmbeddingProvider, dims: int, texts: Sequence[str | MediaInput]
     ) -> npt.NDArray[np.float32]:
         """Embed chunk texts (or media), from the cache where it has them (``cache.enabled``)."""
+        import hashlib
+
         import numpy as np
 
         if not self.config.cache.enabled:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -160,6 +159,8 @@ class MemoryIndex:
                 # Derived data: an index from another memsift version or a damaged one is rebuilt from the store.
                 if not (folder / 'meta.json').is_file():
                     raise
+                import shutil  # rarely needed: it imports the compression modules
+
                 shutil.rmtree(folder)
                 return Bm25Index(folder)
 

@@ -17,7 +17,6 @@ with the store generation it reflects. If a process dies between the two, the in
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -238,13 +237,13 @@ def sync_workspace(
                 digest, chunks = prepared
             elif entry.read is not None:
                 text, line_map = entry.read()
-                digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
+                digest = _sha256(text)
             elif Path(entry.path).suffix.lower() in media:
                 item = read_media_file(Path(entry.abs_path), entry.path, media_max_bytes)
                 text, digest = item.label, item.sha256
             else:
                 text = read_memory_file(Path(entry.abs_path), max_file_bytes)
-                digest = hashlib.sha256(text.encode('utf-8')).hexdigest()
+                digest = _sha256(text)
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
             if skipped_reason != skipped.reason:
@@ -370,3 +369,9 @@ def sync_workspace(
     report.generation = store.generation
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _sha256(text: str) -> str:
+    import hashlib  # here, not at import: OpenSSL loads in ~4 ms and a search that finds nothing to sync needs none
+
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()

@@ -100,6 +100,8 @@ class _GgufEncoder:
         self.dims = int(self.llama.n_embd())
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         return np.asarray(self.llama.embed(texts), dtype=np.float32)
 
 
