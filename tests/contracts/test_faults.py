@@ -5,12 +5,15 @@ The long versions (SIGKILL loops, a multi-process soak) are ``benches/chaos.py``
 entry point are ``tests/contracts/test_fuzz.py``.
 """
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -414,3 +417,48 @@ def test_huge_integers_are_invalid_input_not_overflow():
         with pytest.raises(InvalidInputError):
             call()
     assert memsift.VectorStore(2).search(np.zeros(2, dtype=np.float32), k=2**40)[0].tolist() == []
+
+
+SLOW_FIRST_INDEX = textwrap.dedent("""
+    import json, sys, time
+    sys.path.insert(0, sys.argv[3])  # the tests folder, for conftest's HashEmbedder
+    from pathlib import Path
+    from conftest import HashEmbedder
+    import memsift
+
+    class SlowEmbedder(HashEmbedder):  # a model on a slow CPU: each batch takes a while
+        def embed_documents(self, texts):
+            time.sleep(0.3)
+            return super().embed_documents(texts)
+
+    with memsift.MemoryIndex(Path(sys.argv[1]), json.loads(sys.argv[2]), provider=SlowEmbedder()) as index:
+        index.sync()
+""")
+
+
+def test_a_killed_first_index_resumes_without_embedding_finished_chunks_again(tmp_path):
+    ws = tmp_path / 'ws'
+    for i in range(300):
+        write(ws / 'memory' / f'note-{i:03d}.md', f'Fact number {i}: the code word is w{i}x.\n')
+    config = memory_config(tmp_path)
+    store = tmp_path / 'state' / 'main.sqlite'
+    first = subprocess.Popen(
+        [sys.executable, '-c', SLOW_FIRST_INDEX, str(ws), json.dumps(config), str(Path(__file__).parents[1])]
+    )
+    cached = 0
+    deadline = time.monotonic() + 60
+    while cached < 64 and time.monotonic() < deadline:  # at least one batch of embeddings is in the cache
+        time.sleep(0.05)
+        if store.is_file():
+            with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(store, timeout=5)) as db:
+                cached = db.execute('SELECT count(*) FROM embedding_cache').fetchone()[0]
+    first.kill()  # SIGKILL mid-index: no clean-up runs
+    first.wait()
+    assert 64 <= cached < 300, 'the first index was killed after some batches and before the last'
+
+    provider = HashEmbedder()
+    with open_index(tmp_path, ws, provider=provider) as index:
+        index.sync()
+        assert provider.calls <= 300 - cached  # what the killed run embedded came from the cache
+        assert found(index, 'w0x')[0] == 'memory/note-000.md' and found(index, 'w299x')[0] == 'memory/note-299.md'
+        assert index.status()['chunks'] == 300
