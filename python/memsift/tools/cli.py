@@ -167,8 +167,9 @@ def _print_json(data: Any) -> None:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Progress | None]:
-    """A rich progress bar on a terminal; nothing when output is piped or JSON."""
+def _progress(enabled: bool, index: MemoryIndex) -> Iterator[Progress | None]:
+    """A rich progress bar on a terminal (files done of all, time left, and chunks/s while a model embeds);
+    nothing when output is piped or JSON."""
     if not enabled or not sys.stderr.isatty():
         yield None
         return
@@ -179,14 +180,20 @@ def _progress(enabled: bool) -> Iterator[Progress | None]:
         TextColumn('indexing'),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn('files'),
         TimeRemainingColumn(),
+        TextColumn('{task.fields[embedding]}'),
         TextColumn('{task.description}'),
         transient=True,
     ) as bar:
-        task = bar.add_task('', total=None)
+        task = bar.add_task('', total=None, embedding='')
+        started, embedded_before = time.monotonic(), index.chunks_embedded
 
         def update(done: int, total: int, path: str) -> None:
-            bar.update(task, completed=done, total=total, description=path[-40:])
+            embedded = index.chunks_embedded - embedded_before
+            rate = embedded / max(time.monotonic() - started, 1e-3)
+            embedding = f'{embedded:,} chunks embedded, {rate:,.1f} chunks/s' if embedded else ''
+            bar.update(task, completed=done, total=total, description=path[-40:], embedding=embedding)
 
         yield update
 
@@ -204,7 +211,7 @@ def _report_line(report: SyncReport) -> str:
 
 
 def _index(args: argparse.Namespace) -> int:
-    with _open(args) as index, _progress(not args.json) as progress:
+    with _open(args) as index, _progress(not args.json, index) as progress:
         report = index.sync(force=args.force, progress=progress)
         if args.json:
             _print_json(report.to_dict())
@@ -281,7 +288,7 @@ def _get(args: argparse.Namespace) -> int:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    with _open(args) as index, _progress(not args.json) as progress:
+    with _open(args) as index, _progress(not args.json, index) as progress:
         report = index.sync(progress=progress)
         print(json.dumps(report.to_dict()) if args.json else _report_line(report), flush=True)
         index.start_watching()
