@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from memsift._core import Redactor
 
-__all__ = ['preview', 'scrub']
+__all__ = ['preview', 'scrub', 'sha256_hex']
 
 
 def scrub(text: str) -> str:
@@ -24,6 +24,17 @@ def scrub(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode('utf-16-le', 'surrogatepass').decode('utf-16-le', 'replace')
+
+
+def sha256_hex(text: str) -> str:
+    """The sha256 of ``text`` as UTF-8, in hex: how chunks, files and cache keys are identified.
+
+    >>> sha256_hex('abc')[:16]
+    'ba7816bf8f01cfea'
+    """
+    import hashlib  # here, not at import: OpenSSL loads in ~4 ms, and a keyword-only search hashes nothing
+
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
 def preview(value: object, limit: int = 80) -> str:

@@ -20,6 +20,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memsift._text import sha256_hex
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, embed_documents
 from memsift.index.store import MemoryStore
@@ -56,24 +57,18 @@ class EmbeddingCache:
             'endpoint': getattr(getattr(provider, 'http', None), 'base_url', None),
             'headers': headers,
         }
-        import hashlib  # OpenSSL loads in ~4 ms: not on the keyword-only path
-
-        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+        return sha256_hex(json.dumps(identity, sort_keys=True))
 
     def embed(
         self, provider: EmbeddingProvider, dims: int, texts: Sequence[str | MediaInput]
     ) -> npt.NDArray[np.float32]:
         """Embed chunk texts (or media), from the cache where it has them (``cache.enabled``)."""
-        import hashlib
-
         import numpy as np
 
         if not self.config.cache.enabled:
             return embed_documents(provider, texts)
         key = self.key(provider, dims)
-        hashes = [
-            t.sha256 if isinstance(t, MediaInput) else hashlib.sha256(t.encode('utf-8')).hexdigest() for t in texts
-        ]
+        hashes = [t.sha256 if isinstance(t, MediaInput) else sha256_hex(t) for t in texts]
         cached = self.store.cached_vectors(key, hashes, dims)
         missing = sorted({h: i for i, h in reversed(list(enumerate(hashes))) if h not in cached}.values())
         self.hits += len(texts) - len(missing)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
+from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
 from memsift.index.store import ChunkRow, FileRecord, FileWrite, MemoryStore
 from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, read_memory_file, scan_workspace
@@ -237,13 +238,13 @@ def sync_workspace(
                 digest, chunks = prepared
             elif entry.read is not None:
                 text, line_map = entry.read()
-                digest = _sha256(text)
+                digest = sha256_hex(text)
             elif Path(entry.path).suffix.lower() in media:
                 item = read_media_file(Path(entry.abs_path), entry.path, media_max_bytes)
                 text, digest = item.label, item.sha256
             else:
                 text = read_memory_file(Path(entry.abs_path), max_file_bytes)
-                digest = _sha256(text)
+                digest = sha256_hex(text)
         except SkippedFile as skipped:
             report.skipped[entry.path] = skipped.reason
             if skipped_reason != skipped.reason:
@@ -369,9 +370,3 @@ def sync_workspace(
     report.generation = store.generation
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _sha256(text: str) -> str:
-    import hashlib  # here, not at import: OpenSSL loads in ~4 ms and a search that finds nothing to sync needs none
-
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
