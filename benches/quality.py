@@ -19,6 +19,7 @@ Examples (from the repository root):
     .venv/bin/python benches/quality.py --data ../shared/data/cmrc2018 --mode segmenter
     .venv/bin/python benches/quality.py --data ../shared/data/cranfield --mode bm25s
     .venv/bin/python benches/quality.py --mode all
+    .venv/bin/python benches/quality.py --data ../shared/data/cmrc2018 --mode semantic --model multilingual-e5-small
 """
 
 import argparse
@@ -82,12 +83,12 @@ PIPELINE_SETTINGS = {
 """memory.search settings per pipeline mode: keyword-only, the local model alone, both (OpenClaw's 0.7/0.3 merge)."""
 
 
-def run_pipeline(data: _beir.Dataset, k: int, mode: str = 'fts') -> dict:
+def run_pipeline(data: _beir.Dataset, k: int, mode: str = 'fts', model: str | None = None) -> dict:
     """Index ``data`` as a memory workspace and search it through ``MemoryIndex`` in ``mode``."""
-    return run_pipelines(data, k, (mode,))[0]
+    return run_pipelines(data, k, (mode,), model)[0]
 
 
-def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...]) -> list[dict]:
+def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...], model: str | None = None) -> list[dict]:
     """One record per mode; the modes share one workspace and store, so the local model embeds the corpus once
     (``dense`` and ``hybrid`` have the same index identity: only the query settings differ)."""
     records = []
@@ -96,6 +97,8 @@ def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...]) -> list[d
         paths = write_workspace(data, root)
         for mode in modes:
             settings = {**PIPELINE_SETTINGS[mode], 'store': {'path': str(Path(tmp) / f'{mode == "fts"}.sqlite')}}
+            if model and mode != 'fts':  # a built-in model's name, or a model file
+                settings |= {'local': {'modelPath': model}} if Path(model).is_file() else {'model': model}
             with memsift.MemoryIndex(root, {'memory': {'search': settings}}) as index:
                 if mode != 'fts' and index.provider is None:
                     _beir.fail(f'--mode {mode} needs the local model: {index.resolution.reason}')
@@ -117,6 +120,7 @@ def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...]) -> list[d
                 {
                     'dataset': data.name,
                     'mode': mode,
+                    **({'model': index.provider.model} if index.provider else {}),
                     **{key: value for key, value in metrics.items() if key != 'queries'},
                     'queries': metrics['queries'],
                     'files': len(paths),
@@ -210,6 +214,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--limit-docs', type=int, help='use only the first N documents (and their queries)')
     parser.add_argument('--no-stem', action='store_true', help='disable English stemming (bm25, segmenter)')
     parser.add_argument('--k', type=int, default=10, help='cut-off for nDCG@k and recall@k (default 10)')
+    parser.add_argument(
+        '--model', help='local model for dense/hybrid/semantic: a name (multilingual-e5-small) or a file'
+    )
     args = parser.parse_args()
     if args.mode != 'all' and args.data is None:
         parser.error(f'--data is required for --mode {args.mode}')
@@ -238,7 +245,7 @@ def main() -> None:
         print(json.dumps(run_bm25(data, True, args.k)))
     elif args.mode in PIPELINE_SETTINGS or args.mode == 'semantic':
         modes = ('dense', 'hybrid') if args.mode == 'semantic' else (args.mode,)
-        for record in run_pipelines(data, args.k, modes):
+        for record in run_pipelines(data, args.k, modes, args.model):
             print(json.dumps(record), flush=True)
     else:
         analyzer = memsift.Analyzer(stem=not args.no_stem)

