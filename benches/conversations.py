@@ -15,8 +15,8 @@ evidence recall@5 / @10 (an answer message among the first k):
 
 * ``all-terms``: OpenClaw's ``sessions_search`` (``tools.sessions.search.mode: all-terms``);
 * ``ranked``: memsift's default, all-terms hits first, topped up with ranked partial matches;
-* ``ranked+local``: ranked with the semantic leg on the embedded local model (all-MiniLM-L6-v2 int8, English-only,
-  so Chinese questions keep the keyword answer); embedding the 64k messages takes about ten minutes on 2 cores;
+* ``ranked+local``: ranked with the semantic leg on the local model (all-MiniLM-L6-v2 by default, English-only, so
+  Chinese questions keep the keyword answer; ``--model multilingual-e5-small`` reads both languages);
 * ``bm25s``: plain BM25 over the same messages (bm25s with PyStemmer and its English stopwords; jieba words for
   Chinese), the reference a user would reach for.
 
@@ -25,6 +25,7 @@ evidence recall@5 / @10 (an answer message among the first k):
 
 Examples (from the repository root; needs ``pip install -e '.[bench]' PyStemmer``):
     .venv/bin/python benches/conversations.py
+    .venv/bin/python benches/conversations.py --methods ranked+local --model multilingual-e5-small
     .venv/bin/python benches/conversations.py --latency --messages 100000
 """
 
@@ -271,6 +272,7 @@ def main() -> None:
     parser.add_argument(
         '--methods', default='all-terms,ranked,bm25s', help='comma-separated: all-terms, ranked, ranked+local, bm25s'
     )
+    parser.add_argument('--model', help='the local model of ranked+local (default all-MiniLM-L6-v2)')
     parser.add_argument('--latency', action='store_true', help='time searches on a grown store instead')
     parser.add_argument('--messages', type=int, default=100_000, help='store size for --latency')
     parser.add_argument('--questions', type=int, help='use every n-th question so that about this many remain')
@@ -297,7 +299,9 @@ def main() -> None:
                     from memsift.config import load_config
                     from memsift.providers.local import LocalEmbeddings
 
-                    store.use_embeddings(LocalEmbeddings(load_config(None)), background=False)
+                    search_config = {'provider': 'local', **({'model': args.model} if args.model else {})}
+                    provider = LocalEmbeddings(load_config({'memory': {'search': search_config}}))
+                    store.use_embeddings(provider, background=False)
                     start = time.perf_counter()
                     assert store.vectors is not None
                     embedded = store.vectors.embed_pending()

@@ -176,3 +176,16 @@ def test_multilingual_model_answers_cjk_queries_through_the_vector_leg(tmp_path)
             result = index.search(query, min_score=0)
             assert result.mode == 'hybrid' and 'vectorSkipped' not in result.debug, query
             assert result.results[0].path == path, (query, [r.path for r in result.results])
+
+
+@pytest.mark.parametrize('model', [local.DEFAULT_MODEL, local.MULTILINGUAL_MODEL])
+def test_local_models_embed_any_text(model):
+    if model == local.MULTILINGUAL_MODEL:
+        e5_file()
+    else:
+        minilm_dir()
+    provider = local.LocalEmbeddings(memsift.load_config({'memory': {'search': {'provider': 'local', 'model': model}}}))
+    texts = ['cut mid-emoji \ud83d', '\ud800', 'nul\x00inside', '\x00' * 10, '', 'x' * 1_000_000, '😀' * 5000]
+    vectors = provider.embed_documents(texts)
+    assert vectors.shape == (len(texts), 384) and np.isfinite(vectors).all()
+    assert np.isfinite(provider.embed_query('\udfff lone')).all()

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memsift._text import scrub
 from memsift.config import MemoryConfig
 from memsift.errors import ProviderError
 
@@ -211,7 +212,7 @@ class LocalEmbeddings:
     def _embed(self, texts: Sequence[str], is_query: bool) -> npt.NDArray[np.float32]:
         import numpy as np
 
-        texts = list(texts)
+        texts = [scrub(text) for text in texts]  # a lone surrogate (cut mid-emoji) is not text to a tokenizer
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
         with self._lock:
