@@ -1,8 +1,10 @@
 """``memsift mcp``: the MCP server run as a real subprocess and driven by the official SDK's client, over stdio and
-streamable HTTP (plus plain HTTP requests for the Host, Origin and token checks)."""
+streamable HTTP (plus plain HTTP requests for the Host, Origin and token checks); its resources and output schemas
+through the same client, in process."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -13,13 +15,17 @@ from types import SimpleNamespace
 import anyio
 import httpx
 import httpx2
+import jsonschema
 import pytest
 from conftest import memory_config, write
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
 
 import memsift
+from memsift.tools.mcp import OUTPUT_SCHEMAS, build_server, memory_uri
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -142,6 +148,21 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert hit['path'] == 'memory/2026-11-28.md' and '周五' in hit['snippet']
             got = data(await client.call_tool('memory_get', {'path': hit['path'], 'from': 2, 'lines': 1}))
             assert got['text'] == '数据库迁移在周五完成' and got['from'] == 2
+            assert {name: tool.output_schema for name, tool in tools.items()} == OUTPUT_SCHEMAS
+
+            # The memory files as resources, over the wire (the search above waited for the first sync).
+            resources = {r.uri: r for r in (await client.list_resources()).resources}
+            assert set(resources) == {'memsift://main/MEMORY.md', 'memsift://main/memory/2026-11-28.md'}
+            assert all(
+                r.name == r.uri.removeprefix('memsift://main/') and r.mime_type == 'text/markdown'
+                for r in resources.values()
+            )
+            read = (await client.read_resource('memsift://main/memory/2026-11-28.md')).contents[0]
+            whole = data(await client.call_tool('memory_get', {'path': 'memory/2026-11-28.md'}))
+            assert read.text == whole['text'] and '数据库迁移在周五完成' in read.text
+            with pytest.raises(MCPError, match='memsift://main/../MEMORY.md') as refused:
+                await client.read_resource('memsift://main/../MEMORY.md')
+            assert refused.value.code == -32602
 
             said = data(await client.call_tool('sessions_search', {'query': 'orion-7'}))['results']
             assert [h['messageId'] for h in said] and set(said[0]) >= HIT_KEYS and said[0]['sessionKey'] == MAIN
@@ -468,3 +489,229 @@ def test_http_serves_concurrent_clients_in_parallel(agent, server):
                 proc.kill()
                 proc.wait()
         proc.stderr.close()
+
+
+# ---------------------------------------------------------------- resources and output schemas, in process
+
+
+def open_tools(tmp_path, **search):
+    """Memory tools on ``tmp_path / 'ws'`` (keyword search; synced by the caller), the sessions of ``agent`` if any."""
+    return memsift.MemoryTools.open(
+        tmp_path / 'ws',
+        memory_config(tmp_path, provider='none', **search),
+        sessions_path=tmp_path / 'sessions.sqlite',
+        sync=False,
+    )
+
+
+async def listed(client):
+    """``resources/list``: ``{uri: resource}``."""
+    return {r.uri: r for r in (await client.list_resources()).resources}
+
+
+def test_resources_list_exactly_the_indexed_files(agent):
+    shared = agent.tmp / 'shared'
+    write(shared / 'notes.md', 'Shared: the on-call rota is in the wiki.\n')  # an extra path outside the workspace
+    write(agent.ws / 'DREAMS.md', 'a dream diary: readable by memory_get, never indexed\n')
+
+    async def body(tools):
+        async with Client(build_server(tools)) as client:
+            first = await listed(client)
+            assert {r.name for r in first.values()} == set(tools.index.store.paths())
+            assert set(first) == {
+                'memsift://main/MEMORY.md',
+                'memsift://main/memory/2026-11-28.md',
+                'memsift://main/%2E%2E/shared/notes.md',  # `..` encoded, so no URI library resolves it away
+            }
+            assert all(r.mime_type == 'text/markdown' and 'memory_get' in r.description for r in first.values())
+            shared_read = (await client.read_resource('memsift://main/%2E%2E/shared/notes.md')).contents[0]
+            assert shared_read.text == tools.memory_get('../shared/notes.md')['text'] != ''
+
+            # A new file appears once synced, its URI percent-encoded; a deleted one disappears.
+            odd = 'memory/2026-11-20 stand-up #3 %done 会议.md'
+            write(agent.ws / odd, 'Decided: ship on Thursday.\n')
+            assert await listed(client) == first  # the index's files, not the folder's: not synced yet
+            tools.index.sync()
+            second = await listed(client)
+            uri = 'memsift://main/memory/2026-11-20%20stand-up%20%233%20%25done%20%E4%BC%9A%E8%AE%AE.md'
+            assert set(second) == set(first) | {uri} and second[uri].name == odd == tools.index.store.file(odd).path
+            assert memory_uri('main', odd) == uri
+            read = (await client.read_resource(uri)).contents[0]
+            assert read.text == tools.memory_get(odd)['text'] == 'Decided: ship on Thursday.\n'
+
+            (agent.ws / 'memory' / '2026-11-28.md').unlink()
+            tools.index.sync()
+            third = await listed(client)
+            assert set(third) == set(second) - {'memsift://main/memory/2026-11-28.md'}
+            assert {r.name for r in third.values()} == set(tools.index.store.paths())
+            with pytest.raises(MCPError, match='memory/2026-11-28.md. is not an indexed memory file'):
+                await client.read_resource('memsift://main/memory/2026-11-28.md')
+
+    with open_tools(agent.tmp, extraPaths=[str(shared)]) as tools:
+        tools.index.sync()
+        run(body, tools)
+
+
+def test_resource_read_is_memory_get(agent):
+    """The same text as memory_get, bounded by the same 20,000-character cap; the rest of its answer in _meta."""
+    big = '\n'.join(f'line {i:05d} of a long running log that keeps going' for i in range(1, 3001))
+    write(agent.ws / 'memory' / 'big.md', big)
+
+    async def body(tools):
+        async with Client(build_server(tools)) as client:
+            result = await client.read_resource('memsift://main/memory/big.md')
+            got = tools.memory_get('memory/big.md')
+            tool = data(await client.call_tool('memory_get', {'path': 'memory/big.md'}))
+            small = (await client.read_resource('memsift://main/MEMORY.md')).contents[0]
+        return result, got, tool, small
+
+    with open_tools(agent.tmp) as tools:
+        tools.index.sync()
+        result, got, tool, small = run(body, tools)
+    [content] = result.contents
+    assert got == tool and got['truncated'] is True and len(got['text']) == 20_000 < len(big)
+    assert content.text == got['text'] and content.uri == 'memsift://main/memory/big.md'
+    assert content.mime_type == 'text/markdown'
+    assert content.meta == {k: got[k] for k in ('from', 'lines', 'totalLines', 'truncated', 'nextFrom')}
+    assert small.text == (agent.ws / 'MEMORY.md').read_text() and small.meta['totalLines'] == 4
+
+
+BAD_URIS = [
+    'memsift://other/MEMORY.md',  # another agent
+    'memsift://main/memory/missing.md',  # not indexed
+    'memsift://main/DREAMS.md',  # memory_get reads it, but it is not indexed: not a resource
+    'memsift://main/secret.txt',  # in the workspace, not a memory file
+    'memsift://main/memory/../MEMORY.md',  # `..` traversal, even to an indexed file
+    'memsift://main/../secret.txt',
+    'memsift://main/%2E%2E/%2E%2E/etc/passwd',
+    'memsift://main/..%2Fsecret.txt',
+    'memsift://main/./MEMORY.md',
+    'memsift://main/memory%5C2026-11-28.md',  # a backslash is not a separator here
+    'memsift://main//etc/passwd',  # absolute paths
+    'memsift://main/%2Fetc%2Fpasswd',
+    'memsift:///etc/passwd',
+    'memsift://main/MEMORY.md%00',  # NUL, encoded and not
+    'memsift://main/MEMORY.md\x00',
+    'memsift://main/%ED%A0%80',  # a lone surrogate, UTF-8 encoded
+    'memsift://main/%FF.md',  # not UTF-8
+    'memsift://main/memory.md',
+    'memsift://main',
+    'memsift://main/',
+    'file:///etc/passwd',  # unknown schemes
+    'https://example.com/MEMORY.md',
+    'MEMORY.md',
+]
+
+
+def test_bad_resource_uris_are_refused_naming_them(agent):
+    write(agent.ws / 'DREAMS.md', 'dream: TOP-SECRET-DREAM\n')
+    write(agent.ws / 'secret.txt', 'TOP-SECRET-WORKSPACE\n')
+    write(agent.tmp / 'secret.txt', 'TOP-SECRET-OUTSIDE\n')
+
+    async def body(tools):
+        server = build_server(tools)
+        refusals = {}
+        async with Client(server) as client:
+            for uri in BAD_URIS:
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource(uri)
+                refusals[uri] = refused.value
+            # A lone surrogate cannot be sent by the client (nor parsed from JSON by the transports): the server's
+            # own refusal is checked directly.
+            lone = 'memsift://main/\ud800'
+            with pytest.raises(ResourceNotFoundError, match=re.escape(f'{lone!r} is not an indexed memory file')):
+                await server.read_resource(lone)
+            assert (await client.read_resource('memsift://main/MEMORY.md')).contents[0].text.startswith('# Facts')
+        return refusals
+
+    with open_tools(agent.tmp) as tools:
+        tools.index.sync()
+        refusals = run(body, tools)
+    for uri, error in refusals.items():
+        assert error.code == -32602, (uri, error)  # invalid params: the resource does not exist
+        assert uri in error.message or repr(uri) in error.message, (uri, error.message)
+        assert 'TOP-SECRET' not in error.message + json.dumps(error.data)
+    assert "this server serves the memory of agent 'main' only" in refusals['memsift://other/MEMORY.md'].message
+    assert 'not an indexed memory file' in refusals['memsift://main/../secret.txt'].message
+    assert refusals['file:///etc/passwd'].message == 'Unknown resource: file:///etc/passwd'
+
+
+def schema_errors(schema, instance):
+    return [error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(instance)]
+
+
+def test_output_schemas_validate_every_result(agent):
+    """Each tool's declared outputSchema holds for its real results, errors included (the SDK's client validates
+    every successful result against it already: a mismatch would raise in call_tool)."""
+
+    async def body(tools):
+        async with Client(build_server(tools)) as client:
+            schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+            calls = [
+                ('memory_search', {'query': 'deploy key vault', 'minScore': 0}, False),
+                ('memory_search', {'query': '会议 nothing like this', 'corpus': 'all'}, False),
+                ('memory_search', {'query': 'orion-7', 'corpus': 'sessions'}, False),  # with its warning
+                ('memory_get', {'path': 'MEMORY.md', 'from': 2, 'lines': 1}, False),
+                ('memory_get', {'path': 'memory/2026-11-28.md', 'from': 99}, False),  # past the end: no lines
+                ('memory_get', {'path': '../../etc/passwd'}, True),
+                ('memory_get', {'path': 'DREAMS.md'}, True),  # readable if present; it is not
+                ('sessions_search', {'query': 'orion-7'}, False),
+                ('sessions_search', {'query': 'when is the database migration 数据库迁移', 'limit': 1}, False),
+                ('sessions_search', {'query': '   '}, True),
+                ('sessions_search', {'query': 'x', 'sessionKey': 'agent:other:main'}, True),
+                ('sessions_history', {'sessionKey': MAIN, 'limit': 2}, False),
+                ('sessions_history', {'sessionKey': SUB, 'includeTools': True}, False),
+                ('sessions_history', {'sessionKey': 'agent:other:main'}, True),
+            ]
+            results = []
+            for name, arguments, failed in calls:
+                result = await client.call_tool(name, arguments)
+                assert result.is_error is failed, (name, arguments, result)
+                results.append((name, data(result)))
+        return schemas, results
+
+    with open_tools(agent.tmp) as tools:
+        tools.index.sync()
+        schemas, results = run(body, tools)
+        # memory_search's own error dict: the MCP layer turns away what causes it, so the Python tool gives it.
+        results.append(('memory_search', tools.memory_search('x', maxResults=0)))
+    assert schemas == OUTPUT_SCHEMAS
+    for schema in schemas.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema['type'] == 'object'  # what tools/list requires of an outputSchema's root
+    shapes = {(name, tuple(sorted(result))) for name, result in results}
+    assert len(shapes) >= 9  # successes and errors of each tool, not one shape over and over
+    assert {result.get('status') for _, result in results} >= {'error', 'forbidden'}
+    for name, result in results:
+        assert schema_errors(schemas[name], result) == [], (name, result)
+
+    # Search unavailable (disabled here; a failing embedding provider gives the same shape) is no error result,
+    # so the client validated it; and the schemas are not vacuous.
+    write_json5(agent.config, memory_config(agent.tmp, provider='none', enabled=False))
+    with memsift.MemoryTools.open(agent.ws, str(agent.config), sessions_path=agent.tmp / 'sessions.sqlite') as off:
+
+        async def disabled(tools):
+            async with Client(build_server(tools)) as client:
+                return await client.call_tool('memory_search', {'query': 'vault'})
+
+        result = run(disabled, off)
+    assert not result.is_error and data(result)['unavailable'] is True
+    assert schema_errors(OUTPUT_SCHEMAS['memory_search'], data(result)) == []
+    for name, bad in (
+        ('memory_search', {'results': 'none'}),
+        (
+            'memory_search',
+            {
+                'results': [{'path': 'MEMORY.md'}],
+                'provider': 'none',
+                'model': 'x',
+                'citations': 'auto',
+                'mode': 'fts-only',
+                'debug': {},
+            },
+        ),
+        ('memory_get', {'path': 'MEMORY.md', 'text': 'x'}),
+        ('sessions_search', {'status': 'oops', 'error': 'x'}),
+        ('sessions_history', {'sessionKey': MAIN, 'sessionId': 's', 'messages': [{'id': 'm1'}]}),
+    ):
+        assert schema_errors(OUTPUT_SCHEMAS[name], bad), (name, bad)
