@@ -144,6 +144,10 @@ class Bm25Index:
         """Drop staged, uncommitted changes."""
     def reload(self) -> None:
         """Pick up commits made by another handle on the same directory."""
+    def merge_segments(self) -> int:
+        """Merge every segment into one and delete the files no commit uses any more; returns how many segments
+        there were. Searches keep reading the previous segments until the merge lands.
+        """
     def release_writer(self) -> None:
         """Drop the writer (uncommitted changes are discarded) so another process can write."""
     def search(

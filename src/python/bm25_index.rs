@@ -113,6 +113,12 @@ impl PyBm25Index {
         detached(py, || self.inner.rollback())
     }
 
+    /// Merge every segment into one and delete the files no commit uses any more; returns how many segments
+    /// there were. Searches keep reading the previous segments until the merge lands.
+    fn merge_segments(&self, py: Python<'_>) -> PyResult<usize> {
+        detached(py, || self.inner.merge_segments())
+    }
+
     /// Drop the writer (uncommitted changes are discarded) so another process can write.
     fn release_writer(&self, py: Python<'_>) -> PyResult<()> {
         detached(py, || self.inner.release_writer())

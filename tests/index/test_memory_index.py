@@ -2,6 +2,7 @@
 cache (the search pipeline: tests/search/test_search.py)."""
 
 import dataclasses
+import errno
 import json
 import os
 import subprocess
@@ -255,6 +256,44 @@ def test_watch_reindexes_changed_files_after_the_debounce(tmp_path, ws):
         index.stop_watching()
 
 
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='inotify limits are Linux-only')
+def test_watch_falls_back_to_polling_when_the_os_has_no_watches_left(tmp_path, ws):
+    """Every inotify instance this user may open is taken (as by an IDE and many agents): watching still works, by
+    polling, and status says so."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    taken = []
+    try:
+        while len(taken) < 100_000:
+            fd = libc.inotify_init1(os.O_CLOEXEC)
+            if fd < 0:
+                break
+            taken.append(fd)
+        if ctypes.get_errno() != errno.EMFILE:
+            pytest.skip(f'inotify_init1 failed with errno {ctypes.get_errno()}, not the instance limit')
+        with open_index(tmp_path, sync={'watchDebounceMs': 100}) as index:
+            index.sync()
+            index.start_watching()
+            watch = index.status()['watch']
+            assert (
+                watch['mode'] == 'polling'
+                and 'OSError' in watch['fallbackReason']
+                and 'polling every' in watch['fallbackReason']
+            )
+            write(ws / 'memory' / 'polled.md', 'capybara grazing by the river')
+            deadline = time.time() + 20
+            while time.time() < deadline and not paths(index.search('capybara')):
+                time.sleep(0.2)
+            assert paths(index.search('capybara')) == ['memory/polled.md']
+    finally:
+        for fd in taken:
+            os.close(fd)
+    with open_index(tmp_path) as index:  # with instances free again, OS events as before
+        index.start_watching()
+        assert index.status()['watch'] == {'mode': 'events', 'fallbackReason': None}
+
+
 def test_interval_sync_without_file_watching(tmp_path, ws):
     config = memsift.load_config(memory_config(tmp_path, sync={'watch': False}))
     config = dataclasses.replace(config, sync=dataclasses.replace(config.sync, interval_minutes=0.005))  # 0.3 s
@@ -316,3 +355,61 @@ def test_a_blank_extra_paths_entry_is_dropped(tmp_path, ws):
         assert index.config.extra_paths == ('extra',)
         index.sync()
         assert [h.path for h in index.search('ocelot sightings', min_score=0).results] == ['extra/note.md']
+
+
+def test_status_reports_disk_use_and_compact_gives_it_back(tmp_path, ws, embedder):
+    with open_index(tmp_path, ws, provider=embedder) as index:
+        index.sync()
+        disk = index.status()['disk']
+        assert disk['store'] > 0 and disk['keywordIndex'] > 0 and disk['embeddingCache'] > 0
+        assert disk['total'] == disk['store'] + disk['keywordIndex'] + disk['vectors']
+        # Many small syncs leave keyword segments and dead pages; a deleted note leaves its cache rows behind.
+        for i in range(6):
+            write(
+                ws / 'memory' / f'2026-12-0{i + 1}.md', f'# Day {i}\n\n' + f'note {i} about the release train\n' * 400
+            )
+            index.sync()
+        hashes = {row.hash for row in index.store.iter_chunks()}
+        for i in range(6):
+            (ws / 'memory' / f'2026-12-0{i + 1}.md').unlink()
+        index.sync()
+        gone = hashes - {row.hash for row in index.store.iter_chunks()}
+        rows = index.store.cache_size()
+        kept = index.compact(cache_days=1)  # rows written just now are kept: a note may be mid-edit
+        assert kept['cacheRowsPruned'] == 0 and index.store.cache_size() == rows
+        report = index.compact(cache_days=0)
+        assert gone and report['cacheRowsPruned'] == len(gone) and index.store.cache_size() == rows - len(gone)
+        assert report['segmentsMerged'] >= 1
+        assert report['after']['store'] < report['before']['store']
+        assert report['after']['total'] < report['before']['total']
+        # Nothing a search needs went: every note is still found, and stored chunks keep their cache rows.
+        assert index.search('deploy key', min_score=0).results[0].path == 'MEMORY.md'
+        assert index.status(deep=True)['issues'] == []
+        misses = index.cache.misses
+        index.sync(force=True)
+        assert index.cache.misses == misses  # every stored chunk's vector still comes from the cache
+    with pytest.raises(memsift.InvalidInputError, match='cache_days'):
+        with open_index(tmp_path, ws, provider=embedder) as index:
+            index.compact(cache_days=-1)
+
+
+def test_searches_answer_while_compact_runs(tmp_path, ws):
+    import threading
+
+    with open_index(tmp_path, ws) as index:
+        index.sync()
+        done, found = threading.Event(), []
+
+        def search_while_compacting():
+            while not done.is_set():
+                found.append(bool(index.search('deploy key', min_score=0).results))
+
+        thread = threading.Thread(target=search_while_compacting)
+        thread.start()
+        try:
+            reports = [index.compact() for _ in range(3)]
+        finally:
+            done.set()
+            thread.join()
+        assert found and all(found)
+        assert all(r['after']['total'] > 0 for r in reports)

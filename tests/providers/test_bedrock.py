@@ -34,6 +34,11 @@ def no_aws_env(monkeypatch):
     """The developer's AWS settings never leak into a test."""
     for name in AWS_ENV:
         monkeypatch.delenv(name, raising=False)
+    # botocore's chain (memsift[aws]) would otherwise read the developer's ~/.aws and ask the instance metadata
+    # service, an address outside this machine.
+    monkeypatch.setenv('AWS_EC2_METADATA_DISABLED', 'true')
+    monkeypatch.setenv('AWS_CONFIG_FILE', '/nonexistent/aws-config')
+    monkeypatch.setenv('AWS_SHARED_CREDENTIALS_FILE', '/nonexistent/aws-credentials')
 
 
 # ---------------------------------------------------------------- SigV4 published vectors
@@ -142,6 +147,8 @@ def verify_sigv4(request, secret):
     headers = request['headers']
     auth = dict(part.split('=', 1) for part in headers['authorization'].removeprefix('AWS4-HMAC-SHA256 ').split(', '))
     access, date, region, service, _ = auth['Credential'].split('/')
+    if isinstance(secret, dict):  # keys that rotate (temporary credentials)
+        secret = secret[access]
     names = auth['SignedHeaders'].split(';')
     assert {'host', 'content-type', 'x-amz-date'} <= set(names)
     assert ('x-amz-security-token' in names) == ('x-amz-security-token' in headers)
@@ -179,6 +186,7 @@ class Handler(BaseHTTPRequestHandler):
         if not request['headers'].get('authorization', '').startswith('Bearer '):
             try:
                 request['scope'] = verify_sigv4(request, self.server.secret)
+                request['access'] = request['headers']['authorization'].split('Credential=')[1].split('/')[0]
             except AssertionError as exc:
                 request['error'] = str(exc)
         self.server.requests.append(request)
@@ -457,3 +465,51 @@ def test_unknown_models_and_unsupported_dimensions_are_clear_errors(server):
         bedrock(server, SIGV4, outputDimensionality=768)
     with pytest.raises(memsift.ProviderError, match='outputDimensionality 512'):
         bedrock(server, SIGV4, 'cohere.embed-english-v3', outputDimensionality=512)
+
+
+# ---------------------------------------------------------------- botocore's credential chain (memsift[aws])
+
+CREDENTIAL_PROCESS = """\
+import json, pathlib, sys, datetime
+counter = pathlib.Path(sys.argv[1])
+n = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(n))
+expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=int(sys.argv[2]))
+print(json.dumps({'Version': 1, 'AccessKeyId': f'ASIAROTATE{n}', 'SecretAccessKey': f'rotating-secret-{n}-SECRET',
+                  'SessionToken': f'rotating-token-{n}-SECRET', 'Expiration': expires.isoformat()}))
+"""
+
+
+def test_a_profile_with_credential_process_signs_and_refreshes_expiring_keys(server, tmp_path, monkeypatch):
+    pytest.importorskip('botocore', reason='memsift[aws] is not installed')
+    import os
+    import sys
+
+    script, counter = tmp_path / 'creds.py', tmp_path / 'calls'
+    script.write_text(CREDENTIAL_PROCESS)
+    config = tmp_path / 'config'
+    # Keys valid for 2 s: botocore refreshes them before each use once they are that close to expiring.
+    config.write_text(f'[profile agents]\ncredential_process = {sys.executable} {script} {counter} 2\n')
+    monkeypatch.setenv('AWS_CONFIG_FILE', str(config))
+    monkeypatch.setenv('AWS_PROFILE', 'agents')
+    server.reply = reply
+    server.secret = {f'ASIAROTATE{n}': f'rotating-secret-{n}-SECRET' for n in range(1, 10)}
+    provider = bedrock(server, {**os.environ, 'AWS_REGION': 'eu-west-1'})
+    assert provider.embed_query('first') == vec('first')
+    assert provider.embed_query('second') == vec('second')
+    first, second = server.requests
+    assert 'error' not in first and 'error' not in second and first['scope'] == ('eu-west-1', 'bedrock')
+    assert first['headers']['x-amz-security-token'].startswith('rotating-token-')
+    assert int(counter.read_text()) >= 2  # the keys were fetched again as they expired
+    assert first['access'] != second['access']
+    server.reply = lambda request: (500, {'message': 'echo ' + request['headers']['x-amz-security-token']})
+    with pytest.raises(memsift.ProviderError) as failure:
+        provider.embed_query('third')
+    assert 'rotating-token' not in str(failure.value) and 'rotating-secret' not in str(failure.value)
+
+
+def test_a_broken_profile_is_named_without_botocore_guessing_further(server, tmp_path, monkeypatch):
+    pytest.importorskip('botocore', reason='memsift[aws] is not installed')
+    monkeypatch.setenv('AWS_PROFILE', 'missing-profile')
+    with pytest.raises(MissingApiKey, match='missing-profile'):
+        bedrock(server, {'AWS_PROFILE': 'missing-profile', 'AWS_REGION': 'eu-west-1'})

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,19 @@ def test_human_output(tmp_path, ws):
     assert memsift('search', 'zzzzzz', *args).stdout.strip() == 'no results'
     status = memsift('status', *args).stdout
     assert 'Indexed:         2 files · 2 chunks' in status and 'Provider:        none' in status
+    assert re.search(r'Disk: +[\d.]+ KB \(store [\d.]+ KB, of it cache [\d.]+ K?B; keyword index [\d.]+ KB', status)
     assert memsift('get', 'MEMORY.md', *args).stdout == (ws / 'MEMORY.md').read_text() + '\n'
+    compact = memsift('compact', *args).stdout
+    assert compact.startswith('Before:') and 'After:' in compact and 'Cache rows pruned: 0' in compact
+
+
+def test_compact_json(tmp_path, ws):
+    args = common(tmp_path, ws)
+    memsift('index', *args)
+    report = json.loads(memsift('compact', *args, '--json', '--cache-days', '0').stdout)
+    assert report['after']['total'] <= report['before']['total'] and report['cacheRowsPruned'] == 0
+    bad = memsift('compact', *args, '--json', '--cache-days', '-2', check=False)
+    assert bad.returncode != 0 and 'cache_days' in bad.stdout
 
 
 def test_search_syncs_first_unless_told_not_to(tmp_path, ws):

@@ -161,13 +161,14 @@ class Embeddings:
         self.vectors, self.generation = fresh, generation
         self.save_if_due()
 
-    def _saved_path(self) -> Path | None:
+    def saved_path(self) -> Path | None:
+        """Where the vectors are saved beside the store (``<store>.vectors``); ``None`` for an in-memory store."""
         return None if self.store.path == ':memory:' else Path(self.store.path).with_suffix('.vectors')
 
     def _load_saved(self, dims: int) -> tuple[VectorStore | None, int]:
         """The saved vectors and the generation they reflect, or ``(None, -1)`` when there are none for ``dims``
         (a missing, torn or foreign file is ignored: it is rebuilt from the store)."""
-        path = self._saved_path()
+        path = self.saved_path()
         if path is None or not path.is_file():
             return None, -1
         try:
@@ -182,7 +183,7 @@ class Embeddings:
         """Save the vectors, with their HNSW graph when it is active, once enough changed since the last save, or at
         all when ``closing``, so the next process loads them instead of reading every vector from the store and
         building the graph (see ``SAVE_FROM``). Best effort: the file is derived data."""
-        vectors, path = self.vectors, self._saved_path()
+        vectors, path = self.vectors, self.saved_path()
         if vectors is None or path is None or len(vectors) < SAVE_FROM or not self.current or self.unsaved == 0:
             return
         if closing or self.unsaved >= max(1, SAVE_AFTER_CHANGED * len(vectors)):

@@ -34,7 +34,7 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import DREAM_FILES, check_range, read_lines
-from memsift.index.status import batch_status, cache_status, deep_issues, fts_status, vector_status
+from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
 from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
 from memsift.index.sync import Progress, SyncReport, sync_workspace, unchanged_report, workspace_changed
 from memsift.index.workspace import MemoryFile, extra_roots, scan_workspace
@@ -655,6 +655,7 @@ class MemoryIndex:
             'sources': list(self.config.sources),
             'sourceCounts': [{'source': s, 'files': f, 'chunks': c} for s, f, c in self.store.source_counts()],
             'cache': cache_status(self.config, self.cache),
+            'disk': disk_status(self.store, self.index.path, embeddings.saved_path()),
             'fts': fts_status(self.index),
             'vector': vector_status(provider, embeddings.vectors, vectors_current),
             'batch': batch_status(self.config, provider),
@@ -666,10 +667,54 @@ class MemoryIndex:
             'skipped': [{'path': p, 'reason': r} for p, r in self.store.skipped().items()],
             'syncError': self._sync_error,
             'watching': self._watcher is not None,
+            'watch': {
+                'mode': self._watcher.mode if self._watcher is not None else 'off',
+                'fallbackReason': self._watcher.fallback_reason if self._watcher is not None else None,
+            },
         }
         if deep:
             out['issues'] = deep_issues(self.store, self.index, provider, embeddings.current, out['vector'])
         return out
+
+    def compact(self, *, cache_days: float = 30.0) -> dict[str, Any]:
+        """Give disk space back: prune the embedding cache, merge the keyword index into one segment and vacuum
+        the SQLite store. Safe while searches run, in this process or others (they read the last commit and their
+        SQLite snapshot); it waits for a running sync in any process, and syncs wait for it.
+
+        The cache keeps every row a stored chunk uses, whatever its provider, and every row written in the last
+        ``cache_days`` days; older rows for text no note holds any more go, then ``cache.maxEntries`` applies.
+
+        Returns ``disk`` before and after (as :meth:`status` reports it), ``cacheRowsPruned``, ``segmentsMerged``
+        and ``seconds``.
+
+        >>> import tempfile, pathlib
+        >>> ws = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
+        >>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+        >>> with MemoryIndex(ws, config) as index:
+        ...     _ = index.sync()
+        ...     report = index.compact()
+        >>> report['after']['total'] <= report['before']['total']
+        True
+        """
+        self._check_open()
+        if isinstance(cache_days, bool) or not isinstance(cache_days, int | float) or not cache_days >= 0:
+            raise InvalidInputError(f'cache_days must be a number of days >= 0, got {preview(cache_days)}')
+        started = time.perf_counter()
+        before = self.status()['disk']
+        with self._writer.holding(True), self._sync_lock:
+            pruned = self.store.prune_cache(time.time() - cache_days * 86_400)
+            if self.config.cache.max_entries is not None:
+                pruned += self.store.evict_cache(self.config.cache.max_entries)
+            segments = self.index.merge_segments()
+            self.store.vacuum()
+        return {
+            'before': before,
+            'after': self.status()['disk'],
+            'cacheRowsPruned': pruned,
+            'segmentsMerged': segments,
+            'seconds': round(time.perf_counter() - started, 3),
+        }
 
     # ------------------------------------------------------------------ watching
 

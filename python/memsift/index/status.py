@@ -8,6 +8,9 @@ the objects that own the facts.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
 from typing import Any
 
 from memsift._core import Bm25Index, VectorStore
@@ -17,7 +20,7 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.identity import TOKENIZER
 from memsift.index.store import MemoryStore
 
-__all__ = ['batch_status', 'cache_status', 'deep_issues', 'fts_status', 'vector_status']
+__all__ = ['batch_status', 'cache_status', 'deep_issues', 'disk_status', 'fts_status', 'vector_status']
 
 
 def fts_status(bm25: Bm25Index) -> dict[str, Any]:
@@ -52,6 +55,37 @@ def cache_status(config: MemoryConfig, cache: EmbeddingCache) -> dict[str, Any]:
         'hits': cache.hits,
         'misses': cache.misses,
     }
+
+
+def _bytes(path: Path) -> int:
+    """A file's size, or a folder's files added up; 0 for what does not exist (or vanished while counted)."""
+    try:
+        if path.is_file():
+            return path.stat().st_size
+        total = 0
+        for root, _, names in os.walk(path):
+            for name in names:
+                with contextlib.suppress(OSError):  # removed while counted (a merge, a sync)
+                    total += (Path(root) / name).stat().st_size
+        return total
+    except OSError:
+        return 0
+
+
+def disk_status(store: MemoryStore, keyword_index: str | None, vector_file: Path | None) -> dict[str, Any]:
+    """Bytes on disk: the SQLite store (with its write-ahead log), the keyword index folder, the saved vector file,
+    and within the store the embedding cache (``None`` where SQLite cannot tell, or for an in-memory store)."""
+    if store.path == ':memory:':
+        return {'store': 0, 'keywordIndex': 0, 'vectors': 0, 'embeddingCache': None, 'total': 0}
+    db = Path(store.path).expanduser()
+    sizes = {
+        'store': sum(_bytes(db.with_name(db.name + suffix)) for suffix in ('', '-wal', '-shm')),
+        'keywordIndex': _bytes(Path(keyword_index)) if keyword_index else 0,
+        'vectors': _bytes(vector_file) if vector_file is not None else 0,
+    }
+    tables = store.table_bytes()
+    return {**sizes, 'embeddingCache': None if tables is None else tables.get('embedding_cache', 0),
+            'total': sum(sizes.values())}  # fmt: skip
 
 
 def batch_status(config: MemoryConfig, provider: EmbeddingProvider | None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -514,6 +515,46 @@ class MemoryStore:
                 (max_entries,),
             )
             return cur.rowcount
+
+    def prune_cache(self, written_before: float) -> int:
+        """Delete cache rows written before ``written_before`` (a Unix time) whose text no stored chunk has any more,
+        whatever their provider; returns how many went. Rows of current chunks stay (switching provider back
+        re-embeds nothing), and so do recent rows (a conversation's messages, a note mid-edit)."""
+        with self._lock:
+            try:
+                with self._db:
+                    cur = self._db.execute(
+                        'DELETE FROM embedding_cache WHERE updated_at < ? AND hash NOT IN (SELECT hash FROM chunks)',
+                        (written_before,),
+                    )
+            except sqlite3.Error as exc:
+                raise StoreError(f'cannot prune the embedding cache in {self.path}: {exc}') from exc
+            return cur.rowcount
+
+    def vacuum(self) -> None:
+        """Rewrite the database without free pages, then fold the write-ahead log back into it. Readers in other
+        processes keep their snapshot while it runs; writers wait for it (callers hold the writer lock)."""
+        with self._lock:
+            try:
+                self._db.execute('VACUUM')
+                self._db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+            except sqlite3.Error as exc:
+                raise StoreError(f'cannot vacuum the memory store {self.path}: {exc}') from exc
+
+    def table_bytes(self) -> dict[str, int] | None:
+        """Bytes of database pages per table, its indexes included (SQLite's ``dbstat``); ``None`` where this
+        SQLite is built without it."""
+        tables = {'chunks_path': 'chunks', 'embedding_cache_age': 'embedding_cache'}
+        with self._lock:
+            try:
+                rows = self._db.execute('SELECT name, SUM(pgsize) FROM dbstat GROUP BY name').fetchall()
+            except sqlite3.Error:
+                return None
+        out: dict[str, int] = {}
+        for name, size in rows:
+            table = tables.get(name) or re.sub(r'^sqlite_autoindex_(.+)_\d+$', r'\1', name)
+            out[table] = out.get(table, 0) + int(size)
+        return out
 
     def close(self) -> None:
         with self._lock:

@@ -4,10 +4,15 @@ Like OpenClaw's chokidar watcher (when ``sync.watch`` is on, the default): the w
 ``MEMORY.md``/``memory.md``), ``memory/`` and the extra paths are watched with watchdog; events on Markdown files
 restart a ``sync.watchDebounceMs`` timer (1.5 s), and when it fires an incremental sync re-reads only the files
 whose size or mtime moved. With ``sync.intervalMinutes`` set, a sync also runs on that period.
+
+When the operating system has no watches or file handles left (Linux inotify limits, EMFILE/ENFILE), the watcher
+falls back to polling the same folders every ``POLL_S`` seconds and says so (``mode``, ``fallback_reason``; the index
+reports both in ``status()['watch']``) instead of failing.
 """
 
 from __future__ import annotations
 
+import errno
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,10 +20,16 @@ from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
 
 from memsift.index.workspace import IGNORED_DIRS
 
-__all__ = ['Watcher']
+__all__ = ['POLL_S', 'Watcher']
+
+POLL_S = 2.0
+"""How often the polling fallback lists the watched folders (a stat per file; chokidar's default is 0.1-1 s)."""
+_OUT_OF_WATCHES = {errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
+"""inotify's answers when the user's watches (ENOSPC) or instances/handles (EMFILE, ENFILE) are used up."""
 
 
 class _Handler(FileSystemEventHandler):
@@ -69,6 +80,9 @@ class Watcher:
         self._trees = [tree.resolve() for tree in trees]
         self._interval_thread: threading.Thread | None = None
         self.syncs = 0
+        self.mode = 'events' if watch else 'off'
+        """``events`` (OS notifications), ``polling`` (the fallback), or ``off`` (``sync.watch`` is false)."""
+        self.fallback_reason: str | None = None
 
     def relevant(self, path: Path, is_directory: bool) -> bool:
         """A change to a Markdown file (or a folder) under a memory root, outside ignored folders."""
@@ -90,15 +104,40 @@ class Watcher:
                 targets.append((tree.parent, False))
         for path, recursive in targets:
             if path not in self._watched:
-                self._observer.schedule(_Handler(self), str(path), recursive=recursive)
+                try:
+                    self._observer.schedule(_Handler(self), str(path), recursive=recursive)
+                except OSError as exc:
+                    if self.mode != 'events' or exc.errno not in _OUT_OF_WATCHES:
+                        raise
+                    self._poll_instead(exc)  # schedules every target on the polling observer
+                    return
                 self._watched.add(path)
+
+    def _poll_instead(self, exc: OSError) -> None:
+        """The OS ran out of watches: stop the event observer and poll the same folders instead."""
+        failed, self._observer = self._observer, PollingObserver(timeout=POLL_S)
+        self.mode, self.fallback_reason = 'polling', f'{type(exc).__name__}: {exc} (polling every {POLL_S:g} s)'
+        self._watched.clear()
+        if failed is not None:
+            failed.unschedule_all()
+            if failed.is_alive():
+                failed.stop()
+        self._observer.daemon = True
+        self._schedule()
+        self._observer.start()
 
     def start(self) -> None:
         if self.watch:
-            self._observer = Observer()
-            self._schedule()
-            self._observer.daemon = True
-            self._observer.start()
+            try:
+                self._observer = Observer()  # inotify's observer opens its instance here
+                self._observer.daemon = True
+                self._schedule()
+                if self.mode == 'events':
+                    self._observer.start()
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_WATCHES:
+                    raise
+                self._poll_instead(exc)
         if self.interval > 0:
             self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval', daemon=True)
             self._interval_thread.start()

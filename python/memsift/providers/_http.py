@@ -118,7 +118,7 @@ class EmbeddingHttp:
 
     def add_secrets(self, *secrets: str | None) -> None:
         """Further strings to scrub from errors (a signing secret, a session token)."""
-        self._secrets.extend(s for s in secrets if s and len(s) >= 4)
+        self._secrets.extend(s for s in secrets if s and len(s) >= 4 and s not in self._secrets)
 
     def on_request(self, hook: Callable[[httpx.Request], None]) -> None:
         """Run ``hook`` on every request just before it is sent, retries included (request signing)."""

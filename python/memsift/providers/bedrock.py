@@ -5,7 +5,9 @@ path segment. The region comes from a ``bedrock-runtime.<region>.`` ``remote.bas
 ``AWS_DEFAULT_REGION``, else ``us-east-1``. Auth is a Bedrock API key (``remote.apiKey`` or
 ``AWS_BEARER_TOKEN_BEDROCK``, sent as ``Authorization: Bearer``), else AWS Signature Version 4 with
 ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` (and ``AWS_SESSION_TOKEN``), computed by :func:`sign_v4` for every
-attempt, retries included.
+attempt, retries included. Without those keys, and with the ``memsift[aws]`` extra installed, botocore's credential
+chain supplies them (``AWS_PROFILE``, SSO, ``credential_process``, assumed roles, container and instance roles),
+refreshed before they expire; the signer stays memsift's.
 
 Each model family has its own body and answer: Titan v1/v2 and Nova embed one text per call (calls run in parallel,
 ``remote.nonBatchConcurrency``); Cohere v3/v4 take up to 96 texts per call with a query/document ``input_type``.
@@ -139,6 +141,22 @@ FAMILIES = (
 )
 
 
+def _botocore_credentials(env: Mapping[str, str]) -> Any:
+    """AWS credentials from botocore's chain (the ``memsift[aws]`` extra): ``AWS_PROFILE``'s profile in the
+    config and credentials files, SSO, ``credential_process``, assumed roles, container and instance roles, each
+    refreshed before it expires. ``None`` without botocore, or when the chain finds nothing."""
+    try:
+        import botocore.exceptions
+        import botocore.session
+    except ImportError:
+        return None
+    try:
+        session = botocore.session.Session(profile=env.get('AWS_PROFILE') or None)
+        return session.get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:  # a broken profile: say which, without its secrets
+        raise MissingApiKey(f'bedrock: AWS credentials from botocore failed: {type(exc).__name__}: {exc}') from exc
+
+
 def family_of(model: str) -> Family:
     for family in FAMILIES:
         if any(marker in model for marker in family.markers):
@@ -195,18 +213,28 @@ class BedrockEmbeddings(RemoteEmbeddings):
         self.access_key = env.get('AWS_ACCESS_KEY_ID', '')
         self.secret_key = env.get('AWS_SECRET_ACCESS_KEY', '')
         self.session_token = env.get('AWS_SESSION_TOKEN') or None
+        self._chain: Any = None  # botocore's credentials when the environment has no keys
         if not (self.access_key and self.secret_key):
-            self.http.close()
-            raise MissingApiKey(
-                'No AWS credentials found for provider bedrock: set AWS_BEARER_TOKEN_BEDROCK (or '
-                'remote.apiKey), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
-            )
+            self._chain = _botocore_credentials(env)
+            if self._chain is None:
+                self.http.close()
+                raise MissingApiKey(
+                    'No AWS credentials found for provider bedrock: set AWS_BEARER_TOKEN_BEDROCK (or '
+                    'remote.apiKey), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pip install '
+                    '"memsift[aws]" to use AWS profiles, SSO, credential_process and instance roles'
+                )
         # EmbeddingHttp sends fixed headers; a request hook signs each attempt (retries get a fresh X-Amz-Date),
         # and the secrets join the strings scrubbed from errors.
         self.http.add_secrets(self.secret_key, self.session_token)
         self.http.on_request(self._sign)
 
     def _sign(self, request: httpx.Request) -> None:
+        if self._chain is not None:
+            # botocore refreshes temporary credentials (SSO, assumed roles, credential_process, instance roles)
+            # shortly before they expire; each request is signed with the current ones.
+            frozen = self._chain.get_frozen_credentials()
+            self.access_key, self.secret_key, self.session_token = frozen.access_key, frozen.secret_key, frozen.token
+            self.http.add_secrets(self.secret_key, self.session_token)  # scrubbed from errors, each new one
         headers = {'Host': request.headers['host'], 'Content-Type': request.headers['content-type']}
         request.headers.update(
             sign_v4(

@@ -84,6 +84,16 @@ def _parser() -> argparse.ArgumentParser:
     get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
     get.add_argument('--lines', type=int, metavar='N', help='number of lines')
     commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
+    compact = commands.add_parser(
+        'compact', parents=[common], help='give disk back: prune the embedding cache, merge the index, vacuum'
+    )
+    compact.add_argument(
+        '--cache-days',
+        type=float,
+        default=30.0,
+        metavar='N',
+        help='keep cache rows written in the last N days even for text no note holds any more (default 30)',
+    )
 
     sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
     sessions_common.add_argument(
@@ -262,6 +272,7 @@ def _status(args: argparse.Namespace) -> int:
         ('FTS', f'ready · {data["fts"]["docs"]} chunks · {data["fts"]["tokenizer"]}'),
         ('Vector', f'{vector["dims"]} dims · {vector["vectors"]} vectors' if vector['enabled'] else 'off (FTS-only)'),
         ('Embedding cache', f'{data["cache"]["entries"]} entries' if data['cache']['enabled'] else 'off'),
+        ('Disk', _disk_line(data['disk'])),
         ('Index identity', data['identity']['status']),
     ]
     for name, value in lines:
@@ -284,6 +295,37 @@ def _get(args: argparse.Namespace) -> int:
         print(data['text'])
         if data.get('truncated'):
             print(f'… (truncated; continue with --from {data["nextFrom"]})', file=sys.stderr)
+    return 0
+
+
+def _size(count: int | None) -> str:
+    """Bytes in decimal units, as disk tools show them; ``?`` where SQLite could not tell."""
+    if count is None:
+        return '?'
+    value, unit = float(count), 'B'
+    for larger in ('KB', 'MB', 'GB'):
+        if value < 1000:
+            break
+        value, unit = value / 1000, larger
+    return f'{value:.0f} {unit}' if unit == 'B' else f'{value:.1f} {unit}'
+
+
+def _disk_line(disk: dict[str, Any]) -> str:
+    return (
+        f'{_size(disk["total"])} (store {_size(disk["store"])}, of it cache {_size(disk["embeddingCache"])}; '
+        f'keyword index {_size(disk["keywordIndex"])}; vectors {_size(disk["vectors"])})'
+    )
+
+
+def _compact(args: argparse.Namespace) -> int:
+    with _open(args) as index:
+        report = index.compact(cache_days=args.cache_days)
+    if args.json:
+        _print_json(report)
+        return 0
+    print(f'Before:          {_disk_line(report["before"])}')
+    print(f'After:           {_disk_line(report["after"])}')
+    print(f'Cache rows pruned: {report["cacheRowsPruned"]} · index segments merged: {report["segmentsMerged"]}')
     return 0
 
 
@@ -423,6 +465,7 @@ _COMMANDS = {
     'status': _status,
     'get': _get,
     'watch': _watch,
+    'compact': _compact,
     'sessions': _sessions,
     'mcp': _mcp,
 }
