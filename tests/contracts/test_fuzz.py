@@ -1016,6 +1016,15 @@ def test_memory_status(index: MemoryIndex) -> None:
         check_output('MemoryIndex.status', call('MemoryIndex.status', index.status, deep_check))
 
 
+@fuzz(0.2)
+@given(cache_days=st.one_of(NUMBERS, WRONG))
+def test_memory_compact(index: MemoryIndex, cache_days: Any) -> None:
+    wrong = not (isinstance(cache_days, int | float) and not isinstance(cache_days, bool))
+    check_output(
+        'MemoryIndex.compact', call('MemoryIndex.compact', index.compact, cache_days=cache_days, wrong_type=wrong)
+    )
+
+
 NOTE_BYTES = st.one_of(TEXT.map(lambda t: t.encode('utf-8', 'surrogatepass')), st.binary(max_size=200))
 
 
