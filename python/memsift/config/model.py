@@ -54,6 +54,8 @@ __all__ = [
     'MultimodalConfig',
     'QueryConfig',
     'RemoteConfig',
+    'RerankConfig',
+    'RerankProvider',
     'SessionSyncConfig',
     'SessionToolsConfig',
     'StoreConfig',
@@ -65,6 +67,11 @@ __all__ = [
 Visibility = Literal['self', 'tree', 'agent', 'all']
 SessionSearchMode = Literal['ranked', 'all-terms']
 """Which sessions a caller may see (``tools.sessions.visibility``, OpenClaw §11.4)."""
+RerankProvider = Literal['cohere', 'voyage', 'jina', 'openai-compatible', 'local']
+"""Who scores ``query.rerank``'s query/result pairs: a hosted reranker, an OpenAI-compatible server, or an ONNX
+cross-encoder file run in process."""
+MAX_RERANK_TOP_N = 100
+"""``query.rerank.topN`` is clamped to this: a rerank call costs time and money per document, inside the search."""
 
 _MODALITIES = ('image', 'audio')
 
@@ -250,14 +257,47 @@ def _hybrid(hybrid: HybridConfig, given: Given) -> HybridConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RerankConfig:
+    """``query.rerank`` (memsift's, off by default): a reranker rescores the ``top_n`` best merged results of
+    ``memory_search`` within ``timeout_ms`` (and the call's deadline); any failure keeps the merged order.
+
+    ``provider`` defaults to ``local`` when ``model_path`` is set. ``base_url``, ``api_key`` and ``model`` default to
+    the provider's (the key from ``models.providers.<provider>``, then ``remote`` when the embedding provider is the
+    same one, then ``COHERE_API_KEY`` / ``VOYAGE_API_KEY`` / ``JINA_API_KEY``). ``api_key`` stays out of ``repr``.
+
+    >>> RerankConfig()
+    RerankConfig(enabled=False, provider=None, model=None, top_n=20, base_url=None, timeout_ms=2000, model_path=None)
+    """
+
+    enabled: bool = key('enabled', _boolean, False)
+    provider: RerankProvider | None = key('provider', _string(*get_args(RerankProvider)))
+    model: str | None = key('model', _string())
+    top_n: int = key('topN', _positive_integer, 20, convert=lambda n: min(n, MAX_RERANK_TOP_N))
+    base_url: str | None = key('baseUrl', _string())
+    api_key: str | Mapping[str, Any] | None = key('apiKey', _secret, secret=True)
+    timeout_ms: int = key('timeoutMs', _positive_integer, 2000)
+    """The whole rerank stage, retries included; never past the search's own deadline either."""
+    model_path: str | None = key('modelPath', _string())
+    """``local``: an ONNX cross-encoder (query/document pair in, one relevance logit out), ``tokenizer.json`` beside."""
+
+
+@finisher(RerankConfig)
+def _rerank(rerank: RerankConfig, given: Given) -> RerankConfig:
+    if rerank.provider is None and rerank.model_path is not None:
+        return dataclasses.replace(rerank, provider='local')
+    return rerank
+
+
+@dataclass(frozen=True, slots=True)
 class QueryConfig:
-    """``query``: how many results, from what score (``min_score`` clamped to [0, 1])."""
+    """``query``: how many results, from what score (``min_score`` clamped to [0, 1]), and the optional reranker."""
 
     max_results: int = key('maxResults', _positive_integer, 6)
     min_score: float = key('minScore', _number, 0.35, convert=_unit)
     hybrid: HybridConfig = section('hybrid', HybridConfig)
     redact_snippets: bool = key('redactSnippets', _boolean, True)
     """memsift: mask secrets in ``memory_search`` snippets (``memory_get`` stays verbatim: the files are the user's)."""
+    rerank: RerankConfig = section('rerank', RerankConfig)
 
 
 @dataclass(frozen=True, slots=True)

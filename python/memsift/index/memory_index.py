@@ -41,6 +41,7 @@ from memsift.index.workspace import MemoryFile, extra_roots, scan_workspace
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
+from memsift.providers.rerank import Rerank
 from memsift.redact import Redactor
 from memsift.search.legs import LegScores, keyword_leg, path_leg, start_vector_leg
 from memsift.search.merge import rank
@@ -109,6 +110,8 @@ class MemoryIndex:
         self._snippet_redactor: Redactor | None = (
             Redactor(self.config.session_tools.redact_patterns) if self.config.query.redact_snippets else None
         )
+        self._rerank = Rerank(self.config) if self.config.query.rerank.enabled else None
+        """``query.rerank``: its reranker is made by the first search that uses it."""
         self._owns_sessions = sessions is None
         if 'sessions' in self.config.sources and sessions is None:
             from memsift.sessions import SessionStore  # only with session memory on
@@ -400,12 +403,15 @@ class MemoryIndex:
         sources: Sequence[str] | None = None,
         keyword_only: bool = False,
         wait_for_sync: bool = True,
+        deadline: float | None = None,
+        rerank: bool = True,
     ) -> SearchResult:
         """Search memory as OpenClaw's ``memory_search`` does.
 
         The stages, in order: check the request; catch up with the workspace and other writers; pick the mode;
         run the legs (keyword, vector, path); keep what the caller may see; rank (one Rust call: merge, relaxed
-        pass, decay, path tiers, MMR, floor); build the hits. ``debug`` reports each stage's time.
+        pass, decay, path tiers, MMR, floor); rerank, when ``query.rerank`` is on (see
+        :mod:`memsift.providers.rerank`); build the hits. ``debug`` reports each stage's time.
 
         Args:
             query: What to look for, in any language; a file name or path also works.
@@ -417,6 +423,9 @@ class MemoryIndex:
             keyword_only: Skip the vector leg and any sync: an immediate answer from the keyword index (used when
                 a full search runs past a deadline).
             wait_for_sync: ``False``: never sync on the query path (see :meth:`_prepare`).
+            deadline: A :func:`time.monotonic` instant to answer by: the reranker gives up in time for it (the
+                earlier stages are bounded by the caller, as :class:`~memsift.tools.agent.MemoryTools` does).
+            rerank: ``False`` skips ``query.rerank`` for this search (``memsift eval`` compares with and without).
 
         Raises:
             InvalidInputError: ``query``, ``max_results`` or ``min_score`` is not what it should be.
@@ -439,8 +448,11 @@ class MemoryIndex:
             result.warning = 'memorySearch.enabled is false in the config'
             result.action = 'set agents.defaults.memorySearch.enabled (or memory.search.enabled) to true'
         elif request.text:
+            # The keyword-only answer past a deadline must be immediate: no reranker there.
+            reranker = self._rerank if rerank and not keyword_only else None
+            keep = request.limit if reranker is None else max(request.limit, reranker.top_n)
             try:
-                ranked = self._ranked(request, mode)
+                ranked, pinned = self._ranked(request, mode, keep)
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
                     if self._switch_to_fallback(exc):
@@ -451,14 +463,26 @@ class MemoryIndex:
                             session_key=session_key,
                             sources=sources,
                             wait_for_sync=wait_for_sync,
+                            deadline=deadline,
+                            rerank=rerank,
                         )
                     return self._unavailable(str(exc), debug, started)
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
                 result.mode = debug['effectiveMode'] = 'fts-only'
-                ranked = self._ranked(request, 'fts-only')
-            cite = wants_citations(self.config.citations, session_key)
+                ranked, pinned = self._ranked(request, 'fts-only', keep)
             redact = self._snippet_redactor.redact if self._snippet_redactor is not None else None
+            if reranker is not None:
+                # The reranker reads what the agent would: chunk text with secrets masked, as in snippets.
+                ranked = reranker.apply(
+                    request.text,
+                    ranked,
+                    (lambda row: redact(row.text)) if redact is not None else (lambda row: row.text),
+                    debug,
+                    deadline=deadline,
+                    pinned=pinned,
+                )[: request.limit]
+            cite = wants_citations(self.config.citations, session_key)
             result.results = [MemoryHit.of(row, score, cite, redact) for row, score in ranked]
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
@@ -526,19 +550,24 @@ class MemoryIndex:
             'for keyword-only search',
         )
 
-    def _ranked(self, request: SearchRequest, mode: SearchMode) -> list[tuple[ChunkRow, float]]:
-        """The ranked results with their chunks, read after ranking (only the kept ones need their text). A file
-        replaced in between by a writer is ranked again, as the keyword leg does when it catches one."""
+    def _ranked(self, request: SearchRequest, mode: SearchMode, keep: int) -> tuple[list[tuple[ChunkRow, float]], int]:
+        """The ranked results with their chunks, read after ranking (only the kept ones need their text), and how
+        many lead as exact path hits. A file replaced in between by a writer is ranked again, as the keyword leg
+        does when it catches one."""
         for _ in range(_RERANKS):
-            ranked = self._rank(request, mode)
+            ranked, exact = self._rank(request, mode, keep)
             rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranked])}
             if len(rows) == len(ranked):
                 break
             self.index.reload()
-        return [(rows[head.id], score) for head, score in ranked if head.id in rows]
+        kept = [(rows[head.id], score) for head, score in ranked if head.id in rows]
+        return kept, next((i for i, (row, _) in enumerate(kept) if row.id not in exact), len(kept))
 
-    def _rank(self, request: SearchRequest, mode: SearchMode) -> list[tuple[ChunkHead, float]]:
-        """The legs, the visibility filter and the ranking call, each timed into ``debug``."""
+    def _rank(
+        self, request: SearchRequest, mode: SearchMode, keep: int
+    ) -> tuple[list[tuple[ChunkHead, float]], set[int]]:
+        """The legs, the visibility filter and the ranking call, each timed into ``debug``; ``keep`` results (at
+        least ``request.limit``: more for a reranker), and the ids of the exact path hits (which lead)."""
         text, debug = request.text, request.debug
         clock = _StageClock(debug)
         legs = LegScores()
@@ -565,12 +594,13 @@ class MemoryIndex:
             hybrid=self.config.query.hybrid,
             limit=request.limit,
             floor=request.floor,
+            keep=keep,
         )
         clock.lap('mergeMs')  # merge, decay, path tiers, MMR and floor: one call
         if mode != 'vector-only' and (relaxed or not ranked):
             debug['relaxed'] = relaxed  # nothing reached minScore: the relaxed pass ran
         debug['candidates'] = len(pool)
-        return ranked
+        return ranked, set(legs.tier)
 
     def _written(self, pool: Sequence[ChunkHead]) -> list[float | None]:
         """When each chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
@@ -766,6 +796,8 @@ class MemoryIndex:
             self.store.close()
             if self._owns_sessions and self.sessions is not None:
                 self.sessions.close()
+            if self._rerank is not None:
+                self._rerank.close()
 
     def __enter__(self) -> MemoryIndex:
         return self

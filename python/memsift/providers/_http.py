@@ -141,9 +141,12 @@ class EmbeddingHttp:
     def _fail(self, message: str) -> ProviderError:
         return ProviderError(self.redact(f'{self.provider_id} embeddings failed: {message}'))
 
-    def send(self, method: str, path: str, *, timeout: float, **kwargs: Any) -> httpx.Response:
+    def send(
+        self, method: str, path: str, *, timeout: float, deadline: float | None = None, **kwargs: Any
+    ) -> httpx.Response:
         """One request (``kwargs`` as for httpx: ``json``, ``params``, ``files``, ``data``), retrying what OpenClaw
-        retries; returns the successful response."""
+        retries; returns the successful response. ``deadline`` (a :func:`time.monotonic` instant) bounds the whole
+        exchange, retries included: each attempt waits at most until then, and no retry starts past it."""
         import random
 
         import httpx
@@ -152,10 +155,13 @@ class EmbeddingHttp:
         delay = BASE_DELAY_S
         for attempt in range(RETRIES + 1):
             wait: float | None = None
+            limit = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+            if limit <= 0:
+                raise self._fail(f'no answer before the deadline ({attempt} attempts made)')
             try:
-                response = self._client.request(method, url, timeout=timeout, **kwargs)
+                response = self._client.request(method, url, timeout=limit, **kwargs)
             except httpx.TimeoutException as exc:
-                raise self._fail(f'no answer within {timeout:g} s ({type(exc).__name__})') from exc
+                raise self._fail(f'no answer within {limit:g} s ({type(exc).__name__})') from exc
             except httpx.TransportError as exc:
                 error = self._fail(f'{type(exc).__name__}: {exc}')
                 error.transport = True  # the connection broke (not an answer): a smaller request may get through
@@ -182,6 +188,8 @@ class EmbeddingHttp:
             pause = min(MAX_DELAY_S, delay * (1 + random.random() * 0.2))
             if wait is not None:
                 pause = max(pause, min(wait, MAX_RETRY_AFTER_S))
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                raise error  # the retry could not even start in time
             _sleep(pause)
             delay *= 2
         raise AssertionError('unreachable')
@@ -192,9 +200,17 @@ class EmbeddingHttp:
         except ValueError as exc:
             raise self._fail(f'{response.status_code} with a body that is not JSON: {response.text[:200]!r}') from exc
 
-    def post(self, path: str, body: Any, *, timeout: float, params: Mapping[str, str] | None = None) -> Any:
-        """POST ``body`` as JSON and return the decoded JSON answer."""
-        return self.json(self.send('POST', path, timeout=timeout, json=body, params=params))
+    def post(
+        self,
+        path: str,
+        body: Any,
+        *,
+        timeout: float,
+        params: Mapping[str, str] | None = None,
+        deadline: float | None = None,
+    ) -> Any:
+        """POST ``body`` as JSON and return the decoded JSON answer (``deadline`` as for :meth:`send`)."""
+        return self.json(self.send('POST', path, timeout=timeout, deadline=deadline, json=body, params=params))
 
     def get(self, path: str, *, timeout: float) -> Any:
         """GET and decode JSON."""

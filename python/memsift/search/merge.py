@@ -30,10 +30,13 @@ def rank(
     hybrid: HybridConfig,
     limit: int,
     floor: float,
+    keep: int | None = None,
 ) -> tuple[list[tuple[ChunkHead, float]], bool]:
     """Rank the candidates ``heads`` by the ``legs``' scores; returns the kept ones with their scores, best first,
     and whether the relaxed pass ran. ``written`` is when each chunk was last written, epoch seconds, for temporal
-    decay (``None``: decay is off); ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode)."""
+    decay (``None``: decay is off); ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
+    ``keep`` (default ``limit``) results are returned: more extends the list past ``limit`` without changing its
+    first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from."""
     ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
     with_mmr = mmr.enabled and mode == 'hybrid'
@@ -58,7 +61,7 @@ def rank(
         decay=(time.time(), decay.half_life_days) if decay.enabled else None,
         mmr=(mmr.lambda_, min(LEG_CANDIDATES, limit * hybrid.candidate_multiplier)) if mmr.enabled else None,
         min_score=floor,
-        limit=min(limit, len(heads)),  # (a huge max_results is just "all of them")
+        limit=min(limit if keep is None else max(limit, keep), len(heads)),  # (a huge max_results: "all of them")
         texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
     )
     return [(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed

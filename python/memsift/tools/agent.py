@@ -169,6 +169,7 @@ class MemoryTools:
                 sources=sources,
                 keyword_only=keyword_only,
                 wait_for_sync=False,
+                deadline=started + self.deadline_s,  # a reranker (query.rerank) gives up in time for it
             )
             return result.to_dict()
 
