@@ -91,6 +91,31 @@ def test_compact_json(tmp_path, ws):
     assert bad.returncode != 0 and 'cache_days' in bad.stdout
 
 
+def test_eval_json_human_table_and_nothing_to_evaluate(tmp_path, ws):
+    args = common(tmp_path, ws)
+    empty = memsift('eval', *args, '--json', check=False)  # not indexed yet: eval does not index
+    assert empty.returncode == 1 and json.loads(empty.stdout)['status'] == 'error'
+    assert 'nothing to evaluate' in json.loads(empty.stdout)['error'] and 'memsift index' in empty.stdout
+    write(ws / 'memory' / 'travel.md', 'Flight to Lisbon departs Friday evening from terminal two.\n')
+    memsift('index', *args)
+    report = json.loads(memsift('eval', *args, '--json', '--probes', 5, '--seed', 2).stdout)
+    assert (report['provider'], report['seed'], report['indexedFiles']) == ('none', 2, 3)
+    assert 1 <= report['probes'] <= 5 and report['files'] == 3
+    assert [m['mode'] for m in report['modes']] == ['keyword-only', 'hybrid', 'hybrid+rerank']
+    keyword = report['modes'][0]
+    assert 0 <= keyword['hitAt1'] <= keyword['hitAt5'] <= 1 and keyword['p50Ms'] > 0
+    assert report['modes'][1]['hitAt1'] is None and report['verdict'].startswith('keyword-only finds')
+    table = memsift('eval', *args, '--probes', 5, '--seed', 2).stdout.splitlines()
+    assert re.match(r'\d+ probes from 3 of 3 files \(\d+ chunks\) · provider none/fts-only · seed 2$', table[0])
+    assert table[2].split() == ['mode', 'hit@1', 'hit@5', 'MRR@10', 'p50', 'ms']
+    assert re.match(r'keyword-only +[01]\.\d{3} +[01]\.\d{3} +[01]\.\d{3} +\d+\.\d$', table[3])
+    assert table[4].startswith('hybrid') and 'no embedding provider' in table[4]
+    assert table[5].startswith('hybrid+rerank') and 'not configured' in table[5]
+    assert table[-1] == report['verdict']  # the same probes for the same seed
+    bad = memsift('eval', *args, '--json', '--probes', 0, check=False)
+    assert bad.returncode == 1 and 'probes must be a positive integer' in json.loads(bad.stdout)['error']
+
+
 def test_search_syncs_first_unless_told_not_to(tmp_path, ws):
     args = common(tmp_path, ws)
     memsift('index', *args)

@@ -9,10 +9,14 @@ folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store
     memsift status --deep
     memsift get memory/2026-11-28.md --from 5 --lines 10
     memsift watch
+    memsift eval --probes 200 --seed 0
     memsift sessions import ~/.openclaw/agents/main/sessions/abc.jsonl --key agent:main:main
     memsift sessions search "数据库迁移" --session agent:main:main --limit 5
     memsift sessions history agent:main:main --json
     memsift mcp [--http PORT] [--openclaw]
+
+``eval`` measures how well search finds the user's own notes, keyword-only against hybrid (and reranked), with
+known-item probes made from the indexed notes (see :mod:`memsift.index.evaluate`); it evaluates the index as it is.
 
 ``sessions`` commands read ``--sessions-db`` (default ``~/.memsift/agents/{agent}/sessions.sqlite``) and act as the
 agent's main session (``--as KEY`` to act as another), with the config's ``tools.sessions.visibility``.
@@ -94,6 +98,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar='N',
         help='keep cache rows written in the last N days even for text no note holds any more (default 30)',
     )
+    evaluate = commands.add_parser(
+        'eval',
+        parents=[common],
+        help='measure how well search finds your own notes: keyword-only vs hybrid (vs reranked)',
+        description='Known-item probes from the indexed notes (run `memsift index` first), searched keyword-only, '
+        'hybrid and hybrid + rerank: hit@1, hit@5, MRR@10 and the median time of each.',
+    )
+    evaluate.add_argument('--probes', type=int, default=200, metavar='N', help='at most N probes (default 200)')
+    evaluate.add_argument('--seed', type=int, default=0, metavar='S', help='which probes (default 0)')
+    # The index as it is: no sync on the query path (a sync could re-embed the whole workspace).
+    evaluate.set_defaults(no_sync=True)
 
     sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
     sessions_common.add_argument(
@@ -329,6 +344,33 @@ def _compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from memsift.index.evaluate import evaluate_memory
+
+    with _open(args) as index:
+        report = evaluate_memory(index, probes=args.probes, seed=args.seed)
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    reranker = f' · reranker {report.reranker}' if report.reranker else ''
+    print(
+        f'{len(report.probes)} probes from {report.files} of {report.indexed_files} files ({report.chunks} chunks) '
+        f'· provider {report.provider}/{report.model}{reranker} · seed {report.seed}\n'
+    )
+    print(f'{"mode":15}{"hit@1":>8}{"hit@5":>8}{"MRR@10":>8}{"p50 ms":>9}')
+    for score in report.modes:
+        if score.ran:
+            print(
+                f'{score.mode:15}{score.hit_at_1:>8.3f}{score.hit_at_5:>8.3f}{score.mrr_at_10:>8.3f}'
+                f'{score.p50_ms:>9.1f}'
+            )
+        else:
+            print(f'{score.mode:15}  {score.note}')
+    notes = [f'{score.mode}: {score.note}' for score in report.modes if score.ran and score.note]
+    print('\n' + '\n'.join([*notes, report.verdict]))
+    return 0
+
+
 def _watch(args: argparse.Namespace) -> int:
     with _open(args) as index, _progress(not args.json, index) as progress:
         report = index.sync(progress=progress)
@@ -466,6 +508,7 @@ _COMMANDS = {
     'get': _get,
     'watch': _watch,
     'compact': _compact,
+    'eval': _eval,
     'sessions': _sessions,
     'mcp': _mcp,
 }
