@@ -354,7 +354,15 @@ def test_no_time_left_skips_the_reranker_without_a_request(tmp_path, ws, server,
 def test_a_reranker_that_cannot_be_made_is_reported_by_every_search(tmp_path, ws, server):
     config = memory_config(tmp_path, provider='none', query={'rerank': {'enabled': True, 'provider': 'jina'}})
     with memsift.MemoryIndex(ws, config) as index:
+        assert index.status()['rerank'] == {
+            'enabled': True,
+            'provider': 'jina',
+            'model': None,
+            'topN': 20,
+            'error': None,
+        }
         first, second = index.search(QUERY, min_score=0), index.search(QUERY, min_score=0)
+        assert index.status()['rerank']['error'] == first.debug['rerankSkipped']  # status says why, too
     for result in (first, second):
         assert (
             result.debug['rerankSkipped'] == "no API key for reranker 'jina': set query.rerank.apiKey or JINA_API_KEY"

@@ -78,6 +78,7 @@ def test_human_output(tmp_path, ws):
     assert 'Indexed:         2 files · 2 chunks' in status and 'Provider:        none' in status
     assert re.search(r'Disk: +[\d.]+ KB \(store [\d.]+ KB, of it cache [\d.]+ K?B; keyword index [\d.]+ KB', status)
     assert memsift('get', 'MEMORY.md', *args).stdout == (ws / 'MEMORY.md').read_text() + '\n'
+    assert 'Rerank:          off' in status
     compact = memsift('compact', *args).stdout
     assert compact.startswith('Before:') and 'After:' in compact and 'Cache rows pruned: 0' in compact
 

@@ -697,6 +697,7 @@ class MemoryIndex:
             'skipped': [{'path': p, 'reason': r} for p, r in self.store.skipped().items()],
             'syncError': self._sync_error,
             'watching': self._watcher is not None,
+            'rerank': self._rerank_status(),
             'watch': {
                 'mode': self._watcher.mode if self._watcher is not None else 'off',
                 'fallbackReason': self._watcher.fallback_reason if self._watcher is not None else None,
@@ -704,6 +705,16 @@ class MemoryIndex:
         }
         if deep:
             out['issues'] = deep_issues(self.store, self.index, provider, embeddings.current, out['vector'])
+        return out
+
+    def _rerank_status(self) -> dict[str, Any]:
+        """``query.rerank`` as this index runs it: on or off, which reranker, and why it cannot run if it cannot
+        (its first search makes it; keys never appear)."""
+        settings = self.config.query.rerank
+        out: dict[str, Any] = {'enabled': settings.enabled}
+        if settings.enabled:
+            out |= {'provider': settings.provider, 'model': settings.model, 'topN': settings.top_n}
+            out['error'] = self._rerank.error if self._rerank is not None else None
         return out
 
     def compact(self, *, cache_days: float = 30.0) -> dict[str, Any]:

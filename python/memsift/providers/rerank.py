@@ -422,6 +422,11 @@ class Rerank:
         self._error: str | None = None
         self._lock = threading.Lock()
 
+    @property
+    def error(self) -> str | None:
+        """Why the reranker could not be made (key-free), or ``None``: not tried yet, or made."""
+        return self._error
+
     def reranker(self) -> HttpReranker | LocalReranker:
         """The reranker, made on the first call.
 

@@ -288,6 +288,7 @@ def _status(args: argparse.Namespace) -> int:
         ('Vector', f'{vector["dims"]} dims · {vector["vectors"]} vectors' if vector['enabled'] else 'off (FTS-only)'),
         ('Embedding cache', f'{data["cache"]["entries"]} entries' if data['cache']['enabled'] else 'off'),
         ('Disk', _disk_line(data['disk'])),
+        ('Rerank', _rerank_line(data['rerank'])),
         ('Index identity', data['identity']['status']),
     ]
     for name, value in lines:
@@ -330,6 +331,13 @@ def _disk_line(disk: dict[str, Any]) -> str:
         f'{_size(disk["total"])} (store {_size(disk["store"])}, of it cache {_size(disk["embeddingCache"])}; '
         f'keyword index {_size(disk["keywordIndex"])}; vectors {_size(disk["vectors"])})'
     )
+
+
+def _rerank_line(rerank: dict[str, Any]) -> str:
+    if not rerank['enabled']:
+        return 'off'
+    name = '/'.join(str(part) for part in (rerank['provider'], rerank['model']) if part)
+    return f'{name} · top {rerank["topN"]}' + (f' · cannot run: {rerank["error"]}' if rerank['error'] else '')
 
 
 def _compact(args: argparse.Namespace) -> int:
