@@ -226,22 +226,24 @@ pub struct DecayItem<'a> {
 /// OpenClaw's temporal decay: dated memory paths decay from their date, evergreen
 /// memory files never decay, anything else decays from its mtime (if known).
 pub fn apply_temporal_decay(items: &[DecayItem<'_>], now: f64, half_life_days: f64) -> Vec<f64> {
-    items
-        .iter()
-        .map(|item| {
-            let timestamp = if let Some((y, m, d)) = memory_date_from_path(item.path) {
-                Some(days_from_civil(y, m, d) as f64 * 86_400.0)
-            } else if item.source == "memory" && is_evergreen_path(item.path) {
-                None
-            } else {
-                item.mtime.filter(|t| t.is_finite())
-            };
-            match timestamp {
-                Some(ts) => item.score * decay_multiplier((now - ts).max(0.0) / 86_400.0, half_life_days),
-                None => item.score,
-            }
-        })
-        .collect()
+    items.iter().map(|item| item.score * decay_factor(item, now, half_life_days).0).collect()
+}
+
+/// The decay multiplier of one item and where its date came from: `path` (a dated memory path), `evergreen`
+/// (never decays), `mtime` (the file's modification time) or `none` (no date known: no decay).
+fn decay_factor(item: &DecayItem<'_>, now: f64, half_life_days: f64) -> (f64, &'static str) {
+    let (timestamp, source) = if let Some((y, m, d)) = memory_date_from_path(item.path) {
+        (Some(days_from_civil(y, m, d) as f64 * 86_400.0), "path")
+    } else if item.source == "memory" && is_evergreen_path(item.path) {
+        (None, "evergreen")
+    } else {
+        let mtime = item.mtime.filter(|t| t.is_finite());
+        (mtime, if mtime.is_some() { "mtime" } else { "none" })
+    };
+    match timestamp {
+        Some(ts) => (decay_multiplier((now - ts).max(0.0) / 86_400.0, half_life_days), source),
+        None => (1.0, source),
+    }
 }
 
 /// How a query is scored: both legs, the embedding leg alone, or keywords alone (no provider).
@@ -300,6 +302,27 @@ pub struct RankParams<'a> {
     pub mmr: Option<(f64, usize)>,
     pub min_score: f64,
     pub limit: usize,
+    /// Also report how every candidate was scored ([`Ranked::explained`]).
+    pub explain: bool,
+}
+
+/// How one candidate was scored, stage by stage (`search(explain=True)`).
+#[derive(Debug, PartialEq)]
+pub struct Explained {
+    /// The keyword leg's score as merged: BM25 over the query's best match (hybrid) or `r / (1 + r)` (FTS-only).
+    pub keyword: f64,
+    /// The score after the merge, before decay.
+    pub merged: f64,
+    /// The temporal decay multiplier (1 without decay) and where the date came from (`off` without decay).
+    pub decay: f64,
+    pub date_source: &'static str,
+    /// Position in the order before MMR and in the final order (0-based), `None` where the candidate was cut.
+    pub before_mmr: usize,
+    pub position: Option<usize>,
+    /// The score reported (exact path hits: 1), before the cap at 1.
+    pub score: f64,
+    /// Why it is not among the results: `minScore` (below the floor) or `limit` (past `maxResults`).
+    pub cut: Option<&'static str>,
 }
 
 /// What the ranking kept: candidate indices best first, with the scores reported for them (capped at 1).
@@ -309,6 +332,8 @@ pub struct Ranked {
     pub scores: Vec<f64>,
     /// Nothing reached `min_score`, and the relaxed pass found keyword or path hits that did.
     pub relaxed: bool,
+    /// With [`RankParams::explain`], one entry per candidate, in candidate order; else empty.
+    pub explained: Vec<Explained>,
 }
 
 /// English function words left out of the FTS-only path boost, so a question's wording does not dilute it.
@@ -378,6 +403,8 @@ pub fn rank(
             }
         })
         .collect();
+    let merged = if params.explain { scores.clone() } else { Vec::new() };
+    let mut factors: Vec<(f64, &'static str)> = Vec::new();
     if let Some((now, half_life)) = params.decay {
         let items: Vec<DecayItem<'_>> = candidates
             .iter()
@@ -390,6 +417,9 @@ pub fn rank(
             })
             .collect();
         scores = apply_temporal_decay(&items, now, half_life);
+        if params.explain {
+            factors = items.iter().map(|item| decay_factor(item, now, half_life)).collect();
+        }
     }
     let found_by_leg = |i: usize| text_scores[i] > 0.0 || candidates[i].vector > 0.0;
     let mut order: Vec<usize> = (0..candidates.len()).collect();
@@ -400,6 +430,7 @@ pub fn rank(
             .then_with(|| descending(scores[a], scores[b]))
             .then_with(|| candidates[a].id.cmp(&candidates[b].id))
     });
+    let before_mmr = order.clone();
     let split = order.iter().position(|&i| candidates[i].tier == 0).unwrap_or(order.len());
     let (exact, rest) = order.split_at_mut(split);
     let mut rest = rest.to_vec();
@@ -432,9 +463,59 @@ pub fn rank(
             .collect();
         relaxed = !kept.is_empty();
     }
+    let passing = if params.explain { kept.clone() } else { Vec::new() };
     kept.truncate(params.limit);
     let reported = kept.iter().map(|&i| scores[i].min(1.0)).collect();
-    Ok(Ranked { order: kept, scores: reported, relaxed })
+    let explained = if params.explain {
+        let stages = Stages { keyword: &text_scores, merged: &merged, decay: &factors, scores: &scores };
+        explain(&stages, &before_mmr, &passing, &kept)
+    } else {
+        Vec::new()
+    };
+    Ok(Ranked { order: kept, scores: reported, relaxed, explained })
+}
+
+/// Each candidate's score after each stage of [`rank`], for [`explain`].
+struct Stages<'a> {
+    keyword: &'a [f64],
+    merged: &'a [f64],
+    /// Decay multipliers and date sources (empty without decay).
+    decay: &'a [(f64, &'static str)],
+    scores: &'a [f64],
+}
+
+/// How each candidate was scored and placed: `before_mmr` is the order before MMR, `passing` what the floor let
+/// through, `kept` the results.
+fn explain(stages: &Stages<'_>, before_mmr: &[usize], passing: &[usize], kept: &[usize]) -> Vec<Explained> {
+    let n = stages.scores.len();
+    // Not kept: below the floor (or outside the relaxed pass), unless it passed and only the limit cut it.
+    let mut position = vec![None; n];
+    let mut cut = vec![Some("minScore"); n];
+    for &i in passing {
+        cut[i] = Some("limit");
+    }
+    for (at, &i) in kept.iter().enumerate() {
+        (position[i], cut[i]) = (Some(at), None);
+    }
+    let mut before = vec![0; n];
+    for (at, &i) in before_mmr.iter().enumerate() {
+        before[i] = at;
+    }
+    (0..n)
+        .map(|i| {
+            let (decay, date_source) = stages.decay.get(i).copied().unwrap_or((1.0, "off"));
+            Explained {
+                keyword: stages.keyword[i],
+                merged: stages.merged[i],
+                decay,
+                date_source,
+                before_mmr: before[i],
+                position: position[i],
+                score: stages.scores[i],
+                cut: cut[i],
+            }
+        })
+        .collect()
 }
 
 /// Analyzer tokens of file paths, kept across queries: the same paths come back query after query, and analyzing
@@ -506,6 +587,7 @@ mod tests {
             mmr: None,
             min_score: 0.0,
             limit: 10,
+            explain: false,
         }
     }
 
@@ -518,6 +600,34 @@ mod tests {
         for (got, want) in ranked.scores.iter().zip([0.7 * 0.9, 0.7 * 0.5 + 0.3 * 0.5, 0.3 * 1.0]) {
             assert!((got - want).abs() < 1e-12, "{got} vs {want}");
         }
+    }
+
+    #[test]
+    fn explain_reports_each_stage_and_why_a_candidate_was_cut() {
+        let c = [
+            cand(1, 0.9, 0.0, 0, "memory/2026-01-01.md", "x"),
+            cand(2, 0.0, 4.0, 0, "MEMORY.md", "y"),
+            cand(3, 0.1, 0.0, 0, "notes/c.md", "z"),
+            cand(4, 0.5, 2.0, 0, "notes/d.md", "w"),
+        ];
+        let mut p = params(Mode::Hybrid, 4.0);
+        let now = days_from_civil(2026, 1, 31) as f64 * 86_400.0;
+        (p.explain, p.min_score, p.limit, p.decay) = (true, 0.2, 2, Some((now, 30.0)));
+        let ranked = rank(Analyzer::default(), &c, &p, &mut PathTokens::default()).unwrap();
+        let e = &ranked.explained;
+        // 0.63 halved by 30 days at a 30-day half-life; 0.3 from keywords alone, never decayed; 0.07 under the
+        // floor; 0.35 + 0.15 with no date to decay from.
+        assert_eq!(ranked.order, [3, 0]);
+        assert_eq!((e[0].date_source, e[1].date_source, e[2].date_source), ("path", "evergreen", "none"));
+        assert!((e[0].merged - 0.63).abs() < 1e-12 && (e[0].decay - 0.5).abs() < 1e-9);
+        assert!((e[1].keyword - 1.0).abs() < 1e-12 && (e[3].keyword - 0.5).abs() < 1e-12);
+        assert_eq!((e[3].position, e[0].position, e[1].position), (Some(0), Some(1), None));
+        assert_eq!((e[3].cut, e[0].cut, e[1].cut, e[2].cut), (None, None, Some("limit"), Some("minScore")));
+        assert_eq!((e[3].before_mmr, e[0].before_mmr, e[1].before_mmr, e[2].before_mmr), (0, 1, 2, 3));
+        assert!(rank(Analyzer::default(), &c, &params(Mode::Hybrid, 4.0), &mut PathTokens::default())
+            .unwrap()
+            .explained
+            .is_empty());
     }
 
     #[test]

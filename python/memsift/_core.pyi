@@ -6,7 +6,7 @@ Users import these names from :mod:`memsift`; ``_core`` is an implementation det
 import os
 from collections.abc import Sequence
 from datetime import date
-from typing import Literal, final
+from typing import Any, Literal, final, overload
 
 from typing_extensions import Self
 
@@ -279,6 +279,7 @@ def jaccard(a: str, b: str) -> float:
 def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> list[int]:
     """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
 
+@overload
 def rank_candidates(
     ids: Sequence[int],
     vector: Sequence[float],
@@ -300,7 +301,56 @@ def rank_candidates(
     min_score: float,
     limit: int,
     texts: Sequence[str] | None = None,
-) -> tuple[list[int], list[float], bool]:
+    explain: Literal[False] = False,
+) -> tuple[list[int], list[float], bool]: ...
+@overload
+def rank_candidates(
+    ids: Sequence[int],
+    vector: Sequence[float],
+    keyword: Sequence[float],
+    path_scores: Sequence[float],
+    tiers: Sequence[int],
+    paths: Sequence[str],
+    sources: Sequence[str],
+    mtimes: Sequence[float | None],
+    chars: Sequence[int],
+    *,
+    mode: Literal['hybrid', 'vector-only', 'fts-only'],
+    query: str,
+    keyword_best: float,
+    vector_weight: float,
+    text_weight: float,
+    decay: tuple[float, float] | None,
+    mmr: tuple[float, int] | None,
+    min_score: float,
+    limit: int,
+    texts: Sequence[str] | None = None,
+    explain: Literal[True],
+) -> tuple[list[int], list[float], bool, list[dict[str, Any]]]: ...
+@overload
+def rank_candidates(
+    ids: Sequence[int],
+    vector: Sequence[float],
+    keyword: Sequence[float],
+    path_scores: Sequence[float],
+    tiers: Sequence[int],
+    paths: Sequence[str],
+    sources: Sequence[str],
+    mtimes: Sequence[float | None],
+    chars: Sequence[int],
+    *,
+    mode: Literal['hybrid', 'vector-only', 'fts-only'],
+    query: str,
+    keyword_best: float,
+    vector_weight: float,
+    text_weight: float,
+    decay: tuple[float, float] | None,
+    mmr: tuple[float, int] | None,
+    min_score: float,
+    limit: int,
+    texts: Sequence[str] | None = None,
+    explain: bool = False,
+) -> tuple[list[int], list[float], bool] | tuple[list[int], list[float], bool, list[dict[str, Any]]]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
     Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
@@ -311,7 +361,11 @@ def rank_candidates(
     it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 
     Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
-    (capped at 1), and whether the relaxed pass chose them.
+    (capped at 1), and whether the relaxed pass chose them. With ``explain``, a fourth item: per candidate, in
+    candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
+    decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
+    ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
+    ``limit`` or ``None``).
     """
 
 def decay_multiplier(age_days: float, half_life_days: float) -> float:

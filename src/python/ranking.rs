@@ -1,6 +1,7 @@
 //! Bindings of the ranking functions: the one ranking stage and its building blocks.
 
 use super::*;
+use pyo3::types::PyDict;
 
 /// OpenClaw's ``bm25RankToScore`` for a positive BM25 score ``r``: ``r / (1 + r)``.
 ///
@@ -100,9 +101,13 @@ static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::La
 /// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 ///
 /// Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
-/// (capped at 1), and whether the relaxed pass chose them.
+/// (capped at 1), and whether the relaxed pass chose them. With ``explain``, a fourth item: per candidate, in
+/// candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
+/// decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
+/// ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
+/// ``limit`` or ``None``).
 #[pyfunction(name = "rank_candidates")]
-#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None))]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None, explain = false))]
 #[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
 pub(super) fn rank_candidates_py(
     py: Python<'_>,
@@ -125,7 +130,8 @@ pub(super) fn rank_candidates_py(
     min_score: Num,
     limit: Int,
     texts: Option<Vec<Text>>,
-) -> PyResult<(Vec<usize>, Vec<f64>, bool)> {
+    explain: bool,
+) -> PyResult<Py<PyAny>> {
     let n = ids.len();
     let lengths = [
         vector.len(),
@@ -176,9 +182,26 @@ pub(super) fn rank_candidates_py(
             mmr,
             min_score: min_score.0,
             limit,
+            explain,
         };
         let mut path_tokens = PATH_TOKENS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         rank::rank(Analyzer::default(), &candidates, &params, &mut path_tokens)
     })?;
-    Ok((ranked.order, ranked.scores, ranked.relaxed))
+    if !explain {
+        return Ok((ranked.order, ranked.scores, ranked.relaxed).into_pyobject(py)?.into_any().unbind());
+    }
+    let rows = PyList::empty(py);
+    for e in &ranked.explained {
+        let row = PyDict::new(py);
+        row.set_item("keyword", e.keyword)?;
+        row.set_item("merged", e.merged)?;
+        row.set_item("decay", e.decay)?;
+        row.set_item("dateSource", e.date_source)?;
+        row.set_item("beforeMmr", e.before_mmr)?;
+        row.set_item("position", e.position)?;
+        row.set_item("score", e.score)?;
+        row.set_item("cut", e.cut)?;
+        rows.append(row)?;
+    }
+    Ok((ranked.order, ranked.scores, ranked.relaxed, rows).into_pyobject(py)?.into_any().unbind())
 }

@@ -413,3 +413,30 @@ def test_searches_answer_while_compact_runs(tmp_path, ws):
             thread.join()
         assert found and all(found)
         assert all(r['after']['total'] > 0 for r in reports)
+
+
+def test_explain_shows_how_each_result_was_scored_and_what_was_cut(tmp_path, ws, embedder):
+    hybrid = {'temporalDecay': {'enabled': True, 'halfLifeDays': 30}, 'mmr': {'enabled': True}}
+    with open_index(tmp_path, provider=embedder, query={'hybrid': hybrid}) as index:
+        index.sync()
+        plain = index.search('deploy key vault', min_score=0)
+        result = index.search('deploy key vault', min_score=0, max_results=2, explain=True)
+        assert [h.path for h in result.results] == [h.path for h in plain.results][:2]  # explaining changes nothing
+        assert all(h.explain is None for h in plain.results) and 'cut' not in plain.debug
+        for at, hit in enumerate(result.results, 1):
+            why = hit.explain
+            assert why['position'] == at and why['vectorWeight'] == pytest.approx(0.7)
+            expected = 0.7 * why['cosine'] + 0.3 * (why['bm25Normalized'] or why['pathScore'])
+            assert why['merged'] == pytest.approx(expected)
+            assert why['score'] == pytest.approx(hit.score) and 0 < why['decay'] <= 1
+            assert hit.to_dict()['explain'] == why
+        by_path = {h.path: h.explain for h in index.search('deploy', min_score=0, max_results=10, explain=True).results}
+        assert by_path['MEMORY.md']['dateSource'] == 'evergreen' and by_path['MEMORY.md']['decay'] == 1.0
+        dated = by_path['memory/2026-11-20.md']  # found by the vector leg: every note is a candidate
+        assert dated['dateSource'] == 'path' and dated['decay'] < 1
+        cut = result.debug['cut']
+        assert cut and {c['cut'] for c in cut} <= {'limit', 'minScore'} and cut[0]['cut'] == 'limit'
+        assert [c['score'] for c in cut] == sorted((c['score'] for c in cut), reverse=True)
+        floored = index.search('deploy key vault', min_score=0.99, explain=True)
+        reasons = {c['cut'] for c in floored.debug['cut']}
+        assert 'minScore' in reasons  # under the floor (the relaxed pass keeps keyword hits only)

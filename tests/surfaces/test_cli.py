@@ -83,6 +83,16 @@ def test_human_output(tmp_path, ws):
     assert compact.startswith('Before:') and 'After:' in compact and 'Cache rows pruned: 0' in compact
 
 
+def test_search_explain(tmp_path, ws):
+    args = common(tmp_path, ws)
+    memsift('index', *args)
+    out = memsift('search', 'deploy backoff', *args, '--explain', '--max-results', '1', '--min-score', '0').stdout
+    assert re.search(r'bm25 [\d.]+ → [\d.]+ · cosine 0\.000 · weights 0\.00/1\.00 · merged [\d.]+ · decay', out)
+    assert '#1 before MMR, #1 now' in out and re.search(r'\n  cut  [\d.]+  \S+:\d+-\d+ \(limit\)', out)
+    data = json.loads(memsift('search', 'deploy key', *args, '--explain', '--json', '--min-score', '0').stdout)
+    assert data['results'][0]['explain']['position'] == 1 and isinstance(data['debug']['cut'], list)
+
+
 def test_compact_json(tmp_path, ws):
     args = common(tmp_path, ws)
     memsift('index', *args)

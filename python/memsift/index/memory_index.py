@@ -18,6 +18,7 @@ no embedding provider.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -405,6 +406,7 @@ class MemoryIndex:
         wait_for_sync: bool = True,
         deadline: float | None = None,
         rerank: bool = True,
+        explain: bool = False,
     ) -> SearchResult:
         """Search memory as OpenClaw's ``memory_search`` does.
 
@@ -426,6 +428,12 @@ class MemoryIndex:
             deadline: A :func:`time.monotonic` instant to answer by: the reranker gives up in time for it (the
                 earlier stages are bounded by the caller, as :class:`~memsift.tools.agent.MemoryTools` does).
             rerank: ``False`` skips ``query.rerank`` for this search (``memsift eval`` compares with and without).
+            explain: Add to each hit ``explain``, how it was scored: the raw BM25 score and its normalized value,
+                the cosine, the path score and exact path tier, the weights, the merged score, the temporal decay
+                multiplier and where its date came from (``path``, ``evergreen``, ``mtime``, ``none``; ``off``),
+                its position before MMR and after (1-based), and, when reranked, its position before reranking;
+                ``debug['cut']`` lists the best candidates that did not make the results and why (``minScore``:
+                under the floor; ``limit``: past ``max_results``).
 
         Raises:
             InvalidInputError: ``query``, ``max_results`` or ``min_score`` is not what it should be.
@@ -451,8 +459,9 @@ class MemoryIndex:
             # The keyword-only answer past a deadline must be immediate: no reranker there.
             reranker = self._rerank if rerank and not keyword_only else None
             keep = request.limit if reranker is None else max(request.limit, reranker.top_n)
+            explained: dict[int, dict[str, Any]] | None = {} if explain else None
             try:
-                ranked, pinned = self._ranked(request, mode, keep)
+                ranked, pinned = self._ranked(request, mode, keep, explained)
             except ProviderError as exc:
                 if self.resolution.requested not in SILENT:
                     if self._switch_to_fallback(exc):
@@ -465,13 +474,15 @@ class MemoryIndex:
                             wait_for_sync=wait_for_sync,
                             deadline=deadline,
                             rerank=rerank,
+                            explain=explain,
                         )
                     return self._unavailable(str(exc), debug, started)
                 # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
                 debug['embeddingError'] = str(exc)
                 result.mode = debug['effectiveMode'] = 'fts-only'
-                ranked, pinned = self._ranked(request, 'fts-only', keep)
+                ranked, pinned = self._ranked(request, 'fts-only', keep, explained)
             redact = self._snippet_redactor.redact if self._snippet_redactor is not None else None
+            merged_order = {row.id: at for at, (row, _) in enumerate(ranked, 1)}
             if reranker is not None:
                 # The reranker reads what the agent would: chunk text with secrets masked, as in snippets.
                 ranked = reranker.apply(
@@ -484,6 +495,8 @@ class MemoryIndex:
                 )[: request.limit]
             cite = wants_citations(self.config.citations, session_key)
             result.results = [MemoryHit.of(row, score, cite, redact) for row, score in ranked]
+            if explained is not None:
+                result.results = _explained(result.results, ranked, explained, merged_order, debug)
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result
@@ -550,12 +563,14 @@ class MemoryIndex:
             'for keyword-only search',
         )
 
-    def _ranked(self, request: SearchRequest, mode: SearchMode, keep: int) -> tuple[list[tuple[ChunkRow, float]], int]:
+    def _ranked(
+        self, request: SearchRequest, mode: SearchMode, keep: int, explained: dict[int, dict[str, Any]] | None = None
+    ) -> tuple[list[tuple[ChunkRow, float]], int]:
         """The ranked results with their chunks, read after ranking (only the kept ones need their text), and how
         many lead as exact path hits. A file replaced in between by a writer is ranked again, as the keyword leg
         does when it catches one."""
         for _ in range(_RERANKS):
-            ranked, exact = self._rank(request, mode, keep)
+            ranked, exact = self._rank(request, mode, keep, explained)
             rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranked])}
             if len(rows) == len(ranked):
                 break
@@ -564,7 +579,7 @@ class MemoryIndex:
         return kept, next((i for i, (row, _) in enumerate(kept) if row.id not in exact), len(kept))
 
     def _rank(
-        self, request: SearchRequest, mode: SearchMode, keep: int
+        self, request: SearchRequest, mode: SearchMode, keep: int, explained: dict[int, dict[str, Any]] | None = None
     ) -> tuple[list[tuple[ChunkHead, float]], set[int]]:
         """The legs, the visibility filter and the ranking call, each timed into ``debug``; ``keep`` results (at
         least ``request.limit``: more for a reranker), and the ids of the exact path hits (which lead)."""
@@ -595,7 +610,13 @@ class MemoryIndex:
             limit=request.limit,
             floor=request.floor,
             keep=keep,
+            explain=explained,
         )
+        if explained is not None:
+            by_id = {head.id: head for head in pool}
+            for chunk_id, row in explained.items():
+                head = by_id[chunk_id]
+                row |= {'path': head.path, 'startLine': head.start_line, 'endLine': head.end_line}
         clock.lap('mergeMs')  # merge, decay, path tiers, MMR and floor: one call
         if mode != 'vector-only' and (relaxed or not ranked):
             debug['relaxed'] = relaxed  # nothing reached minScore: the relaxed pass ran
@@ -744,7 +765,7 @@ class MemoryIndex:
         started = time.perf_counter()
         before = self.status()['disk']
         with self._writer.holding(True), self._sync_lock:
-            pruned = self.store.prune_cache(time.time() - cache_days * 86_400)
+            pruned = self.store.prune_cache(time.time() - min(cache_days, 1e6) * 86_400)  # (10**400 days: all)
             if self.config.cache.max_entries is not None:
                 pruned += self.store.evict_cache(self.config.cache.max_entries)
             segments = self.index.merge_segments()
@@ -818,6 +839,32 @@ class MemoryIndex:
 
     def __repr__(self) -> str:
         return f'MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})'
+
+
+def _explained(
+    hits: list[MemoryHit],
+    ranked: Sequence[tuple[ChunkRow, float]],
+    explained: dict[int, dict[str, Any]],
+    merged_order: dict[int, int],
+    debug: dict[str, Any],
+) -> list[MemoryHit]:
+    """The hits with their ``explain``, and ``debug['cut']``: the 10 best-scored candidates left out, and why."""
+    out = []
+    for at, (hit, (row, _)) in enumerate(zip(hits, ranked, strict=True), 1):
+        why = {k: v for k, v in explained[row.id].items() if k not in ('path', 'startLine', 'endLine', 'cut')}
+        if 'reranked' in debug and merged_order[row.id] != at:
+            why['positionBeforeRerank'] = merged_order[row.id]
+        why['position'] = at
+        out.append(dataclasses.replace(hit, explain=why))
+    shown = {row.id for row, _ in ranked}
+    cut = [row for chunk_id, row in explained.items() if chunk_id not in shown]
+    cut.sort(key=lambda row: -row['score'])
+    debug['cut'] = [
+        {key: row[key] for key in ('path', 'startLine', 'endLine', 'score', 'merged', 'cut')}
+        | ({'cut': 'limit'} if row['cut'] is None else {})  # kept for the reranker, then past max_results
+        for row in cut[:10]
+    ]
+    return out
 
 
 class _StageClock:

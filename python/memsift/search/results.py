@@ -33,6 +33,8 @@ class MemoryHit:
     snippet: str
     source: str = 'memory'
     citation: str | None = None
+    explain: dict[str, Any] | None = None
+    """With ``search(..., explain=True)``: how the result was scored (see :meth:`MemoryIndex.search`)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -46,6 +48,8 @@ class MemoryHit:
         }
         if self.citation is not None:
             out['citation'] = self.citation
+        if self.explain is not None:
+            out['explain'] = self.explain
         return out
 
     @classmethod

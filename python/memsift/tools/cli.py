@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument('--max-results', type=int, metavar='N', help='results to return (default 6)')
     search.add_argument('--min-score', type=float, metavar='X', help='minimum score in [0, 1] (default 0.35)')
     search.add_argument('--no-sync', action='store_true', help='answer from the index as it is, without syncing')
+    search.add_argument('--explain', action='store_true', help='show how each result was scored, and what was cut')
     status = commands.add_parser('status', parents=[common], help='show index state')
     status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
     get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
@@ -251,8 +252,10 @@ def _search(args: argparse.Namespace) -> int:
     with _open(args) as index:
         if not args.no_sync:
             index.sync()
-        result = index.search(args.query, args.max_results, args.min_score)
+        result = index.search(args.query, args.max_results, args.min_score, explain=args.explain)
     data = result.to_dict()
+    if args.explain:
+        data['debug']['cut'] = result.debug.get('cut', [])
     if args.json:
         _print_json(data)
         return 1 if result.unavailable else 0
@@ -265,7 +268,29 @@ def _search(args: argparse.Namespace) -> int:
         print(f'{hit.score:.3f}  {hit.path}:{hit.start_line}-{hit.end_line}')
         snippet = ' '.join(hit.snippet.split())
         print(f'       {snippet[:200]}{"…" if len(snippet) > 200 else ""}')
+        if hit.explain is not None:
+            print(f'       {_explain_line(hit.explain)}')
+    for cut in result.debug.get('cut', []) if args.explain else []:
+        print(f'  cut  {cut["score"]:.3f}  {cut["path"]}:{cut["startLine"]}-{cut["endLine"]} ({cut["cut"]})')
     return 0
+
+
+def _explain_line(why: dict[str, Any]) -> str:
+    """One line of how a result was scored: legs, weights, merge, decay, path tier, MMR (and rerank) moves."""
+    parts = [
+        f'bm25 {why["bm25"]:.3f} → {why["bm25Normalized"]:.3f}',
+        f'cosine {why["cosine"]:.3f}',
+        f'weights {why["vectorWeight"]:.2f}/{why["textWeight"]:.2f}',
+        f'merged {why["merged"]:.3f}',
+        f'decay ×{why["decay"]:.3f} ({why["dateSource"]})',
+    ]
+    if why['pathTier'] or why['pathScore']:
+        parts.append(f'path tier {why["pathTier"]}, path score {why["pathScore"]:.3f}')
+    moves = f'#{why["positionBeforeMmr"]} before MMR'
+    if 'positionBeforeRerank' in why:
+        moves += f', #{why["positionBeforeRerank"]} before rerank'
+    parts.append(f'{moves}, #{why["position"]} now')
+    return ' · '.join(parts)
 
 
 def _status(args: argparse.Namespace) -> int:
