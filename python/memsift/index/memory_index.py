@@ -614,6 +614,8 @@ class MemoryIndex:
         )
         if explained is not None:
             by_id = {head.id: head for head in pool}
+            for chunk_id in explained.keys() - by_id.keys():  # from a ranking a writer made stale (re-ranked)
+                del explained[chunk_id]
             for chunk_id, row in explained.items():
                 head = by_id[chunk_id]
                 row |= {'path': head.path, 'startLine': head.start_line, 'endLine': head.end_line}
