@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ['EncoderWeights', 'GraphEncoder', 'build_graph', 'e5_encoder', 'fast_int8_dot', 'minilm_encoder']
+__all__ = [
+    'EncoderWeights',
+    'GraphEncoder',
+    'build_graph',
+    'e5_encoder',
+    'fast_int8_dot',
+    'mean_pool',
+    'minilm_encoder',
+]
 
 PRECISION_ENV = 'MEMSIFT_LOCAL_PRECISION'
 """``int8`` or ``fp32`` forces the graph's matrix products (for tests, and for a CPU that reports its features
@@ -232,8 +240,16 @@ class GraphEncoder:
             'embeds': self.embed(ids),
             'mask_bias': ((1.0 - mask) * -10000.0)[:, None, None, :].astype(np.float32),
         }
-        hidden = self.session.run(None, feed)[0]
-        return (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        return mean_pool(self.session.run(None, feed)[0], mask)
+
+
+def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """Sentence vectors as sentence-transformers makes them: the mean of the last hidden states over real tokens
+    (``mask`` 1), padding left out."""
+    import numpy as np
+
+    weights = mask.astype(np.float32)
+    return (hidden * weights[:, :, None]).sum(axis=1) / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
 
 
 def minilm_encoder(

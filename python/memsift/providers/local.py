@@ -124,9 +124,9 @@ class _OnnxEncoder:
         feed = {'input_ids': ids, 'attention_mask': mask}
         if 'token_type_ids' in self.inputs:
             feed['token_type_ids'] = np.zeros_like(ids)
-        hidden = self.session.run(None, feed)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        from memsift.providers.encoders import mean_pool
+
+        return mean_pool(self.session.run(None, feed)[0], mask)
 
 
 class _GgufEncoder:
