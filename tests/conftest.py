@@ -193,3 +193,28 @@ def pauses(monkeypatch):
     recorded = []
     monkeypatch.setattr(_http, '_sleep', recorded.append)
     return recorded
+
+
+# ---------------------------------------------------------------- a real PostgreSQL server (store.backend: postgres)
+
+import itertools  # noqa: E402
+
+import pgserver  # noqa: E402
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope='session')
+def postgres_server():
+    """One PostgreSQL server for the whole run (started on first use); skips where none can be started."""
+    reason = pgserver.unavailable()
+    if reason:
+        pytest.skip(reason)
+    with pgserver.Server() as srv:
+        yield srv
+
+
+@pytest.fixture
+def pg_dsn(postgres_server):
+    """The DSN of a new, empty database on the test server: each test starts from nothing."""
+    return postgres_server.create_database(f'test_{os.getpid()}_{next(_databases)}')

@@ -1,23 +1,47 @@
-"""The SQLite store: atomic writes, generations, persistence, crash safety."""
+"""The memory store, on both backends (SQLite files and a shared PostgreSQL database): atomic writes, generations,
+persistence, crash safety, and on PostgreSQL catching up by generation and keeping agents apart."""
 
 import subprocess
 import sys
 import textwrap
 import threading
 
+import numpy as np
 import pytest
 
 import memsift
 from memsift.errors import StoreError
+from memsift.index.pgstore import PgMemoryStore
 from memsift.index.store import FileRecord, MemoryStore
+
+
+@pytest.fixture(params=['sqlite', 'postgres'])
+def backend(request):
+    return request.param
+
+
+@pytest.fixture
+def open_store(backend, tmp_path, request):
+    """``open_store(agent='agent')``: a store of that agent on this test's backend; reopening finds the same data."""
+    dsn = request.getfixturevalue('pg_dsn') if backend == 'postgres' else None
+    opened = []
+
+    def opener(agent='agent', path=None):
+        local = tmp_path / 'state' / f'{agent}.sqlite'
+        opened.append(MemoryStore(path or local) if dsn is None else PgMemoryStore(dsn, agent, local))
+        return opened[-1]
+
+    yield opener
+    for store in opened:
+        store.close()
 
 
 def chunks(*texts):
     return [(i + 1, i + 1, text, f'h-{text}') for i, text in enumerate(texts)]
 
 
-def test_replace_file_records_file_and_chunks_and_bumps_generation(tmp_path):
-    with MemoryStore(tmp_path / 'agent.sqlite') as store:
+def test_replace_file_records_file_and_chunks_and_bumps_generation(open_store):
+    with open_store() as store:
         assert store.generation == 0
         ids = store.replace_file('memory/a.md', 'memory', 'f1', 10.0, 3, chunks('one', 'two'))
         assert store.generation == 1
@@ -31,15 +55,15 @@ def test_replace_file_records_file_and_chunks_and_bumps_generation(tmp_path):
         assert store.generation == 2
 
 
-def test_chunks_come_back_in_the_order_asked(tmp_path):
-    store = MemoryStore(':memory:')
+def test_chunks_come_back_in_the_order_asked(open_store):
+    store = open_store()
     ids = store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x', 'y', 'z'))
     assert [c.text for c in store.chunks(ids[::-1] + [999])] == ['z', 'y', 'x']
     assert [c.id for c in store.iter_chunks(batch=2)] == ids
 
 
-def test_delete_file_returns_removed_chunk_ids(tmp_path):
-    store = MemoryStore(':memory:')
+def test_delete_file_returns_removed_chunk_ids(open_store):
+    store = open_store()
     ids = store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x', 'y'))
     store.replace_file('b.md', 'memory', 'g', 0.0, 1, chunks('z'))
     assert store.delete_file('a.md') == ids
@@ -47,8 +71,8 @@ def test_delete_file_returns_removed_chunk_ids(tmp_path):
     assert store.chunk_count() == 1
 
 
-def test_skipped_files_keep_their_reason_and_drop_indexed_versions(tmp_path):
-    store = MemoryStore(':memory:')
+def test_skipped_files_keep_their_reason_and_drop_indexed_versions(open_store):
+    store = open_store()
     store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x'))
     store.record_skipped('a.md', 'is not valid UTF-8 (byte 3)')
     assert store.skipped() == {'a.md': 'is not valid UTF-8 (byte 3)'}
@@ -57,19 +81,19 @@ def test_skipped_files_keep_their_reason_and_drop_indexed_versions(tmp_path):
     assert store.skipped() == {}
 
 
-def test_state_and_identity_survive_reopening(tmp_path):
+def test_state_and_identity_survive_reopening(open_store, tmp_path):
     path = tmp_path / 'nested' / 'dir' / 'agent.sqlite'
-    with MemoryStore(path) as store:
+    with open_store(path=path) as store:
         store.set_identity({'provider': 'none', 'chunking': [400, 80]})
         store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x'))
-    with MemoryStore(path) as store:
+    with open_store(path=path) as store:
         assert store.identity == {'provider': 'none', 'chunking': [400, 80]}
         assert store.generation == 2
         assert [c.text for c in store.iter_chunks()] == ['x']
 
 
-def test_a_failed_write_leaves_the_previous_state(tmp_path):
-    store = MemoryStore(':memory:')
+def test_a_failed_write_leaves_the_previous_state(open_store):
+    store = open_store()
     store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('keep'))
     bad = [(1, 1, 'new', 'h'), (2, 2, object(), 'h')]  # the second chunk cannot be stored
     with pytest.raises(Exception):
@@ -79,28 +103,33 @@ def test_a_failed_write_leaves_the_previous_state(tmp_path):
     assert store.generation == 1
 
 
-def test_a_process_killed_mid_write_loses_nothing(tmp_path):
-    path = tmp_path / 'agent.sqlite'
-    with MemoryStore(path) as store:
+def _opener_source(store):
+    """Python source that opens the same store in another process."""
+    if isinstance(store, PgMemoryStore):
+        return f'from memsift.index.pgstore import PgMemoryStore\nstore = PgMemoryStore({store.dsn!r}, {store.agent!r}, {store.path!r})'
+    return f'from memsift.index.store import MemoryStore\nstore = MemoryStore({store.path!r})'
+
+
+def test_a_process_killed_mid_write_loses_nothing(open_store):
+    with open_store() as store:
         store.replace_file('a.md', 'memory', 'f1', 0.0, 1, chunks('old-1', 'old-2'))
-    script = textwrap.dedent(f"""
+        opener = _opener_source(store)
+    script = opener + textwrap.dedent("""
         import os
-        from memsift.index.store import MemoryStore
-        store = MemoryStore({str(path)!r})
         def chunks():
             yield (1, 1, 'new-1', 'h')
             os._exit(9)  # killed after writing part of the new version
         store.replace_file('a.md', 'memory', 'f2', 0.0, 1, chunks())
     """)
     assert subprocess.run([sys.executable, '-c', script], check=False).returncode == 9
-    with MemoryStore(path) as store:
+    with open_store() as store:
         assert [c.text for c in store.iter_chunks()] == ['old-1', 'old-2']
         assert store.files()['a.md'].hash == 'f1'
         assert store.generation == 1
 
 
-def test_concurrent_writers_and_readers(tmp_path):
-    store = MemoryStore(tmp_path / 'agent.sqlite')
+def test_concurrent_writers_and_readers(open_store):
+    store = open_store()
     errors = []
 
     def writer(n):
@@ -135,3 +164,121 @@ def test_a_future_schema_is_refused_with_a_fix(tmp_path):
         store._write(lambda db: store._set_meta('schema_version', '99'))
     with pytest.raises(StoreError, match='delete the file to rebuild'):
         MemoryStore(path)
+
+
+# ---------------------------------------------------------------- PostgreSQL only
+
+
+@pytest.fixture
+def pg_store(pg_dsn, tmp_path):
+    opened = []
+
+    def opener(agent='agent'):
+        opened.append(PgMemoryStore(pg_dsn, agent, tmp_path / f'{agent}.sqlite'))
+        return opened[-1]
+
+    yield opener
+    for store in opened:
+        store.close()
+
+
+def test_agents_sharing_a_database_never_see_each_others_rows(pg_store):
+    alice, bob = pg_store('alice'), pg_store('bob')
+    alice_ids = alice.replace_file('MEMORY.md', 'memory', 'fa', 0.0, 1, chunks('alice secret plan'))
+    bob.replace_file('MEMORY.md', 'memory', 'fb', 0.0, 1, chunks('bob notes', 'more'))
+    bob.cache_vectors('k', [('h-alice secret plan', np.ones(4, dtype=np.float32))])
+    assert [c.text for c in alice.iter_chunks()] == ['alice secret plan']
+    assert bob.chunks(alice_ids) == [] and bob.chunk_texts(alice_ids) == {} and bob.chunk_heads(alice_ids) == {}
+    assert alice.cached_vectors('k', ['h-alice secret plan'], 4) == {}
+    assert (alice.generation, bob.generation, alice.chunk_count(), bob.chunk_count()) == (1, 1, 1, 2)
+    bob.clear()
+    assert alice.chunk_count() == 1 and alice.files()['MEMORY.md'].hash == 'fa'
+
+
+def test_changes_since_give_what_a_reader_missed_in_one_snapshot(pg_store):
+    writer, reader = pg_store(), pg_store()
+    kept = writer.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('one', 'two'))
+    gone = writer.replace_file('b.md', 'memory', 'g', 0.0, 1, chunks('three'), np.ones((1, 4), dtype=np.float32))
+    assert reader.changes_since(writer.generation).added == []
+    mark = reader.generation
+    new = writer.replace_file('b.md', 'memory', 'g2', 0.0, 1, chunks('four'), np.full((1, 4), 2, dtype=np.float32))
+    writer.delete_file('a.md')
+    changes = reader.changes_since(mark, dims=4)
+    assert changes.generation == mark + 2
+    assert sorted(changes.removed) == sorted(gone + kept)
+    assert [(c.id, c.text) for c in changes.added] == [(new[0], 'four')]
+    assert np.frombuffer(changes.vectors[new[0]], dtype=np.float32).tolist() == [2, 2, 2, 2]
+    assert reader.changes_since(mark, dims=8).vectors == {}  # another dimension: no vectors
+    writer.clear()
+    assert reader.changes_since(mark) is None  # from before a clear: rebuild
+    assert reader.changes_since(writer.generation + 5) is None  # ahead of the store (restored backup): rebuild
+
+
+def test_pruning_the_removal_log_makes_old_readers_rebuild(pg_store):
+    store = pg_store()
+    store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x'))
+    store.delete_file('a.md')
+    assert store.changes_since(0) is not None
+    assert store.prune_removed(keep_s=-1) == 1
+    assert store.changes_since(0) is None and store.changes_since(store.generation) is not None
+
+
+def test_two_processes_writing_one_agent_lose_and_duplicate_nothing(pg_store):
+    store = pg_store()
+    script = _opener_source(store) + textwrap.dedent("""
+        import sys
+        n = sys.argv[1]
+        for i in range(30):
+            store.replace_file(f'shared-{i % 5}.md', 'memory', f'{n}-{i}', 0.0, 1, [(1, 1, f'{n} {i}', 'h')])
+            store.replace_file(f'own-{n}-{i}.md', 'memory', 'f', 0.0, 1, [(1, 1, 'x', 'h'), (2, 2, 'y', 'h')])
+    """)
+    procs = [subprocess.Popen([sys.executable, '-c', script, str(n)]) for n in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert store.generation == 3 * 60
+    assert len(store.files()) == 5 + 90
+    assert store.chunk_count() == 5 + 180  # one chunk per shared file: every replace removed the one before
+    replay = store.changes_since(0)
+    assert len({c.id for c in replay.added}) == store.chunk_count()
+
+
+def test_a_server_restart_fails_one_write_cleanly_and_the_next_reconnects(postgres_server, pg_store):
+    store = pg_store()
+    store.replace_file('a.md', 'memory', 'f1', 0.0, 1, chunks('kept'))
+    postgres_server.stop(immediate=True)
+    try:
+        with pytest.raises(StoreError, match=r'store\.dsn'):
+            store.replace_file('a.md', 'memory', 'f2', 0.0, 1, chunks('lost'))
+    finally:
+        postgres_server.start()
+    assert [c.text for c in store.iter_chunks()] == ['kept'] and store.generation == 1
+    store.replace_file('a.md', 'memory', 'f2', 0.0, 1, chunks('new'))
+    assert [c.text for c in store.iter_chunks()] == ['new']
+
+
+def test_unreachable_or_refused_databases_name_the_setting_not_the_password(postgres_server, tmp_path):
+    dead = 'postgresql://memsift:hunter2-secret@127.0.0.1:1/memory'
+    with pytest.raises(StoreError, match=r'cannot connect .*store\.dsn') as info:
+        PgMemoryStore(dead, 'main', tmp_path / 'main.sqlite')
+    assert 'hunter2-secret' not in str(info.value) and 'memsift:***@' in str(info.value)
+    stranger = postgres_server.dsn().replace('memsift@', 'nobody:hunter2-secret@')
+    with pytest.raises(StoreError, match='nobody') as info:
+        PgMemoryStore(stranger, 'main', tmp_path / 'main.sqlite', setting='MEMSIFT_PG_DSN')
+    assert 'hunter2-secret' not in str(info.value) and 'MEMSIFT_PG_DSN' in str(info.value)
+
+
+def test_a_schema_from_a_newer_memsift_is_refused_untouched(pg_dsn, pg_store):
+    pg_store().replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x'))
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE memsift_meta SET value = '99' WHERE key = 'memory_schema_version'")
+    with pytest.raises(StoreError, match='has schema 99.*upgrade memsift'):
+        pg_store()
+
+
+def test_text_postgresql_cannot_hold_is_stored_and_odd_lookups_answer(pg_store):
+    store = pg_store()
+    ids = store.replace_file('a.md', 'memory', 'f', 0.0, 1, [(1, 1, 'nul\x00byte', 'h1'), (2, 2, '😀' * 10, 'h2')])
+    assert [c.text for c in store.chunks(ids)] == ['nul\ufffdbyte', '😀' * 10]
+    assert store.chunk_heads(ids)[ids[1]].chars == 10
+    assert store.file('\ud800.md') is None and store.file('a.md').hash == 'f'

@@ -7,7 +7,7 @@ defaults, a sibling's limit) are the ``convert`` entries and the finishers below
 >>> ChunkingConfig()
 ChunkingConfig(tokens=400, overlap=80)
 >>> SEARCH_SCHEMA['store']  # StoreConfig.fts_tokenizer declares 'fts.tokenizer'
-{'driver': <function ...>, 'path': <function ...>, 'fts': {'tokenizer': <function ...>}, 'vector': {...}}
+{'driver': <function ...>, 'path': <function ...>, 'backend': <function ...>, 'dsn': <function ...>, 'fts': {...}, ...}
 >>> SEARCH_SCHEMA['query']['hybrid']['mmr']
 {'enabled': <function _boolean ...>, 'lambda': <function _number ...>}
 """
@@ -169,10 +169,16 @@ class LocalConfig:
 
 @dataclass(frozen=True, slots=True)
 class StoreConfig:
-    """``store``: the SQLite index. ``{agentId}`` in ``path`` becomes the agent's id, and ``~`` its home."""
+    """``store``: where the index lives. ``{agentId}`` in ``path`` becomes the agent's id, and ``~`` its home.
+
+    ``backend`` (memsift's) is ``sqlite`` (the embedded default: files under ``path``) or ``postgres``: memory and
+    sessions in the PostgreSQL database that ``dsn`` (or ``$MEMSIFT_PG_DSN``) names, shared by every process and
+    host, each row carrying its agent id; ``path`` then only places this process's derived search indexes."""
 
     driver: str = key('driver', _string('sqlite'), 'sqlite')
     path: str = key('path', _string(), '~/.memsift/memory/{agentId}.sqlite')
+    backend: str = key('backend', _string('sqlite', 'postgres'), 'sqlite')
+    dsn: str | None = key('dsn', _string(), secret=True)
     fts_tokenizer: str = key('fts.tokenizer', _string('unicode61', 'trigram'), 'unicode61')
     vector_enabled: bool = key('vector.enabled', _boolean, True)
     vector_extension_path: str | None = key('vector.extensionPath', _string())

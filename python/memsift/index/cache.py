@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING
 from memsift._text import sha256_hex
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, embed_documents
-from memsift.index.store import MemoryStore
 from memsift.media import MediaInput
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from memsift.index.backend import Store
 
 __all__ = ['EmbeddingCache']
 
@@ -39,7 +40,7 @@ _WARM_BATCH = 256
 class EmbeddingCache:
     """Embeds through the store's cache table; counts hits and misses (reported by ``status``)."""
 
-    def __init__(self, store: MemoryStore, config: MemoryConfig) -> None:
+    def __init__(self, store: Store, config: MemoryConfig) -> None:
         self.store = store
         self.config = config
         self.hits = 0

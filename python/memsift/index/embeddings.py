@@ -14,16 +14,18 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memsift._core import VectorStore
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
 from memsift.errors import MemsiftError, ProviderError
 from memsift.index.identity import previous_vectors, wanted_identity
-from memsift.index.store import MemoryStore
 from memsift.index.sync import load_vectors
 from memsift.providers import ProviderResolution, fall_back
+
+if TYPE_CHECKING:
+    from memsift.index.backend import Store
 
 __all__ = ['Embeddings', 'catch_up']
 
@@ -48,7 +50,7 @@ def new_vectors(dims: int) -> VectorStore:
     return VectorStore(dims, ann_threshold=ANN_THRESHOLD, i8_from=I8_FROM)
 
 
-def catch_up(store: MemoryStore, vectors: VectorStore) -> int:
+def catch_up(store: Store, vectors: VectorStore) -> int:
     """Bring ``vectors`` (loaded from an older vector file) to what ``store`` holds: remove the chunks it no longer
     has, add the ones it gained. Chunk ids are never reused, so ids alone tell what changed. Returns how many."""
     import numpy as np
@@ -65,7 +67,7 @@ def catch_up(store: MemoryStore, vectors: VectorStore) -> int:
 class Embeddings:
     """Thread-safe: :meth:`ready` and :meth:`fall_back` are serialized; readers see whole swaps of ``vectors``."""
 
-    def __init__(self, config: MemoryConfig, store: MemoryStore, resolution: ProviderResolution) -> None:
+    def __init__(self, config: MemoryConfig, store: Store, resolution: ProviderResolution) -> None:
         self.config = config
         self.store = store
         self.resolution = resolution
@@ -81,6 +83,7 @@ class Embeddings:
         self.unsaved = 0
         """Vectors added or removed since the saved vector file was written."""
         self._lock = threading.Lock()
+        self._catching_up = threading.Lock()
 
     @property
     def provider(self) -> EmbeddingProvider | None:
@@ -137,6 +140,15 @@ class Embeddings:
             self.current = False
         return True
 
+    def adopt(self) -> None:
+        """Serve the store's vectors once another process has re-embedded the index with this provider (the store's
+        identity became this one's), instead of re-embedding it again here."""
+        with self._lock:
+            if self.current or self.identity is None or self.vectors is None or self.store.identity != self.identity:
+                return
+            self.current, self.serving, self.generation = True, None, -1
+        self.reload()
+
     def stale(self, generation: int) -> bool:
         """The vectors serve searches but reflect an older store generation (another process wrote since)."""
         return self.vectors is not None and self.current and self.generation != generation
@@ -145,8 +157,18 @@ class Embeddings:
         """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones.
 
         Starts from the saved vector file (``<store>.vectors``, with its HNSW graph) when there is one, and applies
-        what the store changed since; otherwise reads every vector from the store (and builds the graph)."""
+        what the store changed since; otherwise reads every vector from the store (and builds the graph). On a shared
+        store (PostgreSQL) the vectors in memory take just the changes other processes made since their generation.
+        """
         assert self.vectors is not None
+        if self.store.shared and self.generation >= 0:
+            if not self._catching_up.acquire(blocking=False):
+                return  # another thread is applying the same changes
+            try:
+                if self._apply_changes():
+                    return
+            finally:
+                self._catching_up.release()
         generation = self.store.generation  # read first: a write after it makes the vectors look stale, not current
         dims = self.vectors.dims
         fresh, saved = self._load_saved(dims)
@@ -160,6 +182,25 @@ class Embeddings:
             self.unsaved = 0
         self.vectors, self.generation = fresh, generation
         self.save_if_due()
+
+    def _apply_changes(self) -> bool:
+        """Apply to the vectors in memory what a shared store changed since their generation; False when the store
+        no longer knows (the caller reloads them all)."""
+        import numpy as np
+
+        vectors = self.vectors
+        assert vectors is not None
+        changes = self.store.changes_since(self.generation, text=False, dims=vectors.dims)
+        if changes is None:
+            return False
+        vectors.remove(np.asarray(changes.removed, dtype=np.uint64))
+        if changes.vectors:
+            ids = np.fromiter(changes.vectors, dtype=np.uint64, count=len(changes.vectors))
+            matrix = np.frombuffer(b''.join(changes.vectors.values()), dtype=np.float32).reshape(len(ids), vectors.dims)
+            vectors.add(ids, matrix)
+        self.unsaved += len(changes.removed) + len(changes.vectors)
+        self.generation = changes.generation
+        return True
 
     def saved_path(self) -> Path | None:
         """Where the vectors are saved beside the store (``<store>.vectors``); ``None`` for an in-memory store."""

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import VectorStore
 from memsift.config import ExtraPath, MemoryConfig
 from memsift.embedding import EmbeddingProvider
-from memsift.index.store import MemoryStore
 from memsift.index.sync import load_vectors
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.providers import create_provider
+
+if TYPE_CHECKING:
+    from memsift.index.backend import Store
 
 __all__ = ['TOKENIZER', 'extra_paths', 'media_suffixes', 'previous_vectors', 'wanted_identity']
 
@@ -61,7 +63,7 @@ def wanted_identity(config: MemoryConfig, provider: EmbeddingProvider | None, di
 
 
 def previous_vectors(
-    store: MemoryStore, config: MemoryConfig, identity: dict[str, Any]
+    store: Store, config: MemoryConfig, identity: dict[str, Any]
 ) -> tuple[EmbeddingProvider, VectorStore] | None:
     """The previous provider and its stored vectors, to keep serving while a provider or model switch is being
     re-embedded (OpenClaw pauses semantic search instead). ``None`` when more than the provider changed, or the

@@ -31,15 +31,22 @@ from memsift._text import preview
 from memsift.config import MemoryConfig, load_config
 from memsift.embedding import EmbeddingProvider
 from memsift.errors import InvalidInputError, MemsiftError, ProviderError, SearchIndexError
+from memsift.index.backend import open_memory_store, sessions_target, writer_lock
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.reader import DREAM_FILES, check_range, read_lines
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
-from memsift.index.store import ChunkHead, ChunkRow, MemoryStore
-from memsift.index.sync import Progress, SyncReport, sync_workspace, unchanged_report, workspace_changed
+from memsift.index.store import ChunkHead, ChunkRow
+from memsift.index.sync import (
+    Progress,
+    SyncReport,
+    ensure_index_current,
+    sync_workspace,
+    unchanged_report,
+    workspace_changed,
+)
 from memsift.index.workspace import MemoryFile, extra_roots, scan_workspace
-from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.providers import SILENT, ProviderResolution, resolve_provider
 from memsift.providers.rerank import Rerank
@@ -117,10 +124,10 @@ class MemoryIndex:
         if 'sessions' in self.config.sources and sessions is None:
             from memsift.sessions import SessionStore  # only with session memory on
 
-            sessions = SessionStore.from_config(None, agent_id, self.config.session_tools)
+            sessions = SessionStore.from_config(sessions_target(self.config), agent_id, self.config.session_tools)
         self.sessions = sessions if 'sessions' in self.config.sources else None
         """The transcripts indexed as ``source: "sessions"`` (``experimental.sessionMemory`` with ``sessions``)."""
-        self.store = MemoryStore(self.db_path)
+        self.store = open_memory_store(self.config)
         self.session_memory: SessionMemory | None = None
         if self.sessions is not None:
             from memsift.index.session_memory import SessionMemory
@@ -132,7 +139,7 @@ class MemoryIndex:
         self.chunks_embedded = 0
         """Chunks this process's syncs have had embedded (from the cache or the provider), for progress displays."""
         self.embeddings = Embeddings(self.config, self.store, resolution)
-        self._writer = WriterLock(self.db_path)
+        self._writer = writer_lock(self.store)
         try:
             self.index = self._open_bm25()
         except BaseException:
@@ -145,6 +152,8 @@ class MemoryIndex:
         self._dirty = True
         self._closed = False
         self._catalogue = Catalogue(-1, [])
+        self._identity_seen = self.store.generation
+        """The store generation at which the embeddings last compared their identity with the store's."""
         self._watcher: Watcher | None = None
         with contextlib.suppress(ProviderError):
             self.embeddings.ready()  # otherwise retried, and reported, by sync, search and status
@@ -374,15 +383,27 @@ class MemoryIndex:
                 self._background_sync(wait=True).join()
             debug['bootstrapSync'] = True
             return
-        if wait_for_sync and self.index.generation is None and has_files and not self._sync_lock.locked():
+        rebuild_here = not self.store.shared  # a shared store's index is rebuilt by catching up, below
+        if (
+            rebuild_here
+            and wait_for_sync
+            and self.index.generation is None
+            and has_files
+            and not self._sync_lock.locked()
+        ):
             self.sync()  # the BM25 folder was missing or damaged: rebuild it before answering from it
             debug['indexRebuilt'] = True
             return
         generation = self.store.generation
         if self.index.generation != generation:
             self.index.reload()  # another process (a watcher, the CLI) committed, or this one's sync is underway
-            if not self._sync_lock.locked() and self.index.generation != generation:
+            if self.index.generation != generation and self.store.shared:
+                self._catch_up()  # another host wrote the shared store: apply its changes to this host's index
+            elif not self._sync_lock.locked() and self.index.generation != generation:
                 self._dirty = True  # the store is ahead of its index (no sync here is writing it): a sync rebuilds it
+        if generation != self._identity_seen and not self._sync_lock.locked():
+            self._identity_seen = generation
+            self.embeddings.adopt()  # another process may have finished embedding the index with this provider
         if self.embeddings.stale(generation) and not self._sync_lock.locked():
             self.embeddings.reload()  # another process wrote
         if not self._dirty and self.session_memory is not None and self.session_memory.due():
@@ -391,6 +412,22 @@ class MemoryIndex:
             started = time.perf_counter()
             self._background_sync().join(SEARCH_SYNC_BUDGET_S)
             debug['syncWaitMs'] = round((time.perf_counter() - started) * 1000, 3)
+
+    def _catch_up(self) -> None:
+        """Bring this host's keyword index to a shared store's generation (the changes other hosts made, or a
+        rebuild), unless a sync or another catch-up here is already writing it: searches then answer from the index
+        as it is and the next one catches up."""
+        if not self._sync_lock.acquire(blocking=False):
+            return
+        try:
+            with self._writer.holding(wait=False, store=False) as writing:
+                if writing:
+                    try:
+                        ensure_index_current(self.store, self.index)
+                    finally:
+                        self.index.release_writer()
+        finally:
+            self._sync_lock.release()
 
     # ------------------------------------------------------------------ search
 
@@ -703,6 +740,7 @@ class MemoryIndex:
             and workspace_changed(self.store, self.workspace, paths, media_suffixes(self.config, provider)),
             'workspaceDir': str(self.workspace),
             'dbPath': self.db_path,
+            'store': {'backend': self.config.store.backend, 'location': self.store.location},
             'indexPath': self.index.path,
             'extraPaths': paths,
             'sources': list(self.config.sources),

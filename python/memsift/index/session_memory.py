@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift.config import SessionSyncConfig
-from memsift.index.store import FileRecord, MemoryStore
+from memsift.index.store import FileRecord
 from memsift.index.workspace import MemoryFile
 from memsift.sessions import Caller, SessionStore, archived_at_ms, is_incognito_session_key, main_session_key
+
+if TYPE_CHECKING:
+    from memsift.index.backend import Store
 
 __all__ = ['SessionMemory', 'session_path']
 
@@ -28,7 +31,7 @@ def session_path(session_key: str) -> str:
 class SessionMemory:
     """The transcripts of ``sessions`` as documents of the memory index kept in ``store``."""
 
-    def __init__(self, sessions: SessionStore, store: MemoryStore, deltas: SessionSyncConfig, agent_id: str) -> None:
+    def __init__(self, sessions: SessionStore, store: Store, deltas: SessionSyncConfig, agent_id: str) -> None:
         self.sessions = sessions
         self.store = store
         self.deltas = deltas

@@ -11,14 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider, embed_query
 from memsift.index.cache import EmbeddingCache
 from memsift.index.identity import TOKENIZER
-from memsift.index.store import MemoryStore
+
+if TYPE_CHECKING:
+    from memsift.index.backend import Store
 
 __all__ = ['batch_status', 'cache_status', 'deep_issues', 'disk_status', 'fts_status', 'vector_status']
 
@@ -72,7 +74,7 @@ def _bytes(path: Path) -> int:
         return 0
 
 
-def disk_status(store: MemoryStore, keyword_index: str | None, vector_file: Path | None) -> dict[str, Any]:
+def disk_status(store: Store, keyword_index: str | None, vector_file: Path | None) -> dict[str, Any]:
     """Bytes on disk: the SQLite store (with its write-ahead log), the keyword index folder, the saved vector file,
     and within the store the embedding cache (``None`` where SQLite cannot tell, or for an in-memory store)."""
     if store.path == ':memory:':
@@ -103,7 +105,7 @@ def batch_status(config: MemoryConfig, provider: EmbeddingProvider | None) -> di
 
 
 def deep_issues(
-    store: MemoryStore,
+    store: Store,
     bm25: Bm25Index,
     provider: EmbeddingProvider | None,
     vectors_current: bool,

@@ -19,12 +19,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from memsift._sqlite import connect, transaction
 from memsift.errors import StoreError
+from memsift.index.records import Changes, ChunkHead, ChunkRow, FileRecord, FileWrite
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,57 +72,6 @@ CREATE INDEX IF NOT EXISTS embedding_cache_age ON embedding_cache(updated_at);
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    """An indexed file (or transcript document) as the last sync saw it."""
-
-    path: str
-    source: str
-    """``memory`` for workspace files, ``sessions`` for transcripts."""
-    hash: str
-    mtime: float
-    """The change stamp a sync compares: the file's mtime (epoch seconds); for a transcript, its message count
-    (``index/session_memory.py`` ages transcripts from their newest message instead)."""
-    size: int
-    indexed_at: float
-
-
-class FileWrite(NamedTuple):
-    """One file for :meth:`MemoryStore.replace_files`: its record and its ``(start_line, end_line, text, hash)``
-    chunks, with one float32 embedding row per chunk or ``None``."""
-
-    path: str
-    source: str
-    file_hash: str
-    mtime: float
-    size: int
-    chunks: Sequence[tuple[int, int, str, str]]
-    vectors: npt.NDArray[np.float32] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    id: int
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    hash: str
-    text: str
-
-
-class ChunkHead(NamedTuple):
-    """What ranking needs of a chunk: everything but its text (read for the results only)."""
-
-    id: int
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    chars: int
-    """The text's length in characters."""
-
-
 class MemoryStore:
     """One agent's store. Thread-safe: calls are serialized on one connection.
 
@@ -130,8 +79,14 @@ class MemoryStore:
         path: Database file (parent folders are created) or ``':memory:'``.
     """
 
+    shared = False
+    """Only this host writes it, and derived indexes live beside it (see :class:`memsift.index.pgstore.PgMemoryStore`
+    for a shared store)."""
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
+        self.location = self.path
+        """Where the store is, as status shows it."""
         self._lock = threading.RLock()
         self._db = connect(
             self.path if self.path == ':memory:' else str(Path(self.path).expanduser()),
@@ -285,6 +240,11 @@ class MemoryStore:
             db.execute('DELETE FROM skipped')
 
         self._write(work)
+
+    def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
+        """``None``: a SQLite store keeps no log of its changes, since the processes writing it share its derived
+        indexes; one behind it is rebuilt (see :meth:`memsift.index.pgstore.PgMemoryStore.changes_since`)."""
+        return None
 
     # ------------------------------------------------------------------ reads
 

@@ -27,13 +27,15 @@ from typing import TYPE_CHECKING
 from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
-from memsift.index.store import ChunkRow, FileRecord, FileWrite, MemoryStore
+from memsift.index.store import ChunkRow, FileRecord, FileWrite
 from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, read_memory_file, scan_workspace
 from memsift.media import MediaInput, read_media_file
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from memsift.index.backend import Store
 
 __all__ = [
     'Embedder',
@@ -100,9 +102,18 @@ def _add_to_index(index: Bm25Index, rows: list[ChunkRow]) -> None:
         index.add([r.id for r in rows], [r.path for r in rows], [r.source for r in rows], [r.text for r in rows])
 
 
-def ensure_index_current(store: MemoryStore, index: Bm25Index) -> bool:
-    """Rebuild ``index`` from ``store`` when it does not reflect the store's generation; returns whether it did."""
+def ensure_index_current(store: Store, index: Bm25Index) -> bool:
+    """Bring ``index`` to the store's generation: on a shared store (PostgreSQL) by applying what other processes
+    changed since its generation, else (or when that is not known) by rebuilding it; returns whether it rebuilt."""
     if index.generation == store.generation:
+        return False
+    changes = store.changes_since(index.generation) if index.generation is not None else None
+    if changes is not None:
+        import numpy as np
+
+        index.delete_ids(np.asarray(changes.removed, dtype=np.uint64))
+        _add_to_index(index, changes.added)
+        index.commit(generation=changes.generation, compact=False)
         return False
     index.clear()
     batch: list[ChunkRow] = []
@@ -116,7 +127,7 @@ def ensure_index_current(store: MemoryStore, index: Bm25Index) -> bool:
     return True
 
 
-def load_vectors(store: MemoryStore, vectors: VectorStore) -> None:
+def load_vectors(store: Store, vectors: VectorStore) -> None:
     """Fill ``vectors`` (emptied first) with the embeddings the store holds for its dimension."""
     vectors.clear()
     for ids, matrix in store.iter_vectors(vectors.dims):
@@ -132,9 +143,7 @@ def _stamp_unchanged(stamp: tuple[float, int, float], mtime: float, size: int) -
     return stamp[0] == mtime and stamp[1] == size and mtime < stamp[2] - _RACY_S
 
 
-def unchanged_report(
-    store: MemoryStore, listing: Sequence[tuple[str, str, float, int]], started: float
-) -> SyncReport | None:
+def unchanged_report(store: Store, listing: Sequence[tuple[str, str, float, int]], started: float) -> SyncReport | None:
     """The report of a sync with nothing to do, when every listed ``(path, abs_path, mtime, size)`` is indexed
     with its current stat and nothing indexed or skipped has gone; else ``None``. The common sync, answered from one
     table read without building a record per file (and without the writer lock: it writes nothing)."""
@@ -149,7 +158,7 @@ def unchanged_report(
 
 
 def workspace_changed(
-    store: MemoryStore,
+    store: Store,
     workspace: str | os.PathLike[str],
     extra_paths: Iterable[str | os.PathLike[str]] = (),
     media_suffixes: Iterable[str] = (),
@@ -168,7 +177,7 @@ def workspace_changed(
 
 
 def sync_workspace(
-    store: MemoryStore,
+    store: Store,
     index: Bm25Index,
     workspace: str | os.PathLike[str],
     extra_paths: Iterable[str | os.PathLike[str]] = (),

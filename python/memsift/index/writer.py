@@ -3,6 +3,10 @@
 Every process that writes an index (store and BM25 folder) holds it while it writes: the others wait (an explicit
 sync) or leave the work to the holder (a sync started by a search). The kernel frees it when a holder dies.
 
+On PostgreSQL the store is shared by hosts, so a sync also holds the agent's advisory lock in the database (freed
+by the server when the holder's connection ends); the lock file then guards only this host's derived folder, which
+catching up with other hosts' writes also writes.
+
 >>> import tempfile, pathlib
 >>> lock = WriterLock(pathlib.Path(tempfile.mkdtemp()) / 'index.sqlite')
 >>> with lock.holding(wait=False) as held:
@@ -24,6 +28,8 @@ from memsift.errors import StoreError
 if TYPE_CHECKING:
     from filelock import FileLock
 
+    from memsift._postgres import AdvisoryLock
+
 __all__ = ['WRITER_WAIT_S', 'WriterLock']
 
 WRITER_WAIT_S = 600.0
@@ -33,8 +39,10 @@ WRITER_WAIT_S = 600.0
 class WriterLock:
     """The writer lock of the index stored at ``db_path`` (no lock for ``':memory:'``: one process only)."""
 
-    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+    def __init__(self, db_path: str | os.PathLike[str], shared: AdvisoryLock | None = None) -> None:
         self.db_path = str(db_path)
+        self.shared = shared
+        """The shared store's writer lock (PostgreSQL), taken by :meth:`holding` with ``store=True``."""
         self._file_lock: FileLock | None = None
         self._made = threading.Lock()
 
@@ -53,13 +61,32 @@ class WriterLock:
             return self._file_lock
 
     @contextlib.contextmanager
-    def holding(self, wait: bool) -> Iterator[bool]:
+    def holding(self, wait: bool, *, store: bool = True) -> Iterator[bool]:
         """Hold the lock for the block; yields False, without it, when another process (or thread) is writing and
-        ``wait`` is False.
+        ``wait`` is False. ``store=False`` takes only this host's lock (catching up a derived index writes no store).
 
         Raises:
             StoreError: ``wait`` and the other writer has not finished within :data:`WRITER_WAIT_S`.
         """
+        with self._holding_file(wait) as held:
+            if not held or not store or self.shared is None:
+                yield held
+                return
+            if not self.shared.acquire(WRITER_WAIT_S if wait else 0):
+                if wait:
+                    raise StoreError(
+                        f'another process has been syncing {self.shared.what} at {self.shared.shown} for '
+                        f'{WRITER_WAIT_S:.0f} s; try again when its sync ends (memsift status shows the index)'
+                    )
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                self.shared.release()
+
+    @contextlib.contextmanager
+    def _holding_file(self, wait: bool) -> Iterator[bool]:
         if self.db_path == ':memory:':
             yield True
             return

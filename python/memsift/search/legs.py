@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
 from memsift.embedding import EmbeddingProvider, embed_query
-from memsift.index.store import ChunkHead, MemoryStore
+from memsift.index.store import ChunkHead
 from memsift.search.paths import Catalogue
 
 if TYPE_CHECKING:
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+
+    from memsift.index.backend import Store
 
 __all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'start_vector_leg', 'vector_leg']
 
@@ -53,7 +55,7 @@ class LegScores:
 
 
 def keyword_leg(
-    bm25: Bm25Index, store: MemoryStore, text: str, debug: dict[str, Any]
+    bm25: Bm25Index, store: Store, text: str, debug: dict[str, Any]
 ) -> tuple[dict[int, float], dict[int, ChunkHead]]:
     """BM25 hits (chunk id -> raw score) and the chunks they name, read together.
 
@@ -114,9 +116,7 @@ def start_vector_leg(
     return pool.submit(run)
 
 
-def path_leg(
-    catalogue: Catalogue, bm25: Bm25Index, store: MemoryStore, text: str
-) -> tuple[dict[int, int], dict[int, float]]:
+def path_leg(catalogue: Catalogue, bm25: Bm25Index, store: Store, text: str) -> tuple[dict[int, int], dict[int, float]]:
     """Files the query names: ``{first chunk id: tier}`` for exact names, ``{first chunk id: score}`` for partial
     matches (BM25 over paths, r / (1 + r)). A file is represented by its first chunk."""
     exact = dict(list(catalogue.exact(text).items())[:_EXACT_PATH_CANDIDATE_LIMIT])

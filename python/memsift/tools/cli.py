@@ -307,7 +307,7 @@ def _status(args: argparse.Namespace) -> int:
         ('Extra paths', ', '.join(data['extraPaths']) or '-'),
         ('Indexed', f'{data["files"]} files · {data["chunks"]} chunks'),
         ('Dirty', 'yes' if data['dirty'] else 'no'),
-        ('Store', data['dbPath']),
+        ('Store', data['store']['location'] if data['store']['backend'] == 'postgres' else data['dbPath']),
         ('Workspace', data['workspaceDir']),
         ('FTS', f'ready · {data["fts"]["docs"]} chunks · {data["fts"]["tokenizer"]}'),
         ('Vector', f'{vector["dims"]} dims · {vector["vectors"]} vectors' if vector['enabled'] else 'off (FTS-only)'),

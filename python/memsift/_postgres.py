@@ -1,0 +1,288 @@
+"""The one way memsift talks to PostgreSQL (``store.backend: "postgres"``): connecting, the schema and its version,
+transactions, the cross-process writer lock, and error messages that name the setting and never the password.
+
+memsift shares one database between many processes and hosts. Each store keeps one connection (autocommit; writes
+run in explicit transactions), reconnects on the next call after the server went away, and turns every driver error
+into the store's own typed error. Schemas are created under an advisory lock, so processes starting together do not
+race on ``CREATE TABLE``; a database written by a newer memsift is refused, not altered.
+
+>>> mask_dsn('postgresql://ana:s3cret@db.internal:5432/memory')
+'postgresql://ana:***@db.internal:5432/memory'
+>>> mask_dsn('host=db user=ana password=s3cret dbname=memory')
+'host=db user=ana password=*** dbname=memory'
+>>> is_dsn('postgres://db/memory'), is_dsn('~/.memsift/memory/main.sqlite')
+(True, False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memsift.errors import ConfigError, MemsiftError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ['DSN_ENV', 'Postgres', 'is_dsn', 'mask_dsn', 'resolve_dsn']
+
+DSN_ENV = 'MEMSIFT_PG_DSN'
+"""The environment variable that gives the DSN when ``store.dsn`` is not set (the password stays out of config)."""
+
+CONNECT_TIMEOUT_S = 5
+"""How long connecting waits for a server that does not answer."""
+
+LOCK_POLL_S = 0.05
+"""How often a waiting writer asks for the advisory lock again."""
+
+_URL = re.compile(r'^(postgres(?:ql)?://)([^@/?#]*@)?', re.IGNORECASE)
+_KEYWORD_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_SCHEMA_LOCK = 0x6D656D73  # 'mems': one advisory lock id for schema set-up, whatever the database
+
+
+def is_dsn(target: object) -> bool:
+    """Whether a store target is a PostgreSQL DSN (a ``postgres://`` or ``postgresql://`` URL) rather than a path."""
+    return isinstance(target, str) and _URL.match(target.strip()) is not None
+
+
+def mask_dsn(dsn: str) -> str:
+    """``dsn`` with its password replaced by ``***``: the form every message and status shows."""
+
+    def url(match: re.Match[str]) -> str:
+        user = match.group(2) or ''
+        if ':' in user:
+            user = user.split(':', 1)[0] + ':***@'
+        return match.group(1) + user
+
+    masked = _URL.sub(url, dsn, count=1)
+    masked = re.sub(r'([?&]password=)[^&#]*', r'\1***', masked, flags=re.IGNORECASE)
+    return _KEYWORD_PASSWORD.sub(r'\1***', masked)
+
+
+def resolve_dsn(configured: str | None) -> tuple[str, str]:
+    """``(dsn, setting)``: ``store.dsn`` when set, else ``$MEMSIFT_PG_DSN``; ``setting`` names where it came from.
+
+    Raises:
+        ConfigError: neither is set.
+    """
+    if configured and configured.strip():
+        return configured.strip(), 'store.dsn'
+    env = os.environ.get(DSN_ENV, '').strip()
+    if env:
+        return env, DSN_ENV
+    raise ConfigError(
+        'store.backend is "postgres" but no database is named: set store.dsn '
+        f'(postgresql://user@host:5432/db) or the {DSN_ENV} environment variable'
+    )
+
+
+def _secret(dsn: str) -> str | None:
+    """The password written in ``dsn``, to scrub from driver messages that might echo it."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        value = conninfo_to_dict(dsn).get('password')
+    except Exception:  # an unparsable DSN: the driver's own error says so, and mask_dsn covers the text
+        return None
+    return str(value) if value else None
+
+
+class Postgres:
+    """One connection to the database at ``dsn``, for one store; reconnects on the next call after a failure.
+
+    Not thread-safe by itself: each store serializes its calls on its own lock, as with SQLite.
+
+    Args:
+        dsn: The DSN (libpq keyword string or ``postgresql://`` URL).
+        schema: Idempotent DDL (``CREATE … IF NOT EXISTS``) for this store's tables.
+        version_key: The ``memsift_meta`` key that records this schema's version.
+        version: The schema version this memsift writes.
+        error: The store's error type (:class:`~memsift.errors.StoreError`, ``SessionStoreError``).
+        what: The store's role in messages (``"the memory store"``).
+        setting: Where the DSN came from (``store.dsn``), named in messages.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        schema: str,
+        version_key: str,
+        version: int,
+        error: type[MemsiftError],
+        what: str,
+        setting: str = 'store.dsn',
+    ) -> None:
+        self.dsn = dsn
+        self.shown = mask_dsn(dsn)
+        self._secret = _secret(dsn)
+        self._schema, self._version_key, self._version = schema, version_key, version
+        self.error, self.what, self.setting = error, what, setting
+        self._conn: psycopg.Connection[Any] | None = None
+        self.connection()
+
+    # ------------------------------------------------------------------ connecting
+
+    def _describe(self, exc: BaseException) -> str:
+        """The driver's message on one line, without the password."""
+        text = ' '.join(str(exc).split()) or type(exc).__name__
+        if self._secret:
+            text = text.replace(self._secret, '***')
+        return mask_dsn(text)
+
+    def fail(self, doing: str, exc: BaseException) -> MemsiftError:
+        """The store's error for a driver failure while ``doing``, naming the database and the setting."""
+        return self.error(f'cannot {doing} {self.what} at {self.shown} ({self.setting}): {self._describe(exc)}')
+
+    def connection(self) -> psycopg.Connection[Any]:
+        """The open connection, (re)connecting and checking the schema when there is none.
+
+        Raises:
+            error: the server does not answer, refuses the credentials, or holds a newer schema.
+        """
+        conn = self._conn
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        if conn is not None:
+            conn.close()  # broken (the server went away): start again
+        self._conn = None
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise self.error(
+                f'cannot connect to {self.what} at {self.shown} ({self.setting}): {self._describe(exc)}; check that '
+                f'the server runs and that {self.setting} names it with the right user and password'
+            ) from None
+        try:
+            found = self._apply_schema(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise self.fail('set up', exc) from None
+        if found is not None and found != str(self._version):
+            conn.close()
+            newer = found.isdigit() and int(found) > self._version
+            fix = 'upgrade memsift on this host' if newer else 'run `memsift migrate` or recreate the tables'
+            raise self.error(
+                f'{self.what} at {self.shown} ({self.setting}) has schema {found}, this memsift expects '
+                f'{self._version}; {fix}'
+            )
+        self._conn = conn
+        return conn
+
+    def _apply_schema(self, conn: psycopg.Connection[Any]) -> str | None:
+        """Create the tables if missing (under an advisory lock) and return the version found, or None if new."""
+        with conn.transaction():
+            conn.execute('SELECT pg_advisory_xact_lock(%s)', (_SCHEMA_LOCK,))
+            conn.execute('CREATE TABLE IF NOT EXISTS memsift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
+            row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
+            if row is not None and row[0] != str(self._version):
+                return str(row[0])  # another schema: touch nothing
+            conn.execute(self._schema)
+            if row is None:
+                conn.execute(
+                    'INSERT INTO memsift_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING',
+                    (self._version_key, str(self._version)),
+                )
+        return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------------ statements
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> psycopg.Cursor[Any]:
+        """One statement in its own transaction (autocommit).
+
+        Raises:
+            error: the statement failed (the message names the database and the setting).
+        """
+        import psycopg
+
+        try:
+            return self.connection().execute(sql, params)
+        except psycopg.Error as exc:
+            raise self.fail('read' if sql.lstrip()[:6].upper() == 'SELECT' else 'write', exc) from None
+
+    @contextlib.contextmanager
+    def transaction(self, doing: str = 'write', *, repeatable: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A transaction on the connection, rolled back on any error; driver errors become the store's error.
+
+        ``repeatable``: every read inside sees one snapshot (``REPEATABLE READ``), as SQLite's read transaction.
+        """
+        import psycopg
+
+        conn = self.connection()
+        try:
+            with conn.transaction():
+                if repeatable:
+                    conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+                yield conn
+        except psycopg.Error as exc:
+            raise self.fail(doing, exc) from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class AdvisoryLock:
+    """A cross-host writer lock: a PostgreSQL session-level advisory lock held on its own connection (the server
+    frees it when the holder's connection ends, a killed process included).
+
+    Args:
+        dsn: The database.
+        name: What is locked (``memory:<agentId>``); hashed to the lock's id.
+        error: The error raised when the database cannot be reached.
+        what: Names the lock's owner in messages.
+    """
+
+    def __init__(self, dsn: str, name: str, error: type[MemsiftError], what: str, setting: str = 'store.dsn') -> None:
+        self.dsn, self.shown, self.setting = dsn, mask_dsn(dsn), setting
+        self.key = zlib.crc32(name.encode('utf-8', 'surrogatepass')) - (1 << 31)  # a signed 32-bit id
+        self.error, self.what = error, what
+        self._local = threading.Lock()  # threads of one process wait here, not on the server
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def acquire(self, timeout: float) -> bool:
+        """Take the lock, waiting up to ``timeout`` seconds (0: only if free); False when another holder kept it."""
+        import psycopg
+
+        deadline = time.monotonic() + timeout
+        if not (self._local.acquire(timeout=timeout) if timeout > 0 else self._local.acquire(blocking=False)):
+            return False
+        try:
+            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            self._local.release()
+            text = mask_dsn(' '.join(str(exc).split())).replace(_secret(self.dsn) or '\0', '***')
+            raise self.error(
+                f'cannot take the writer lock of {self.what} at {self.shown} ({self.setting}): {text}'
+            ) from None
+        try:
+            while True:
+                if conn.execute('SELECT pg_try_advisory_lock(%s)', (self.key,)).fetchall() == [(True,)]:
+                    self._conn = conn
+                    return True
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(LOCK_POLL_S)
+        except BaseException:
+            conn.close()
+            self._local.release()
+            raise
+        conn.close()
+        self._local.release()
+        return False
+
+    def release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):  # a dead connection has already freed the lock
+                conn.execute('SELECT pg_advisory_unlock(%s)', (self.key,))
+            conn.close()
+        self._local.release()
