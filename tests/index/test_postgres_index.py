@@ -7,12 +7,19 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 from conftest import HashEmbedder, paths, write
 
 import memsift
 from memsift.errors import ConfigError, StoreError
+from memsift.index.pgstore import GENERATION_TTL_S
+
+
+def settle():
+    """Wait until other stores' cached generation has expired: another host's write shows within this time."""
+    time.sleep(GENERATION_TTL_S)
 
 
 def pg_config(tmp_path, dsn, host='host-a', **search) -> dict:
@@ -75,11 +82,13 @@ def test_a_second_host_sees_each_write_and_removal(tmp_path, pg_dsn, notes):
         ) as reader,
     ):
         writer.sync()
+        settle()
         assert 'memory/2026-11-20.md' in paths(reader.search('ERR_CONN_RESET'))
         docs = reader.index.num_docs
         write(notes / 'memory' / '2026-11-22.md', 'Zanzibar offsite planned for March.\n')
         (notes / 'memory' / '2026-11-20.md').unlink()
         writer.sync()
+        settle()
         assert paths(reader.search('Zanzibar offsite')) == ['memory/2026-11-22.md']
         assert reader.search('ERR_CONN_RESET', keyword_only=True).results == []
         assert reader.index.num_docs == docs  # one chunk in, one out: applied, not rebuilt
@@ -186,6 +195,7 @@ def test_a_host_whose_index_is_older_than_the_removal_log_rebuilds(tmp_path, pg_
             (notes / 'MEMORY.md').unlink()
             writer.sync()
             writer.store.prune_removed(keep_s=-1)
+            settle()
             assert reader.search('vault').results == []
             assert reader.index.num_docs == writer.store.chunk_count()
 
@@ -194,6 +204,7 @@ def test_status_and_the_command_line_show_the_backend(tmp_path, pg_dsn, notes):
     config = tmp_path / 'openclaw.json'
     config.write_text(json.dumps(pg_config(tmp_path, pg_dsn.replace('memsift@', 'memsift:s3cr3t-pw@'))))
     env = {**os.environ, 'PYTHONWARNINGS': 'ignore'}
+
     def run(*args):
         command = [sys.executable, '-m', 'memsift', *args, '--config', str(config), '--workspace', str(notes)]
         return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)

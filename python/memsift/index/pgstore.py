@@ -36,6 +36,14 @@ T = TypeVar('T')
 
 SCHEMA_VERSION = 1
 
+HEADS_CACHED = 500_000
+"""Chunk heads kept in memory (about 100 bytes each): a chunk row is never updated, only added and removed, so its
+head read once stays true until the chunk is removed; ranking then needs no round trip for it."""
+
+GENERATION_TTL_S = 0.05
+"""How long a generation read from the database is reused: one search asks for it several times, and another host's
+write then shows here at most this much later (this store's own writes at once)."""
+
 REMOVED_KEEP_S = 7 * 86400.0
 """How long the log of removed chunks is kept: a process that was away longer rebuilds its indexes in full."""
 
@@ -127,6 +135,8 @@ class PgMemoryStore:
         self.dsn, self.setting = dsn, setting
         self.location = f'{mask_dsn(dsn)} (agent {agent_id})'
         self._lock = threading.RLock()
+        self._heads: dict[int, ChunkHead] = {}
+        self._generation = (0, -GENERATION_TTL_S)  # (value, when read: time.monotonic())
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
                             setting)  # fmt: skip
 
@@ -140,8 +150,12 @@ class PgMemoryStore:
     @property
     def generation(self) -> int:
         """Count of committed writes of this agent; derived indexes record the generation they reflect."""
+        value, read_at = self._generation
+        if time.monotonic() - read_at < GENERATION_TTL_S:
+            return value
         rows = self._rows('SELECT generation FROM memory_agents WHERE agent = %s')
-        return int(rows[0][0]) if rows else 0
+        self._generation = (int(rows[0][0]) if rows else 0, time.monotonic())
+        return self._generation[0]
 
     @property
     def identity(self) -> dict | None:
@@ -154,13 +168,16 @@ class PgMemoryStore:
     def _write(self, work: Callable[[psycopg.Connection[Any], int], T]) -> T:
         """Run ``work(conn, generation)`` in one transaction that first bumps the agent's generation (and so waits
         for any other process writing this agent)."""
-        with self._lock, self._pg.transaction() as conn:
-            [(generation,)] = conn.execute(
-                'INSERT INTO memory_agents (agent, generation) VALUES (%s, 1) ON CONFLICT (agent) '
-                'DO UPDATE SET generation = memory_agents.generation + 1 RETURNING generation',
-                (self.agent,),
-            ).fetchall()
-            return work(conn, int(generation))
+        with self._lock:
+            with self._pg.transaction() as conn:
+                [(generation,)] = conn.execute(
+                    'INSERT INTO memory_agents (agent, generation) VALUES (%s, 1) ON CONFLICT (agent) '
+                    'DO UPDATE SET generation = memory_agents.generation + 1 RETURNING generation',
+                    (self.agent,),
+                ).fetchall()
+                result = work(conn, int(generation))
+            self._generation = (int(generation), time.monotonic())  # committed: this store's own write shows at once
+            return result
 
     def _log_removed(self, conn: psycopg.Connection[Any], generation: int, paths: list[str]) -> list[int]:
         """Log the chunks of ``paths`` as removed at ``generation``; returns their ids in order."""
@@ -170,6 +187,7 @@ class PgMemoryStore:
                 'SELECT id FROM memory_chunks WHERE agent = %s AND path = ANY(%s) ORDER BY id', (self.agent, paths)
             )
         ]
+        self._forget(ids)
         if ids:
             conn.execute(
                 'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) '
@@ -177,6 +195,11 @@ class PgMemoryStore:
                 (self.agent, generation, ids, time.time()),
             )
         return ids
+
+    def _forget(self, ids: Collection[int]) -> None:
+        """Drop the cached heads of removed chunks."""
+        for chunk_id in ids:
+            self._heads.pop(chunk_id, None)
 
     def set_identity(self, identity: dict) -> None:
         text = json.dumps(identity, sort_keys=True)
@@ -290,6 +313,7 @@ class PgMemoryStore:
         behind this generation rebuild their indexes rather than replay the removals."""
 
         def work(conn: psycopg.Connection[Any], generation: int) -> None:
+            self._heads.clear()
             for table in ('memory_chunks', 'memory_files', 'memory_skipped', 'memory_removed'):
                 conn.execute(f'DELETE FROM {table} WHERE agent = %s', (self.agent,))
             conn.execute('UPDATE memory_agents SET horizon = %s WHERE agent = %s', (generation, self.agent))
@@ -314,6 +338,7 @@ class PgMemoryStore:
             if generation == current:
                 return Changes(current, [], [], {})
             if generation > current or generation < horizon:
+                self._heads.clear()  # what was removed since is not known any more
                 return None
             removed = [
                 r[0]
@@ -322,6 +347,7 @@ class PgMemoryStore:
                     (self.agent, generation),
                 )
             ]
+            self._forget(removed)
             params: tuple[Any, ...] = (self.agent, generation) if dims is None else (dims * 4, self.agent, generation)
             rows = conn.execute(
                 f'SELECT {columns}{vector} FROM memory_chunks WHERE agent = %s AND generation > %s ORDER BY id',
@@ -476,15 +502,24 @@ class PgMemoryStore:
         return [by_id[i] for i in ids if i in by_id]
 
     def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
-        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text."""
-        if not ids:
-            return {}
-        rows = self._rows(
-            'SELECT id, path, source, start_line, end_line, char_length(text) FROM memory_chunks '
-            'WHERE agent = %s AND id = ANY(%s)',
-            ([int(i) for i in ids],),
-        )
-        return {row[0]: ChunkHead._make(row) for row in rows}
+        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
+        read before are answered from memory (see :data:`HEADS_CACHED`); a chunk another host removed keeps its head
+        until this process catches up, as the keyword index keeps its id until then."""
+        with self._lock:
+            found = {i: head for i in ids if (head := self._heads.get(i)) is not None}
+            missing = [int(i) for i in ids if i not in found]
+            if not missing:
+                return found
+            rows = self._rows(
+                'SELECT id, path, source, start_line, end_line, char_length(text) FROM memory_chunks '
+                'WHERE agent = %s AND id = ANY(%s)',
+                (missing,),
+            )
+            if len(self._heads) + len(rows) > HEADS_CACHED:
+                self._heads.clear()
+            for row in rows:
+                found[row[0]] = self._heads[row[0]] = ChunkHead._make(row)
+            return found
 
     def chunk_texts(self, ids: Collection[int]) -> dict[int, str]:
         """Chunk texts by id (unknown ids are left out)."""

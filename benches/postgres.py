@@ -1,0 +1,276 @@
+"""The PostgreSQL backend against the SQLite one, measured in the same run (issue 18's numbers).
+
+Sections:
+    1. Sync speed: the SciFact notes (one note per document, ~8.9k chunks) indexed keyword-only into an empty store,
+       SQLite file vs PostgreSQL database; chunks/s and the ratio (bar: PostgreSQL >= 1/3 of SQLite).
+    2. Many processes: a workspace of ~100k chunks (the SciFact notes repeated), then for ``--seconds`` (default 300)
+       four search processes and one writer on one store. Each search process has its own derived indexes (as on
+       four hosts; on SQLite they share the file and its folders, as processes of one host do). Searchers loop over
+       the SciFact queries (timed: p50/p95) and, between queries, look for the writer's newest marker note; the
+       writer adds a note with a unique marker word every ``--write-every`` seconds and records when its sync
+       returned. Visibility lag = when a searcher first found a marker - when its write committed. Reports search
+       p50 per backend and the ratio (bar: <= 1.5x), the lag distribution (bar: every write visible within 1 s)
+       and errors (bar: none).
+
+Both backends use the same deterministic 384-dimension embedder (token hashes), so hybrid search runs its vector
+leg and vectors are stored, caught up and searched at full size, without a model's minutes of embedding dominating;
+query embedding is then nearly free, which makes the store's own overhead the larger share of each search.
+
+PostgreSQL: a server from Debian's packages started in a temporary folder (tests/pgserver.py), fsync on.
+
+    python benches/postgres.py [--data-root ../shared/data] [--seconds 300] [--quick] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
+
+import _beir  # noqa: E402
+import _notes  # noqa: E402
+import pgserver  # noqa: E402
+
+import memsift  # noqa: E402
+
+DIMS = 384
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-token-hashes vectors: real sizes, no model."""
+
+    id = 'bench-hash'
+    model = 'hash-384'
+    dims = DIMS
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(DIMS, dtype=np.float32)
+        for token in memsift.tokenize(text):
+            vec[int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), 'little') % DIMS] += 1.0
+        return vec
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, DIMS), dtype=np.float32)
+
+
+def probe_word(n: int) -> str:
+    """The writer's n-th marker: letters only (the analyzer splits letters from digits), found in no other note."""
+    letters = ''.join(chr(ord('a') + (n // 26**k) % 26) for k in range(4))
+    return f'zqprobe{letters}'
+
+
+def config(backend: str, state: Path, dsn: str | None, **search) -> dict:
+    store = {'path': str(state / '{agentId}.sqlite')}
+    if backend == 'postgres':
+        store |= {'backend': 'postgres', 'dsn': dsn}
+    return {'memory': {'search': {'store': store, 'cache': {'enabled': False}, **search}}}
+
+
+# ---------------------------------------------------------------- 1. sync speed
+
+
+def bench_sync(notes: list[tuple[str, str]], root: Path, dsn: str) -> dict:
+    one_copy = sum(len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes)
+    ws = _notes.write_workspace(root / 'sync-ws', notes, one_copy)
+    out = {'chunks': ws.chunks, 'files': ws.files}
+    for backend in ('sqlite', 'postgres'):
+        with memsift.MemoryIndex(ws.root, config(backend, root / f'sync-{backend}', dsn)) as index:
+            started = time.perf_counter()
+            report = index.sync()
+            seconds = time.perf_counter() - started
+        out[backend] = {'seconds': round(seconds, 2), 'chunksPerS': round(report.chunks_written / seconds, 1)}
+        print(f'  sync {backend:8} {report.chunks_written:,} chunks in {seconds:.1f} s', flush=True)
+    out['ratio'] = round(out['postgres']['chunksPerS'] / out['sqlite']['chunksPerS'], 3)
+    return out
+
+
+# ---------------------------------------------------------------- 2. many processes
+
+
+def searcher(n: int, backend: str, ws: str, state: str, dsn: str | None, queries: list[str], stop, out) -> None:
+    """Search until ``stop`` (a shared time, 0 until the run starts): timed queries, and between them a probe for the
+    writer's next marker. Searches before the run starts warm up and are not counted."""
+    cfg = config(backend, Path(state), dsn, sync={'onSearch': False, 'watch': False})
+    times, found, errors = [], {}, []
+    index = memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder())
+    index.search('warm up')  # opening: local indexes built or loaded
+    out.put(('ready', n, None))
+    marker, i = 0, 0
+    while stop.value == 0 or time.time() < stop.value:
+        query = queries[i % len(queries)]
+        i += 1
+        counted = stop.value > 0
+        try:
+            started = time.perf_counter()
+            index.search(query)
+            if counted:
+                times.append(time.perf_counter() - started)
+            while True:  # every marker already written counts as found now
+                word = probe_word(marker)
+                hits = index.search(word, max_results=1).results
+                if not hits or word not in hits[0].snippet:
+                    break
+                found[marker] = time.time()
+                marker += 1
+        except Exception as exc:  # noqa: BLE001 - counted and reported
+            errors.append(f'{type(exc).__name__}: {exc}')
+    index.close()
+    out.put(('done', n, {'times': times, 'found': found, 'errors': errors[:20], 'errorCount': len(errors)}))
+
+
+def writer(backend: str, ws: str, state: str, dsn: str | None, every: float, stop_at: float, out: mp.Queue) -> None:
+    cfg = config(backend, Path(state), dsn, sync={'onSearch': False, 'watch': False})
+    committed, errors = {}, []
+    with memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder()) as index:
+        marker = 0
+        while time.time() < stop_at - 2:
+            due = time.time() + every
+            note = Path(ws) / 'memory' / 'live' / f'probe-{marker:05d}.md'
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(f'# probe\n\n{probe_word(marker)} written by the bench writer\n')
+            try:
+                index.sync()
+                committed[marker] = time.time()
+                marker += 1
+            except Exception as exc:  # noqa: BLE001 - counted and reported
+                errors.append(f'{type(exc).__name__}: {exc}')
+            time.sleep(max(0.0, due - time.time()))
+    out.put(('writer', 0, {'committed': committed, 'errors': errors[:20], 'errorCount': len(errors)}))
+
+
+def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries: list[str], seconds: float) -> dict:
+    """Four searchers and a writer on one store for ``seconds``."""
+    ctx = mp.get_context('spawn')
+    out: mp.Queue = ctx.Queue()
+    shared_state = root / f'state-{backend}'
+    with memsift.MemoryIndex(ws, config(backend, shared_state, dsn), provider=HashingEmbedder()) as index:
+        started = time.perf_counter()
+        report = index.sync()
+        print(
+            f'  {backend}: indexed {report.chunks_written:,} chunks in {time.perf_counter() - started:.0f} s',
+            flush=True,
+        )
+    stop = ctx.Value('d', 0.0)
+    states = [shared_state if backend == 'sqlite' else root / f'state-{backend}-host{n}' for n in range(4)]
+    procs = [
+        ctx.Process(target=searcher, args=(n, backend, str(ws), str(states[n]), dsn, queries, stop, out))
+        for n in range(4)
+    ]
+    for p in procs:
+        p.start()
+    ready_started = time.perf_counter()
+    for _ in procs:
+        kind, n, _ = out.get(timeout=1800)
+        assert kind == 'ready', kind
+    ready_s = time.perf_counter() - ready_started
+    print(f'  {backend}: 4 searchers ready in {ready_s:.0f} s (their indexes built or loaded)', flush=True)
+    stop_at = time.time() + seconds  # the run proper: searchers and the writer stop together
+    stop.value = stop_at
+    write_proc = ctx.Process(target=writer, args=(backend, str(ws), str(shared_state), dsn, WRITE_EVERY, stop_at, out))
+    write_proc.start()
+    results, written = [], None
+    for _ in range(5):
+        kind, n, data = out.get(timeout=seconds + 3600)
+        if kind == 'writer':
+            written = data
+        else:
+            results.append(data)
+    for p in [*procs, write_proc]:
+        p.join(timeout=60)
+    times = [t for r in results for t in r['times']]
+    lags = []
+    for marker, at in written['committed'].items():
+        for r in results:
+            seen = r['found'].get(marker)
+            lags.append(None if seen is None else seen - at)
+    measured = [lag for lag in lags if lag is not None]
+    return {
+        'searchers': 4,
+        'readyS': round(ready_s, 1),
+        'searches': len(times),
+        'p50Ms': round(statistics.median(times) * 1000, 2),
+        'p95Ms': round(float(np.percentile(times, 95)) * 1000, 2),
+        'writes': len(written['committed']),
+        'visibility': {
+            'probes': len(lags),
+            'missed': sum(lag is None for lag in lags),
+            'p50Ms': round(statistics.median(measured) * 1000, 1) if measured else None,
+            'p95Ms': round(float(np.percentile(measured, 95)) * 1000, 1) if measured else None,
+            'maxMs': round(max(measured) * 1000, 1) if measured else None,
+            'within1s': round(sum(lag <= 1.0 for lag in measured) / max(1, len(lags)), 4),
+        },
+        'errors': sum(r['errorCount'] for r in results) + written['errorCount'],
+        'errorSamples': [e for r in results for e in r['errors']][:5] + written['errors'][:5],
+    }
+
+
+WRITE_EVERY = 1.0
+
+
+def main() -> None:
+    global WRITE_EVERY
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT)
+    parser.add_argument('--seconds', type=float, default=300.0, help='length of the many-process run per backend')
+    parser.add_argument('--chunks', type=int, default=100_000, help='workspace size for the many-process run')
+    parser.add_argument('--write-every', type=float, default=1.0, help="seconds between the writer's notes")
+    parser.add_argument('--quick', action='store_true', help='20k chunks, 60 s runs')
+    parser.add_argument('--sections', default='1,2')
+    parser.add_argument('--json', type=Path, help='write the figures here')
+    args = parser.parse_args()
+    WRITE_EVERY = args.write_every
+    if args.quick:
+        args.chunks, args.seconds = 20_000, 60.0
+    reason = pgserver.unavailable()
+    if reason:
+        _beir.fail(reason)
+    data = _beir.load_dataset(args.data_root / 'scifact')
+    notes = _notes.scifact_notes(data)
+    queries = [text for _, text in data.queries]
+    figures: dict = {}
+    with (
+        tempfile.TemporaryDirectory(prefix='memsift-pg-bench-') as tmp,
+        pgserver.Server(settings={'fsync': 'on'}) as pg,
+    ):
+        root = Path(tmp)
+        if '1' in args.sections:
+            print('1. sync speed (SciFact notes, keyword-only)', flush=True)
+            figures['sync'] = bench_sync(notes, root, pg.create_database('sync'))
+            print(f'  PostgreSQL / SQLite: {figures["sync"]["ratio"]:.2f}', flush=True)
+        if '2' in args.sections:
+            print(f'2. four searchers + one writer at ~{args.chunks:,} chunks, {args.seconds:.0f} s each', flush=True)
+            ws = _notes.write_workspace(root / 'big-ws', notes, args.chunks, mark_copies=True)
+            dsn = pg.create_database('processes')
+            figures['processes'] = {'chunks': ws.chunks}
+            for backend in ('sqlite', 'postgres'):
+                run = bench_processes(backend, ws.root, root, dsn, queries, args.seconds)
+                figures['processes'][backend] = run
+                print(f'  {backend}: {json.dumps(run)}', flush=True)
+                for probe in (ws.root / 'memory' / 'live').glob('*.md'):  # the next backend starts from the same notes
+                    probe.unlink()
+            lite, pgr = figures['processes']['sqlite'], figures['processes']['postgres']
+            figures['processes']['p50Ratio'] = round(pgr['p50Ms'] / lite['p50Ms'], 3)
+            print(f'  search p50 PostgreSQL / SQLite: {figures["processes"]["p50Ratio"]:.2f}', flush=True)
+    figures['machine'] = {'cpus': os.cpu_count(), 'python': sys.version.split()[0]}
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == '__main__':
+    main()
