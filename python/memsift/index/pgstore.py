@@ -361,21 +361,19 @@ class PgMemoryStore:
         )
 
     def prune_removed(self, keep_s: float = REMOVED_KEEP_S) -> int:
-        """Drop removal-log rows older than ``keep_s`` seconds; processes further behind rebuild. Returns how many."""
-
-        def work(conn: psycopg.Connection[Any], generation: int) -> int:
-            row = conn.execute(
+        """Drop removal-log rows older than ``keep_s`` seconds; processes further behind rebuild. Returns how many.
+        Not a generation change: nothing searchable moves."""
+        with self._lock, self._pg.transaction() as conn:
+            rows = conn.execute(
                 'DELETE FROM memory_removed WHERE agent = %s AND removed_at < %s RETURNING generation',
                 (self.agent, time.time() - keep_s),
             ).fetchall()
-            if row:
+            if rows:
                 conn.execute(
                     'UPDATE memory_agents SET horizon = GREATEST(horizon, %s) WHERE agent = %s',
-                    (max(r[0] for r in row), self.agent),
+                    (max(r[0] for r in rows), self.agent),
                 )
-            return len(row)
-
-        return self._write(work)
+            return len(rows)
 
     # ------------------------------------------------------------------ reads
 
@@ -574,6 +572,11 @@ class PgMemoryStore:
                     for h, v in items
                 ],
             )
+
+    def cache_rows(self) -> list[tuple[str, str, bytes]]:
+        """Every embedding-cache row as ``(provider key, text sha256, float32 bytes)`` (for ``memsift migrate``)."""
+        rows = self._rows('SELECT provider_key, hash, vector FROM memory_embedding_cache WHERE agent = %s')
+        return [(key, text_hash, bytes(vector)) for key, text_hash, vector in rows]
 
     def cache_size(self) -> int:
         return int(self._rows('SELECT COUNT(*) FROM memory_embedding_cache WHERE agent = %s')[0][0])

@@ -462,6 +462,11 @@ class MemoryStore:
             except sqlite3.Error as exc:
                 raise StoreError(f'cannot write the embedding cache in {self.path}: {exc}') from exc
 
+    def cache_rows(self) -> list[tuple[str, str, bytes]]:
+        """Every embedding-cache row as ``(provider key, text sha256, float32 bytes)`` (for ``memsift migrate``)."""
+        with self._lock:
+            return self._db.execute('SELECT provider_key, hash, vector FROM embedding_cache').fetchall()
+
     def cache_size(self) -> int:
         with self._lock:
             return int(self._db.execute('SELECT COUNT(*) FROM embedding_cache').fetchone()[0])
