@@ -11,6 +11,9 @@ Sections:
        returned. Visibility lag = when a searcher first found a marker - when its write committed. Reports search
        p50 per backend and the ratio (bar: <= 1.5x), the lag distribution (bar: every write visible within 1 s)
        and errors (bar: none).
+    3. Where the keyword leg runs: memsift's BM25 (tantivy, local to each process) against the same leg pushed into
+       PostgreSQL (a ``tsvector`` of memsift's own analyzer tokens, GIN index, ``ts_rank`` / ``ts_rank_cd`` over an
+       OR of the query's tokens): nDCG@10 on SciFact, and query p50 at ~100k chunks.
 
 Both backends use the same deterministic 384-dimension embedder (token hashes), so hybrid search runs its vector
 leg and vectors are stored, caught up and searched at full size, without a model's minutes of embedding dominating;
@@ -222,6 +225,78 @@ def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries
 WRITE_EVERY = 1.0
 
 
+# ---------------------------------------------------------------- 3. keyword leg: local BM25 or PostgreSQL
+
+
+def _tsvector(tokens: list[str]) -> str:
+    """A tsvector literal of analyzer tokens with their positions, so PostgreSQL never splits them again."""
+    positions: dict[str, list[int]] = {}
+    for at, token in enumerate(tokens[:16383], 1):
+        positions.setdefault(token, []).append(at)
+    quote = lambda t: "'" + t.replace('\\', '\\\\').replace("'", "''") + "'"  # noqa: E731
+    return ' '.join(f'{quote(t)}:{",".join(map(str, p[:256]))}' for t, p in positions.items() if len(t.encode()) < 2047)
+
+
+def _tsquery(tokens: list[str]) -> str | None:
+    quoted = sorted({"'" + t.replace('\\', '\\\\').replace("'", "''") + "'" for t in tokens})
+    return ' | '.join(quoted) or None
+
+
+def bench_keyword_leg(data: _beir.Dataset, dsn: str, copies: int) -> dict:
+    """nDCG@10 on one copy of SciFact, then query p50 with ``copies`` copies (~100k documents), for memsift's BM25
+    and for PostgreSQL's two rank functions over the same analyzer tokens."""
+    import psycopg
+
+    tokenize = memsift.Analyzer().tokenize
+    docs = [tokenize(doc) for doc in data.docs]
+    bm25 = memsift.Bm25Index()
+    ranks = {'ts_rank': 'ts_rank(tsv, q, 1)', 'ts_rank_cd': 'ts_rank_cd(tsv, q, 1)'}
+    out: dict = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute('CREATE TABLE kw (id BIGINT PRIMARY KEY, doc INTEGER NOT NULL, tsv TSVECTOR NOT NULL)')
+        conn.execute('CREATE INDEX kw_tsv ON kw USING GIN (tsv)')
+
+        def load(copy_numbers: range) -> None:
+            with conn.cursor().copy('COPY kw (id, doc, tsv) FROM STDIN') as copy:
+                for c in copy_numbers:
+                    for i, tokens in enumerate(docs):
+                        copy.write_row((c * len(docs) + i, i, _tsvector(tokens)))
+            for c in copy_numbers:
+                ids = list(range(c * len(docs), (c + 1) * len(docs)))
+                bm25.add(ids, list(data.doc_ids), ['memory'] * len(docs), data.docs)
+            bm25.commit()
+            conn.execute('VACUUM ANALYZE kw')
+
+        def measure() -> tuple[dict[str, dict[str, list[str]]], dict[str, float]]:
+            runs: dict[str, dict[str, list[str]]] = {'memsift BM25': {}, **{name: {} for name in ranks}}
+            times: dict[str, list[float]] = {name: [] for name in runs}
+            for qid, text in data.queries:
+                started = time.perf_counter()
+                hits = bm25.search(text, 10)
+                times['memsift BM25'].append(time.perf_counter() - started)
+                runs['memsift BM25'][qid] = [data.doc_ids[int(i) % len(docs)] for i, _ in hits]
+                query = _tsquery(tokenize(text))
+                for name, rank in ranks.items():
+                    started = time.perf_counter()
+                    sql = f'SELECT doc FROM kw, to_tsquery(%s) q WHERE tsv @@ q ORDER BY {rank} DESC, id LIMIT 10'
+                    rows = [] if query is None else conn.execute(sql, (query,)).fetchall()
+                    times[name].append(time.perf_counter() - started)
+                    runs[name][qid] = [data.doc_ids[r[0]] for r in rows]
+            return runs, {name: round(statistics.median(t) * 1000, 2) for name, t in times.items()}
+
+        load(range(1))
+        runs, small = measure()
+        load(range(1, copies))
+        _, large = measure()
+        for name, run in runs.items():
+            ndcg = _beir.evaluate(run, data.qrels)['ndcg@10']
+            out[name] = {'ndcg@10': ndcg, 'p50Ms': small[name], 'p50MsLarge': large[name]}
+            print(f'  {name:13} nDCG@10 {ndcg:.4f}  p50 {small[name]:.2f} ms at {len(docs):,} docs, '
+                  f'{large[name]:.2f} ms at {copies * len(docs):,}', flush=True)  # fmt: skip
+    out['docs'], out['docsLarge'] = len(docs), copies * len(docs)
+    return out
+
+
 def main() -> None:
     global WRITE_EVERY
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -230,7 +305,7 @@ def main() -> None:
     parser.add_argument('--chunks', type=int, default=100_000, help='workspace size for the many-process run')
     parser.add_argument('--write-every', type=float, default=1.0, help="seconds between the writer's notes")
     parser.add_argument('--quick', action='store_true', help='20k chunks, 60 s runs')
-    parser.add_argument('--sections', default='1,2')
+    parser.add_argument('--sections', default='1,2,3')
     parser.add_argument('--json', type=Path, help='write the figures here')
     args = parser.parse_args()
     WRITE_EVERY = args.write_every
@@ -266,6 +341,10 @@ def main() -> None:
             lite, pgr = figures['processes']['sqlite'], figures['processes']['postgres']
             figures['processes']['p50Ratio'] = round(pgr['p50Ms'] / lite['p50Ms'], 3)
             print(f'  search p50 PostgreSQL / SQLite: {figures["processes"]["p50Ratio"]:.2f}', flush=True)
+        if '3' in args.sections:
+            copies = max(1, round(args.chunks / len(data.docs)))
+            print(f'3. the keyword leg at ~{copies * len(data.docs):,} documents: local BM25 or PostgreSQL', flush=True)
+            figures['keywordLeg'] = bench_keyword_leg(data, pg.create_database('keyword'), copies)
     figures['machine'] = {'cpus': os.cpu_count(), 'python': sys.version.split()[0]}
     print(json.dumps(figures, indent=2))
     if args.json:

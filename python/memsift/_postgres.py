@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memsift._text import scrub
 from memsift.errors import ConfigError, MemsiftError
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ def is_dsn(target: object) -> bool:
 
 
 def mask_dsn(dsn: str) -> str:
-    """``dsn`` with its password replaced by ``***``: the form every message and status shows."""
+    """``dsn`` with its password replaced by ``***``: the form every message and status shows (printable, and cut at
+    200 characters)."""
 
     def url(match: re.Match[str]) -> str:
         user = match.group(2) or ''
@@ -62,7 +64,9 @@ def mask_dsn(dsn: str) -> str:
 
     masked = _URL.sub(url, dsn, count=1)
     masked = re.sub(r'([?&]password=)[^&#]*', r'\1***', masked, flags=re.IGNORECASE)
-    return _KEYWORD_PASSWORD.sub(r'\1***', masked)
+    masked = scrub(_KEYWORD_PASSWORD.sub(r'\1***', masked))
+    return masked if len(masked) <= 200 else masked[:200] + '…'
+
 
 
 def resolve_dsn(configured: str | None) -> tuple[str, str]:
@@ -155,7 +159,7 @@ class Postgres:
 
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.Error as exc:
+        except (psycopg.Error, UnicodeError, ValueError) as exc:  # unusable text in the DSN: the driver's own types
             raise self.error(
                 f'cannot connect to {self.what} at {self.shown} ({self.setting}): {self._describe(exc)}; check that '
                 f'the server runs and that {self.setting} names it with the right user and password'
@@ -257,7 +261,7 @@ class AdvisoryLock:
             return False
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.Error as exc:
+        except (psycopg.Error, UnicodeError, ValueError) as exc:
             self._local.release()
             text = mask_dsn(' '.join(str(exc).split())).replace(_secret(self.dsn) or '\0', '***')
             raise self.error(

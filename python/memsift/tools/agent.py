@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from memsift._text import preview, scrub
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import InvalidInputError, MemsiftError, SessionAccessError
+from memsift.index.backend import sessions_target
 from memsift.index.memory_index import MemoryIndex
 from memsift.sessions import Caller, SessionStore, main_session_key
 from memsift.tools.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
@@ -102,12 +103,14 @@ class MemoryTools:
         Args:
             workspace: The agent workspace (default: from the config).
             config: An OpenClaw config (file, dict or :class:`~memsift.MemoryConfig`).
-            sessions_path: The session database (default ``~/.memsift/agents/{agentId}/sessions.sqlite``).
+            sessions_path: The session database (default ``~/.memsift/agents/{agentId}/sessions.sqlite``, or on
+                ``store.backend: "postgres"`` the shared database).
             sync: Start indexing the workspace in the background now, so the first search finds it ready.
             watch: Re-index memory files as they change.
         """
         resolved = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
-        sessions = SessionStore.from_config(sessions_path, agent_id, resolved.session_tools)
+        target = sessions_path if sessions_path is not None else sessions_target(resolved)
+        sessions = SessionStore.from_config(target, agent_id, resolved.session_tools)
         try:
             index = MemoryIndex(workspace, resolved, agent_id, sessions=sessions)
         except BaseException:

@@ -121,6 +121,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar='KEY',
         help="calling session; visibility starts there (default: the agent's main session)",
     )
+    migrate = commands.add_parser(
+        'migrate',
+        parents=[common],
+        help="copy the agent's memory and sessions between SQLite and PostgreSQL, then verify",
+        description='Copies the memory store (store.path) and the session store into the PostgreSQL database '
+        '(--to postgres) or back (--to sqlite), file by file and session by session: run it again to resume. '
+        'Verified by counts and sha256 digests of both sides; exit status 1 when they differ.',
+    )
+    migrate.add_argument('--to', choices=('postgres', 'sqlite'), required=True, help='where the stores go')
+    migrate.add_argument(
+        '--dsn',
+        metavar='DSN',
+        help='the database (default: store.dsn, else $MEMSIFT_PG_DSN, which keeps the '
+        'password out of the process list)',
+    )
+    migrate.add_argument(
+        '--sessions-db', metavar='PATH', help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)'
+    )
     sessions = commands.add_parser('sessions', help='session transcripts: import, search, history')
     session_commands = sessions.add_subparsers(dest='sessions_command', required=True, metavar='COMMAND')
     imported = session_commands.add_parser('import', parents=[sessions_common], help='import an OpenClaw JSONL file')
@@ -377,6 +395,51 @@ def _compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    from memsift.migrate import migrate
+
+    config = _config(args)
+    bar = None
+    if not args.json and sys.stderr.isatty():
+        from rich.progress import Progress as Bar
+
+        bar = Bar(transient=True)
+    tasks: dict[str, Any] = {}
+
+    def progress(what: str, done: int, total: int) -> None:
+        if bar is not None:
+            task = tasks.setdefault(what, bar.add_task(f'copying {what}', total=total))
+            bar.update(task, completed=done, total=total)
+
+    if bar is not None:
+        bar.start()
+    try:
+        report = migrate(config, args.to, dsn=args.dsn, sessions_path=args.sessions_db, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        _print_json(report)
+        return 0 if report['verified'] else 1
+    memory = report['memory']
+    print(
+        f'memory: {memory["target"]["files"]} files, {memory["target"]["chunks"]} chunks, '
+        f'{memory["target"]["vectors"]} vectors ({memory["filesCopied"]} files copied, '
+        f'{memory["filesAlreadyThere"]} already there) · {"verified" if memory["verified"] else "DIFFERENT"}'
+    )
+    if 'sessions' in report:
+        sessions = report['sessions']
+        print(
+            f'sessions: {sessions["target"]["sessions"]} sessions, {sessions["target"]["events"]} events '
+            f'({sessions["sessionsCopied"]} copied) · {"verified" if sessions["verified"] else "DIFFERENT"}'
+        )
+    if not report['verified']:
+        print('memsift: the copy differs from its source; run migrate again to complete it', file=sys.stderr)
+        return 1
+    print(f'set store.backend to "{args.to}" to use the copy ({report["seconds"]} s)')
+    return 0
+
+
 def _eval(args: argparse.Namespace) -> int:
     from memsift.index.evaluate import evaluate_memory
 
@@ -433,11 +496,13 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _sessions(args: argparse.Namespace) -> int:
+    from memsift.index.backend import sessions_target
     from memsift.sessions import Caller, SessionStore, main_session_key
 
-    settings = load_config(args.config, args.agent).session_tools
+    config = load_config(args.config, args.agent)
     caller = Caller(args.caller or main_session_key(args.agent))
-    with SessionStore.from_config(args.sessions_db, args.agent, settings) as store:
+    target = args.sessions_db or sessions_target(config)
+    with SessionStore.from_config(target, args.agent, config.session_tools) as store:
         if args.sessions_command == 'import':
             data = store.import_jsonl(
                 args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}', spawned_by=args.spawned_by
@@ -541,6 +606,7 @@ _COMMANDS = {
     'get': _get,
     'watch': _watch,
     'compact': _compact,
+    'migrate': _migrate,
     'eval': _eval,
     'sessions': _sessions,
     'mcp': _mcp,
