@@ -68,7 +68,6 @@ def mask_dsn(dsn: str) -> str:
     return masked if len(masked) <= 200 else masked[:200] + '…'
 
 
-
 def resolve_dsn(configured: str | None) -> tuple[str, str]:
     """``(dsn, setting)``: ``store.dsn`` when set, else ``$MEMSIFT_PG_DSN``; ``setting`` names where it came from.
 
@@ -181,7 +180,14 @@ class Postgres:
         return conn
 
     def _apply_schema(self, conn: psycopg.Connection[Any]) -> str | None:
-        """Create the tables if missing (under an advisory lock) and return the version found, or None if new."""
+        """Create the tables if missing (under an advisory lock) and return the version found, or None if new.
+
+        A database whose version is recorded already has the schema (both are written in one transaction): its DDL is
+        not run again, since ``CREATE INDEX IF NOT EXISTS`` locks the table and would wait for writers in flight."""
+        if conn.execute("SELECT to_regclass('memsift_meta')").fetchall() != [(None,)]:
+            row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
+            if row is not None:
+                return str(row[0])
         with conn.transaction():
             conn.execute('SELECT pg_advisory_xact_lock(%s)', (_SCHEMA_LOCK,))
             conn.execute('CREATE TABLE IF NOT EXISTS memsift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')

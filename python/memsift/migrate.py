@@ -6,8 +6,10 @@ either complete or absent: running it again skips files already there with the s
 rest, and removes from the target what the source no longer has. The index identity is written last, so a target
 cut short is never taken for a finished index with current vectors. The embedding cache is copied too.
 
-The session store is copied session by session (:func:`migrate_sessions`): events in their stored order and the
-session flags; a session already complete in the target is skipped.
+The session store is copied session by session (:func:`migrate_sessions`): the session's id, its events in their
+stored order and its flags; a session already complete in the target is skipped. The copy numbers events 1, 2, …
+as appends do (an imported transcript's events kept their JSONL line numbers), and the import bookkeeping of
+transcript files is not copied: importing the same file into the copy reads it again and stores nothing twice.
 
 Verification reads both sides in full and compares counts and a sha256 over every file record, chunk (lines, hash,
 text) and vector, and over every session's events; ``verified`` is False, with the first difference, when they
@@ -20,6 +22,7 @@ old store's generations, and rebuild from the new one on the next open.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -159,6 +162,22 @@ def _copy_cache(source: Store, target: Store) -> None:
             target.cache_vectors(provider_key, items[start : start + 1000])
 
 
+def _with_timestamp(line: str, timestamp: int) -> dict[str, Any]:
+    """The stored event, carrying the timestamp the source stored for it (an event without a readable one got its
+    append time there: the copy keeps that time instead of taking its own)."""
+    from memsift.sessions.events import timestamp_ms
+
+    event = json.loads(line)
+    if timestamp_ms(event.get('timestamp')) != timestamp:
+        event['timestamp'] = timestamp
+    return event
+
+
+def _effective(line: str, timestamp: int) -> str:
+    """An event as the digest sees it: its JSON, canonical, with the timestamp it was stored with."""
+    return json.dumps({**json.loads(line), 'timestamp': timestamp}, sort_keys=True, ensure_ascii=False)
+
+
 def session_digest(store: SessionStore) -> dict[str, Any]:
     """Counts and a sha256 of every session (key, id, parent, flags) and its events in stored order."""
     digest = hashlib.sha256()
@@ -167,8 +186,8 @@ def session_digest(store: SessionStore) -> dict[str, Any]:
     for session in sessions:
         flags = (session['key'], session['sessionId'], session['spawnedBy'], session['archived'], session['incognito'])
         digest.update(repr(flags).encode('utf-8', 'replace'))
-        for line in store.event_lines(session['key']):
-            digest.update(line.encode('utf-8', 'replace'))
+        for line, timestamp in store.event_lines(session['key']):
+            digest.update(_effective(line, timestamp).encode('utf-8', 'replace'))
             events += 1
     return {'sessions': len(sessions), 'events': events, 'sha256': digest.hexdigest()}
 
@@ -176,8 +195,6 @@ def session_digest(store: SessionStore) -> dict[str, Any]:
 def migrate_sessions(source: SessionStore, target: SessionStore, progress: Progress | None = None) -> dict[str, Any]:
     """Copy every session of ``source`` into ``target`` (events in stored order, then flags); sessions already
     complete in the target are skipped, and appends are idempotent, so a cut run resumes."""
-    import json
-
     started = time.perf_counter()
     there = {s['key']: s for s in target.sessions()}
     sessions = source.sessions()
@@ -186,11 +203,11 @@ def migrate_sessions(source: SessionStore, target: SessionStore, progress: Progr
         key = session['key']
         existing = there.get(key)
         if existing is None or existing['events'] != session['events']:
-            lines = list(source.event_lines(key))
-            for start in range(0, len(lines), 1000):
-                target.append_many(
-                    key, [json.loads(line) for line in lines[start : start + 1000]], session['spawnedBy']
-                )
+            # The header first: it gives the copy the session's id (appends without one make a new id).
+            events = [{'type': 'session', 'id': session['sessionId']}]
+            events += [_with_timestamp(line, timestamp) for line, timestamp in source.event_lines(key)]
+            for start in range(0, len(events), 1000):
+                target.append_many(key, events[start : start + 1000], session['spawnedBy'])
             copied += 1
         else:
             kept += 1
@@ -246,11 +263,14 @@ def migrate(
     session_file = sessions_path or str(default_sessions_path(config.agent_id))
     out: dict[str, Any] = {'to': to}
     with ExitStack() as stack:
-        source = stack.enter_context(open_memory_store(source_config))
-        target = stack.enter_context(open_memory_store(target_config))
-        # Nothing else writes either store meanwhile: syncs in other processes wait, as for a sync.
-        stack.enter_context(writer_lock(source).holding(wait=True))
-        stack.enter_context(writer_lock(target).holding(wait=True))
+        source = open_memory_store(source_config)
+        stack.callback(source.close)
+        target = open_memory_store(target_config)
+        stack.callback(target.close)
+        # Nothing else writes either store meanwhile: syncs in other processes wait, as for a sync. The PostgreSQL
+        # side's lock is both: this host's lock file beside store.path (the SQLite file's lock) and the agent's
+        # advisory lock in the database.
+        stack.enter_context(writer_lock(source if source.shared else target).holding(wait=True))
         memory = migrate_memory(source, target, progress)
         memory['source'], memory['target'] = memory_digest(source), memory_digest(target)
         memory['verified'] = _same(memory['source'], memory['target'])

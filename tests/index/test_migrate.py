@@ -97,3 +97,71 @@ def test_the_digest_sees_a_changed_chunk(tmp_path, pg_dsn, indexed):
                         pg.file('MEMORY.md').size, [(1, 2, 'tampered', row.hash)])  # fmt: skip
         assert memory_digest(pg)['sha256'] != memory_digest(lite)['sha256']
         assert json.dumps(memory_digest(pg))  # plain data, for --json
+
+
+def test_migrate_moves_memory_and_sessions_both_ways_from_the_command_line(tmp_path, pg_dsn, indexed):
+    """``memsift migrate --to postgres`` then ``--to sqlite`` into a fresh folder: both verified, and the copies
+    answer memory and session searches as the original does."""
+    ws, _ = indexed
+    sessions = tmp_path / 'sessions.sqlite'
+    with memsift.SessionStore(sessions, 'main') as store:
+        store.append_many(
+            'agent:main:main',
+            [
+                {'type': 'session', 'id': 'sess-1'},
+                {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'the cluster is orion-7'}},
+                {'type': 'message', 'id': 'm2', 'parentId': 'm1', 'message': {'role': 'assistant', 'content': 'ok'}},
+            ],
+        )
+        store.append('agent:main:subagent:x', {'type': 'message', 'id': 's1', 'message': {'role': 'user',
+                     'content': 'rotate certificates'}}, spawned_by='agent:main:main')  # fmt: skip
+        store.set_flags('agent:main:subagent:x', archived=True)
+        original = store.search('orion-7', caller='agent:main:main')
+    config = tmp_path / 'openclaw.json'
+    config.write_text(
+        json.dumps({'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}}})
+    )
+
+    def run(*args, env=None):
+        command = [sys.executable, '-m', 'memsift', 'migrate', *args, '--config', str(config), '--json']
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+
+    import os
+
+    env = {**os.environ, 'MEMSIFT_PG_DSN': pg_dsn}
+    done = run('--to', 'postgres', '--sessions-db', str(sessions), env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report['verified'] and report['memory']['target']['files'] == 61
+    assert report['sessions']['target'] == report['sessions']['source']
+    assert report['sessions']['target']['sessions'] == 2 and report['sessions']['sessionsCopied'] == 2
+    again = json.loads(run('--to', 'postgres', '--sessions-db', str(sessions), env=env).stdout)
+    assert again['verified'] and again['sessions']['sessionsCopied'] == 0 and again['memory']['filesCopied'] == 0
+    with memsift.SessionStore(pg_dsn, 'main') as shared:
+        assert shared.search('orion-7', caller='agent:main:main')['results'] == original['results']
+        assert {s['key']: s['archived'] for s in shared.sessions()}['agent:main:subagent:x'] is True
+    back = tmp_path / 'back'
+    config.write_text(json.dumps({'memory': {'search': {'store': {'path': str(back / '{agentId}.sqlite')}}}}))
+    done = run('--to', 'sqlite', '--dsn', pg_dsn, '--sessions-db', str(back / 'sessions.sqlite'))
+    assert done.returncode == 0, done.stderr
+    returned = json.loads(done.stdout)
+    assert returned['verified'] and returned['memory']['target']['sha256'] == report['memory']['source']['sha256']
+    assert returned['sessions']['target']['sha256'] == report['sessions']['source']['sha256']
+    with memsift.SessionStore(back / 'sessions.sqlite', 'main') as copy:
+        assert copy.search('orion-7', caller='agent:main:main')['results'] == original['results']
+
+
+def test_migrate_refuses_what_it_cannot_do(tmp_path, pg_dsn):
+    from memsift.config import load_config
+    from memsift.errors import ConfigError, InvalidInputError
+    from memsift.migrate import migrate
+
+    config = load_config(
+        {'memory': {'search': {'store': {'path': str(tmp_path / 'none' / '{agentId}.sqlite')}}}}, 'main'
+    )
+    with pytest.raises(InvalidInputError, match='no SQLite memory store'):
+        migrate(config, 'postgres', dsn=pg_dsn)
+    with pytest.raises(InvalidInputError, match='postgres or sqlite'):
+        migrate(config, 'mysql', dsn=pg_dsn)
+    with pytest.raises(ConfigError, match='MEMSIFT_PG_DSN'):
+        migrate(config, 'postgres')

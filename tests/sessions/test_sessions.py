@@ -1,14 +1,20 @@
-"""SessionStore: transcripts, sessions_search, sessions_history, visibility, redaction and import (real SQLite)."""
+"""SessionStore: transcripts, sessions_search, sessions_history, visibility, redaction and import, on both backends:
+a real SQLite file and a real PostgreSQL database (each test that takes ``target`` or ``store`` runs on both; the
+PostgreSQL runs skip, with the reason, where no server can be started). PostgreSQL-only behaviour (agents sharing a
+database, concurrent processes, restarts) is tests/sessions/test_sessions_postgres.py's."""
 
 import json
 import sqlite3
 import time
+import uuid
 
 import pytest
 
 import memsift
 from memsift import Caller, InvalidInputError, SessionAccessError, SessionStore, SessionStoreError
+from memsift._postgres import is_dsn
 from memsift.sessions import INDEXING_WARNING, MAX_RESPONSE_BYTES
+from memsift.sessions.database import Sql
 
 MAIN = 'agent:main:main'
 
@@ -20,21 +26,69 @@ def msg(event_id, role, content, parent=..., ts=1_767_225_600_000):
     return event
 
 
+# ---------------------------------------------------------------- where the stores live: each test runs on both backends
+
+
+@pytest.fixture(params=['sqlite', 'postgres'])
+def backend(request):
+    return request.param
+
+
 @pytest.fixture
-def store(tmp_path):
-    with SessionStore(tmp_path / 'sessions.sqlite') as s:
+def targets(backend, tmp_path, request):
+    """Makes independent store targets: each call a new SQLite file under ``tmp_path``, or a new, empty PostgreSQL
+    database (stores of several agents may share one target: that is what a PostgreSQL database is for)."""
+    made = []
+
+    def make():
+        if backend == 'sqlite':
+            made.append(tmp_path / f'sessions{len(made) or ""}.sqlite')
+        elif not made:
+            made.append(request.getfixturevalue('pg_dsn'))
+        else:
+            made.append(request.getfixturevalue('postgres_server').create_database(f'test_{uuid.uuid4().hex[:16]}'))
+        return made[-1]
+
+    return make
+
+
+@pytest.fixture
+def target(targets):
+    """The test's store target (a SQLite file, or a PostgreSQL DSN)."""
+    return targets()
+
+
+def table_counts(store):
+    """Rows of the store's sessions, events and full-text tables (its agent's, on PostgreSQL)."""
+    return tuple(
+        store._db.execute(
+            Sql(f'SELECT count(*) FROM {table}', f'SELECT count(*) FROM session_{table} WHERE agent = :agent')
+        ).fetchone()[0]
+        for table in ('sessions', 'events', 'message_fts')
+    )
+
+
+def run_sql(target, sql):
+    """Run a script (a :class:`Sql` pair) on a store's database from a connection of its own, as another process
+    would."""
+    if not is_dsn(str(target)):
+        with sqlite3.connect(target) as db:
+            db.executescript(sql.sqlite)
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(sql.postgres)
+
+
+@pytest.fixture
+def store(target):
+    with SessionStore(target) as s:
         yield s
 
 
 def keys(response):
     return {hit['sessionKey'] for hit in response['results']}
-
-
-def counts(path):
-    with sqlite3.connect(path) as db:
-        return tuple(
-            db.execute(f'SELECT count(*) FROM {table}').fetchone()[0] for table in ('sessions', 'events', 'message_fts')
-        )
 
 
 def test_append_and_search_hit_shape(store):
@@ -53,8 +107,8 @@ def test_append_and_search_hit_shape(store):
     assert set(response) == {'results'}
 
 
-def test_every_term_must_match_in_all_terms_mode(tmp_path):
-    with SessionStore(tmp_path / 'sessions.sqlite', search_mode='all-terms') as store:
+def test_every_term_must_match_in_all_terms_mode(target):
+    with SessionStore(target, search_mode='all-terms') as store:
         store.append(MAIN, msg('m1', 'user', 'postgres migration failed'))
         store.append(MAIN, msg('m2', 'user', 'postgres backup succeeded'))
         assert [h['messageId'] for h in store.search('postgres migration', caller=MAIN)['results']] == ['m1']
@@ -97,8 +151,8 @@ def test_ranked_search_answers_any_question_with_a_valid_response(store, query):
     assert all(h['match'] in ('all', 'partial') for h in response['results'])
 
 
-def test_ranked_search_never_shows_a_hidden_session(tmp_path):
-    with SessionStore(tmp_path / 'sessions.sqlite') as store:  # tree: a child sees itself and what it spawned
+def test_ranked_search_never_shows_a_hidden_session(target):
+    with SessionStore(target) as store:  # tree: a child sees itself and what it spawned
         store.append('agent:main:secret-talk', msg('s1', 'user', 'the launch code is banana'))
         store.append('agent:main:child', msg('c1', 'user', 'launch review'), spawned_by=MAIN)
         found = store.search('what is the launch code banana', caller='agent:main:child')['results']
@@ -107,8 +161,8 @@ def test_ranked_search_never_shows_a_hidden_session(tmp_path):
         assert keys(store.search('launch code banana', caller=MAIN)) == {'agent:main:secret-talk', 'agent:main:child'}
 
 
-def test_the_ranked_index_follows_rebuilds_deletes_and_other_processes(tmp_path):
-    path = tmp_path / 'sessions.sqlite'
+def test_the_ranked_index_follows_rebuilds_deletes_and_other_processes(target):
+    path = target
     with SessionStore(path, visibility='agent') as reader, SessionStore(path, visibility='agent') as writer:
         writer.append('agent:main:a', msg('a1', 'user', 'the quarterly budget review'))
         assert [h['messageId'] for h in reader.search('budget meeting', caller=MAIN)['results']] == ['a1']
@@ -196,20 +250,24 @@ def test_hostile_query_syntax_is_literal(store):
     assert keys(store.search('"hello" NEAR', caller=MAIN)) == {MAIN}
 
 
-def test_failed_append_leaves_neither_event_nor_index_row(store):
+FAIL = Sql(  # the session row update is the last write of an append: make it fail
+    'CREATE TRIGGER fail BEFORE UPDATE ON sessions WHEN NEW.event_count > 1 '
+    "BEGIN SELECT RAISE(ABORT, 'disk is full'); END",
+    "CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk is full'; END $$; "
+    'CREATE TRIGGER fail BEFORE UPDATE ON session_sessions FOR EACH ROW WHEN (NEW.event_count > 1) '
+    'EXECUTE FUNCTION fail()',
+)
+
+
+def test_failed_append_leaves_neither_event_nor_index_row(store, target):
     store.append(MAIN, msg('m1', 'user', 'kept message'))
-    before = counts(store.path)
-    with sqlite3.connect(store.path) as db:  # the session row update is the last write of an append: make it fail
-        db.execute(
-            'CREATE TRIGGER fail BEFORE UPDATE ON sessions WHEN NEW.event_count > 1 '
-            "BEGIN SELECT RAISE(ABORT, 'disk is full'); END"
-        )
+    before = table_counts(store)
+    run_sql(target, FAIL)
     with pytest.raises(SessionStoreError, match='disk is full'):
         store.append(MAIN, msg('m2', 'user', 'doomed message'))
-    assert counts(store.path) == before
+    assert table_counts(store) == before
     assert store.search('doomed', caller=MAIN)['results'] == []
-    with sqlite3.connect(store.path) as db:
-        db.execute('DROP TRIGGER fail')
+    run_sql(target, Sql('DROP TRIGGER fail', 'DROP TRIGGER fail ON session_sessions'))
     assert store.append(MAIN, msg('m2', 'user', 'doomed message'))  # nothing half-written blocks a retry
     assert keys(store.search('doomed', caller=MAIN)) == {MAIN}
 
@@ -245,8 +303,23 @@ def test_delete_removes_events_and_index_rows_together(store):
     store.append(MAIN, msg('m1', 'user', 'keep this'))
     store.append('agent:main:other', msg('o1', 'user', 'remove this'))
     assert store.delete('agent:main:other') and not store.delete('agent:main:other')
-    assert counts(store.path) == (1, 1, 1)
+    assert table_counts(store) == (1, 1, 1)
     assert store.search('remove', caller=MAIN)['results'] == []
+
+
+def test_event_lines_copy_a_session_to_another_store(store, targets):
+    store.append(MAIN, msg('m1', 'user', 'first words', parent=None))
+    store.append(MAIN, msg('m2', 'assistant', 'second words 東京', parent='m1'))
+    store.append(MAIN, msg('m3', 'user', 'a branch off the first', parent='m1'))
+    lines = list(store.event_lines(MAIN))
+    assert [json.loads(line)['id'] for line, _ in lines] == ['m1', 'm2', 'm3'] and list(store.event_lines('nope')) == []
+    assert [stamp for _, stamp in lines] == [json.loads(line)['timestamp'] for line, _ in lines]
+    [session] = store.sessions()
+    with SessionStore(targets()) as copy:  # the header names the session: the copy keeps its id
+        copy.append_many(MAIN, [{'type': 'session', 'id': session['sessionId']}, *(json.loads(x) for x, _ in lines)])
+        assert list(copy.event_lines(MAIN)) == lines
+        assert copy.history(MAIN, MAIN) == store.history(MAIN, MAIN)
+        assert [h['messageId'] for h in copy.search('first', caller=MAIN)['results']] == ['m1', 'm3']
 
 
 # ---------------------------------------------------------------- visibility
@@ -254,7 +327,8 @@ def test_delete_removes_events_and_index_rows_together(store):
 # main ─┬─ A ─┬─ A1
 #       │     └─ C (incognito)
 #       └─ B
-# plus S, a session nobody spawned, and ops (another agent) in the same store and in a peer store.
+# plus S, a session nobody spawned, and ops (another agent) in the same store and in a peer store. On PostgreSQL
+# every store of the tree shares one database: ops2's session there is reached as a peer's, never by the main store.
 TREE = {
     MAIN: None,
     'agent:main:A': MAIN,
@@ -266,18 +340,21 @@ TREE = {
 
 
 @pytest.fixture
-def tree(tmp_path):
-    ops = SessionStore(tmp_path / 'ops.sqlite', agent_id='ops')
+def tree(backend, targets):
+    ops_target, main_target = targets(), targets()
+    ops = SessionStore(ops_target if backend == 'sqlite' else main_target, agent_id='ops')
     ops.append('agent:ops:main', msg('x', 'user', 'shared word from peer ops'))
-    store = SessionStore(tmp_path / 'main.sqlite', peers=[ops])
+    ops2 = SessionStore(main_target, agent_id='ops2')
+    store = SessionStore(main_target, peers=[ops] if backend == 'sqlite' else [ops, ops2])
     for key, parent in TREE.items():
         store.append(key, msg(key, 'user', f'shared word from {key}'), spawned_by=parent)
     store.set_flags('agent:main:C', incognito=True)
     # a session of another agent in this very store (a store path shared by two agents)
-    SessionStore(tmp_path / 'main.sqlite', agent_id='ops2').append('agent:ops2:main', msg('y', 'user', 'shared word'))
+    ops2.append('agent:ops2:main', msg('y', 'user', 'shared word'))
     yield store
     store.close()
     ops.close()
+    ops2.close()
 
 
 ALL_MAIN = {MAIN, 'agent:main:A', 'agent:main:A1', 'agent:main:B', 'agent:main:S'}
@@ -322,9 +399,9 @@ def test_visibility_matrix_has_no_leaks(tree, caller, expected):
         assert tree.history(key, caller)['sessionKey'] == key
 
 
-def test_hidden_sessions_do_not_change_visible_results_or_counts(tmp_path):
+def test_hidden_sessions_do_not_change_visible_results_or_counts(targets):
     def run(with_hidden):
-        with SessionStore(tmp_path / f'{with_hidden}.sqlite') as s:
+        with SessionStore(targets()) as s:
             for i in range(12):
                 s.append('agent:main:A', msg(f'a{i}', 'user', f'release notes item {i}', ts=i))
             if with_hidden:
@@ -338,16 +415,16 @@ def test_hidden_sessions_do_not_change_visible_results_or_counts(tmp_path):
     assert run(True) == run(False)
 
 
-def test_default_visibility_comes_from_the_store(tmp_path):
-    with SessionStore(tmp_path / 's.sqlite', visibility='self') as s:
+def test_default_visibility_comes_from_the_store(target):
+    with SessionStore(target, visibility='self') as s:
         s.append(MAIN, msg('m1', 'user', 'alpha'))
         s.append('agent:main:X', msg('x1', 'user', 'alpha'), spawned_by=MAIN)
         assert keys(s.search('alpha', caller=MAIN)) == {MAIN}
         assert keys(s.search('alpha', caller=Caller(MAIN, visibility='tree'))) == {MAIN, 'agent:main:X'}
     # OpenClaw: visibility is case-insensitive, and an unknown value falls back to ``tree`` (it used to be an error).
-    with SessionStore(tmp_path / 't.sqlite', visibility='everyone') as s:
+    with SessionStore(target, visibility='everyone') as s:
         assert s.visibility == 'tree'
-    with SessionStore(tmp_path / 'u.sqlite', visibility='ALL') as s:
+    with SessionStore(target, visibility='ALL') as s:
         assert s.visibility == 'all'
 
 
@@ -380,8 +457,8 @@ def test_secret_cut_by_the_excerpt_edge_is_still_masked(store):
     assert 'needle' in snippet and token[10:20] not in snippet
 
 
-def test_user_redact_patterns_apply(tmp_path):
-    with SessionStore(tmp_path / 's.sqlite', redact_patterns=[r'project (\w+)']) as s:
+def test_user_redact_patterns_apply(target):
+    with SessionStore(target, redact_patterns=[r'project (\w+)']) as s:
         s.append(MAIN, msg('m1', 'user', 'codename project nightingale launches'))
         snippet = s.search('launches', caller=MAIN)['results'][0]['snippet']
         assert 'nightingale' not in snippet and 'project' in snippet
@@ -466,9 +543,9 @@ def test_import_small_transcript_is_indexed_by_the_next_search(store, tmp_path):
     assert store.import_jsonl(tmp_path / 't.jsonl', MAIN)['events'] == 0  # re-import adds nothing
 
 
-def test_large_import_reconciles_in_the_background(tmp_path):
+def test_large_import_reconciles_in_the_background(tmp_path, target):
     write_transcript(tmp_path / 't.jsonl', 40)
-    with SessionStore(tmp_path / 's.sqlite', sync_rebuild_max_events=10) as store:
+    with SessionStore(target, sync_rebuild_max_events=10) as store:
         store.append('agent:main:live', msg('l1', 'user', 'lantern live'), spawned_by=MAIN)
         store.import_jsonl(tmp_path / 't.jsonl', MAIN)
         first = store.search('lantern', caller=MAIN, limit=25)
@@ -637,8 +714,11 @@ def test_reimport_reads_only_what_was_appended(store, tmp_path):
         f.write('er", "content": "finished lantern"}}\n')
     assert store.import_jsonl(path, MAIN, forward=True)['events'] == 1
     assert [m['id'] for m in store.history(MAIN, MAIN)['messages']][-2:] == ['e4', 'e5']
-    with sqlite3.connect(store.path) as db:  # line numbers are the file's lines (line 1 is the header)
-        assert db.execute("SELECT line FROM events WHERE event_id = 'e5'").fetchone()[0] == 7
+    line = Sql(  # line numbers are the file's lines (line 1 is the header)
+        "SELECT line FROM events WHERE event_id = 'e5'",
+        "SELECT line FROM session_events WHERE agent = :agent AND event_id = 'e5'",
+    )
+    assert store._db.execute(line).fetchone()[0] == 7
     path.write_text(path.read_text(encoding='utf-8').splitlines()[0] + '\n', encoding='utf-8')  # rewritten: shorter
     assert store.import_jsonl(path, MAIN)['events'] == 0
 
@@ -659,8 +739,8 @@ def test_a_search_for_a_raw_secret_cannot_confirm_it(store):
     assert '4f9aXb81' not in hit['snippet'] and 'OPENAI_API_KEY=' in hit['snippet']
 
 
-def test_changed_redaction_patterns_reindex_the_transcripts(tmp_path):
-    path = tmp_path / 'sessions.sqlite'
+def test_changed_redaction_patterns_reindex_the_transcripts(target):
+    path = target
     with SessionStore(path) as store:
         store.append(MAIN, msg('m1', 'user', 'codename nightingale ships friday'))
         assert keys(store.search('nightingale', caller=MAIN)) == {MAIN}
@@ -671,11 +751,10 @@ def test_changed_redaction_patterns_reindex_the_transcripts(tmp_path):
         assert keys(store.search('nightingale', caller=MAIN)) == {MAIN}
 
 
-def test_the_reindex_resumes_after_a_kill(tmp_path):
+def test_the_reindex_resumes_after_a_kill(target):
     from memsift.sessions.writer import Writer
 
-    path = tmp_path / 'sessions.sqlite'
-    with SessionStore(path) as store:
+    with SessionStore(target) as store:
         for i in range(5):
             store.append(MAIN, msg(f'm{i}', 'user', f'walrus number {i}', parent=f'm{i - 1}' if i else None))
         db = store._db
@@ -687,16 +766,18 @@ def test_the_reindex_resumes_after_a_kill(tmp_path):
                 raise KeyboardInterrupt  # the process is killed while the third batch is re-indexed
             return text.replace('walrus', 'seal')
 
-        writer = Writer(db, memsift.Analyzer(), dies_on_the_third, 'main', str(path))
+        writer = Writer(db, memsift.Analyzer(), dies_on_the_third)
         with pytest.raises(KeyboardInterrupt):
             writer.reindex_redacted('v2', batch=1)
         seen.clear()
-        writer = Writer(
-            db, memsift.Analyzer(), lambda text: seen.append(text) or text.replace('walrus', 'seal'), 'main', str(path)
-        )
+        writer = Writer(db, memsift.Analyzer(), lambda text: seen.append(text) or text.replace('walrus', 'seal'))
         assert writer.reindex_redacted('v2', batch=1) == 3  # the two committed batches are not redone
         assert [t.split()[-1] for t in seen] == ['2', '3', '4']
-        tokens = [row[0] for row in db.execute('SELECT tokens FROM message_fts ORDER BY rowid')]
+        rows = Sql(
+            'SELECT tokens FROM message_fts ORDER BY rowid',
+            'SELECT tokens FROM session_message_fts WHERE agent = :agent ORDER BY seq',
+        )
+        tokens = [row[0] for row in db.execute(rows)]
         assert all(t.startswith('seal') for t in tokens) and writer.reindex_redacted('v2', batch=1) == 0
 
 
@@ -717,8 +798,8 @@ def test_the_reindex_resumes_after_a_kill(tmp_path):
         ('agent:main:dashboard:incognito-1:more', False),
     ],
 )
-def test_incognito_session_keys_are_never_searched(tmp_path, key, incognito):
-    with SessionStore(tmp_path / 's.sqlite', visibility='all') as s:
+def test_incognito_session_keys_are_never_searched(target, key, incognito):
+    with SessionStore(target, visibility='all') as s:
         s.append(key, msg('p1', 'user', 'private words'))
         assert memsift.sessions.is_incognito_session_key(key) is incognito
         assert keys(s.search('private', caller=MAIN)) == (set() if incognito else {key})
@@ -821,12 +902,14 @@ def test_tree_reads_watched_group_sessions_but_not_unwatched_ones(store):
     }
 
 
-def test_cross_agent_spawned_children(tmp_path):
+def test_cross_agent_spawned_children(backend, targets):
     # OpenClaw: a native (ACP / subagent) child of another agent is visible to its spawner under tree and all (even
     # with agent-to-agent off), never under agent or self; an ordinary session of another agent is not.
+    codex_target = targets()
+    main_target = targets() if backend == 'sqlite' else codex_target  # PostgreSQL: both agents in one database
     with (
-        SessionStore(tmp_path / 'codex.sqlite', agent_id='codex') as codex,
-        SessionStore(tmp_path / 'main.sqlite', peers=[codex]) as store,
+        SessionStore(codex_target, agent_id='codex') as codex,
+        SessionStore(main_target, peers=[codex]) as store,
     ):
         store.append(MAIN, msg('m1', 'user', 'child words'))
         codex.append('agent:codex:acp:child-1', msg('c1', 'user', 'child words'), spawned_by=MAIN)
@@ -865,8 +948,8 @@ def test_errors_do_not_echo_secrets(store):
     assert '4f9aXb81QzLmN0' not in str(caught.value) and 'OPENAI_API_KEY=' in str(caught.value)
 
 
-def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_outage(tmp_path, embedder):
-    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_outage(target, embedder):
+    with SessionStore(target) as store:
         store.use_embeddings(embedder, background=False)
         store.append(MAIN, msg('m1', 'user', 'my physician moved the appointment', ts=1000))
         store.append(MAIN, msg('m2', 'user', 'the appointment with the dentist is monday', ts=2000))
@@ -884,8 +967,8 @@ def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_ou
         assert {h['messageId'] for h in keyword_only['results']} == {'m1', 'm2'}
 
 
-def test_messages_are_embedded_in_the_background_once(tmp_path, embedder):
-    path = tmp_path / 'sessions.sqlite'
+def test_messages_are_embedded_in_the_background_once(target, embedder):
+    path = target
     with SessionStore(path) as store:
         store.use_embeddings(embedder)
         store.append_many(MAIN, [msg(f'm{i}', 'user', f'note number {i} about the car') for i in range(10)])
@@ -899,8 +982,8 @@ def test_messages_are_embedded_in_the_background_once(tmp_path, embedder):
         assert store.search('automobile note', caller=MAIN)['results']
 
 
-def test_the_vector_leg_never_shows_a_hidden_session(tmp_path, embedder):
-    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+def test_the_vector_leg_never_shows_a_hidden_session(target, embedder):
+    with SessionStore(target) as store:
         store.use_embeddings(embedder, background=False)
         store.append('agent:main:secret-talk', msg('s1', 'user', 'the physician said the code is banana'))
         store.append('agent:main:child', msg('c1', 'user', 'lunch review'), spawned_by=MAIN)
@@ -909,12 +992,12 @@ def test_the_vector_leg_never_shows_a_hidden_session(tmp_path, embedder):
         assert store.search('which doctor', caller=MAIN)['results'][0]['sessionKey'] == 'agent:main:secret-talk'
 
 
-def test_background_embedding_survives_a_provider_outage(tmp_path, embedder, monkeypatch):
+def test_background_embedding_survives_a_provider_outage(target, embedder, monkeypatch):
     from memsift.sessions import vectors
 
     monkeypatch.setattr(vectors, 'RETRY_S', 0.05)
     embedder.fail = True
-    with SessionStore(tmp_path / 'sessions.sqlite') as store:
+    with SessionStore(target) as store:
         store.use_embeddings(embedder)
         store.append(MAIN, msg('m1', 'user', 'the physician called'))
         deadline = time.monotonic() + 20

@@ -715,3 +715,44 @@ def test_output_schemas_validate_every_result(agent):
         ('sessions_history', {'sessionKey': MAIN, 'sessionId': 's', 'messages': [{'id': 'm1'}]}),
     ):
         assert schema_errors(OUTPUT_SCHEMAS[name], bad), (name, bad)
+
+
+# ---------------------------------------------------------------- agents sharing one PostgreSQL database
+
+
+def test_agents_sharing_a_postgres_database_see_only_their_own_memory_and_sessions(tmp_path, pg_dsn):
+    """Two agents' MCP servers on one database: each one's tools and resources answer from its own rows only."""
+    opened = []
+    for name, fact, said in (
+        ('main', 'The deploy key lives in the team vault.', 'the cluster is named orion-7'),
+        ('bob', 'Bob keeps the launch codes in the blue binder.', 'the staging password rotates on Fridays'),
+    ):
+        ws = tmp_path / name
+        write(ws / 'MEMORY.md', f'{fact}\n')
+        store = {'backend': 'postgres', 'dsn': pg_dsn, 'path': str(tmp_path / 'state' / '{agentId}.sqlite')}
+        config = {'memory': {'search': {'store': store, 'provider': 'none'}}}
+        tools = memsift.MemoryTools.open(ws, config, name, sync=False)
+        tools.index.sync()
+        tools.sessions.append(f'agent:{name}:main', message(f'{name}-1', None, 'user', said))
+        opened.append(tools)
+    main, bob = opened
+
+    async def body():
+        async with Client(build_server(main)) as client:
+            found = data(await client.call_tool('memory_search', {'query': 'launch codes blue binder'}))
+            assert found['results'] == []
+            found = data(await client.call_tool('memory_search', {'query': 'deploy key vault'}))
+            assert [hit['path'] for hit in found['results']] == ['MEMORY.md']
+            said = data(await client.call_tool('sessions_search', {'query': 'staging password'}))
+            assert said['results'] == []
+            said = data(await client.call_tool('sessions_search', {'query': 'orion-7'}))
+            assert [hit['sessionKey'] for hit in said['results']] == ['agent:main:main']
+            history = (await client.call_tool('sessions_history', {'sessionKey': 'agent:bob:main'})).content[0].text
+            assert 'forbidden' in history and 'staging' not in history
+            assert set(await listed(client)) == {'memsift://main/MEMORY.md'}
+
+    try:
+        run(body)
+    finally:
+        for tools in opened:
+            tools.close()

@@ -5,7 +5,7 @@ database that many processes and hosts share. This module is the one place that 
 >>> config = load_config({'memory': {'search': {'store': {'path': ':memory:'}}}}, 'main')
 >>> store = open_memory_store(config)
 >>> type(store).__name__, sessions_target(config)
-('MemoryStore', None)
+('MemoryStore', (None, 'store.path'))
 """
 
 from __future__ import annotations
@@ -56,15 +56,15 @@ def writer_lock(store: Store) -> WriterLock:
     return WriterLock(store.path, shared)
 
 
-def sessions_target(config: MemoryConfig) -> str | None:
-    """What a :class:`~memsift.sessions.SessionStore` of this config opens: the DSN on PostgreSQL, else ``None``
-    (the agent's default session file).
+def sessions_target(config: MemoryConfig) -> tuple[str | None, str]:
+    """What a :class:`~memsift.sessions.SessionStore` of this config opens, and the setting that names it: the DSN
+    on PostgreSQL (from ``store.dsn`` or ``$MEMSIFT_PG_DSN``), else ``None`` (the agent's default session file).
 
     Raises:
         ConfigError: ``postgres`` without a DSN.
     """
     if config.store.backend != 'postgres':
-        return None
+        return None, 'store.path'
     from memsift._postgres import resolve_dsn
 
-    return resolve_dsn(config.store.dsn)[0]
+    return resolve_dsn(config.store.dsn)

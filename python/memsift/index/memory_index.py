@@ -124,7 +124,8 @@ class MemoryIndex:
         if 'sessions' in self.config.sources and sessions is None:
             from memsift.sessions import SessionStore  # only with session memory on
 
-            sessions = SessionStore.from_config(sessions_target(self.config), agent_id, self.config.session_tools)
+            target, setting = sessions_target(self.config)
+            sessions = SessionStore.from_config(target, agent_id, self.config.session_tools, setting=setting)
         self.sessions = sessions if 'sessions' in self.config.sources else None
         """The transcripts indexed as ``source: "sessions"`` (``experimental.sessionMemory`` with ``sessions``)."""
         self.store = open_memory_store(self.config)

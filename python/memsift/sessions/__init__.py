@@ -3,8 +3,9 @@
 Events are OpenClaw transcript lines, ``{"type": "message", "id", "parentId", "timestamp", "message": {"role",
 "content"}}``. They form a tree through ``parentId``; the *active branch* is the path from the current leaf back to
 the root, and only it is searchable. An append that extends the leaf writes the event and its full-text row in one
-SQLite transaction, so the index never lags; one that does not (a branch switch, a rewind) marks the session for a
-rebuild, and its text stays hidden until the rebuild recomputes the branch.
+transaction (in SQLite, or in PostgreSQL for a store many hosts share), so the index never lags; one that does not (a
+branch switch, a rewind) marks the session for a rebuild, and its text stays hidden until the rebuild recomputes the
+branch.
 
 The full-text rows hold memsift's own analyzer tokens (the analyzer of memory search: CJK unigrams and bigrams,
 stemmed English), so Chinese, Japanese and Korean queries work, which OpenClaw's ``unicode61`` table cannot do
@@ -23,11 +24,14 @@ The package's modules, one concern each; each imports only modules listed above 
 - :mod:`~memsift.sessions.limits`: the limits the tools promise, and how text is cut to them.
 - :mod:`~memsift.sessions.events`: transcript events: their checks, stored JSON line, timestamp and text.
 - :mod:`~memsift.sessions.visibility`: :class:`Caller`, and which sessions a caller may see.
-- :mod:`~memsift.sessions.tables`: the SQLite schema, and the store's reads.
+- :mod:`~memsift.sessions.fts5`: the terms SQLite's FTS5 indexes for a full-text row (PostgreSQL keeps them too).
+- :mod:`~memsift.sessions.database`: the connection, SQLite or PostgreSQL, and each statement in both dialects.
+- :mod:`~memsift.sessions.tables`: the schema in both databases, and the store's reads.
 - :mod:`~memsift.sessions.writer`: writing an event with its full-text row, rebuilding a branch, flags, deletes.
 - :mod:`~memsift.sessions.importer`: importing JSONL transcript files (and recording how far each was read).
 - :mod:`~memsift.sessions.reconcile`: rebuilding stale sessions, at once or in a background thread.
 - :mod:`~memsift.sessions.query`: ``sessions_search``: the query, the full-text lookup, snippets, the response.
+- :mod:`~memsift.sessions.pgquery`: the full-text lookup on PostgreSQL, as FTS5 finds and ranks.
 - :mod:`~memsift.sessions.history`: ``sessions_history`` responses.
 - :mod:`~memsift.sessions.store`: :class:`SessionStore`, which ties them together behind one lock.
 """

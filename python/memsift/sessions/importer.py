@@ -17,6 +17,7 @@ from typing import Any
 
 from memsift._text import scrub
 from memsift.errors import SessionStoreError
+from memsift.sessions.database import Sql
 from memsift.sessions.events import check_session_key, check_spawned_by
 from memsift.sessions.writer import Writer
 
@@ -24,6 +25,17 @@ __all__ = ['MAX_REPORTED_LINE_ERRORS', 'import_transcript']
 
 MAX_REPORTED_LINE_ERRORS = 10
 """``import_jsonl`` names at most this many skipped lines (the count covers them all)."""
+
+_SEEN = Sql(
+    'SELECT session_key, offset, lines FROM imports WHERE path = :path',
+    'SELECT session_key, byte_offset, lines FROM session_imports WHERE agent = :agent AND path = :path',
+)
+_RECORD = Sql(
+    'INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (:path, :key, :offset, :lines)',
+    'INSERT INTO session_imports (agent, path, session_key, byte_offset, lines) '
+    'VALUES (:agent, :path, :key, :offset, :lines) ON CONFLICT (agent, path) DO UPDATE '
+    'SET session_key = excluded.session_key, byte_offset = excluded.byte_offset, lines = excluded.lines',
+)
 
 
 def import_transcript(
@@ -53,7 +65,7 @@ def import_transcript(
     except OSError as exc:
         raise SessionStoreError(f'{file}: cannot read the transcript: {exc.strerror or exc}') from exc
     with lock:
-        seen = db.execute('SELECT session_key, offset, lines FROM imports WHERE path = ?', (source,)).fetchone()
+        seen = db.execute(_SEEN, {'path': source}).fetchone()
     offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
     end = max(offset, raw.rfind(b'\n') + 1)
     unfinished = _parse_line(raw[end:]) if len(raw) > end else None
@@ -84,13 +96,23 @@ def import_transcript(
                 f'{file}: no transcript events found ({len(problems)} unreadable lines'
                 f'{"; " + problems[0] if problems else ""})'
             )
+        key = {'key': session_key}
         if added and not forward:
-            db.execute('UPDATE sessions SET needs_rebuild = 1 WHERE key = ?', (session_key,))
-        db.execute(
-            'INSERT OR REPLACE INTO imports (path, session_key, offset, lines) VALUES (?, ?, ?, ?)',
-            (source, session_key, end, lines_before + len(lines)),
-        )
-        session_id = db.execute('SELECT id FROM sessions WHERE key = ?', (session_key,)).fetchone()[0]
+            db.execute(
+                Sql(
+                    'UPDATE sessions SET needs_rebuild = 1 WHERE key = :key',
+                    'UPDATE session_sessions SET needs_rebuild = true WHERE agent = :agent AND key = :key',
+                ),
+                key,
+            )
+        db.execute(_RECORD, {**key, 'path': source, 'offset': end, 'lines': lines_before + len(lines)})
+        session_id = db.execute(
+            Sql(
+                'SELECT id FROM sessions WHERE key = :key',
+                'SELECT id FROM session_sessions WHERE agent = :agent AND key = :key',
+            ),
+            key,
+        ).fetchone()[0]
     out: dict[str, Any] = {
         'sessionKey': session_key,
         'sessionId': session_id,

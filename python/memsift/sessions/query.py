@@ -1,23 +1,27 @@
-"""``sessions_search`` queries and answers: checking a query, its FTS5 match expression (each term a phrase of its
-analyzer tokens; a Korean word also without its trailing particle), the full-text lookup, match-centred snippets, and
-the response, best hits first within 32 KiB.
+"""``sessions_search`` queries and answers: checking a query, its clauses (each term a phrase of its analyzer
+tokens; a Korean word also without its trailing particle) and their FTS5 match expression, the full-text lookup in
+SQLite (:mod:`memsift.sessions.pgquery` does it in PostgreSQL), match-centred snippets, and the response, best hits
+first within 32 KiB.
 
 >>> from memsift._core import Analyzer
->>> match_expression(Analyzer(), '회의를 ERR_CONN_RESET')
-('("회 회의 의 의를 를" OR "회 회의 의") AND "err_conn_reset"', ['회의를', 'ERR_CONN_RESET'])
+>>> clauses, terms = query_clauses(Analyzer(), '회의를 ERR_CONN_RESET')
+>>> clauses, terms
+([[['회', '회의', '의', '의를', '를'], ['회', '회의', '의']], [['err_conn_reset']]], ['회의를', 'ERR_CONN_RESET'])
+>>> match_expression(clauses)
+'("회 회의 의 의를 를" OR "회 회의 의") AND "err_conn_reset"'
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from memsift._core import Analyzer
 from memsift._text import preview
 from memsift.redact import Redactor
+from memsift.sessions.database import Database, Sql
 from memsift.sessions.events import body_text
 from memsift.sessions.limits import (
     MAX_LIMIT,
@@ -34,6 +38,7 @@ __all__ = [
     'check_query',
     'find_messages',
     'match_expression',
+    'query_clauses',
     'search_response',
     'search_results',
     'session_filter',
@@ -99,47 +104,56 @@ def _term_alternatives(term: str) -> list[str]:
     return [term]
 
 
-def match_expression(analyzer: Analyzer, query: str) -> tuple[str | None, list[str]]:
-    """FTS5 MATCH text: each term a quoted phrase of its analyzer tokens, all terms joined with AND."""
+def query_clauses(analyzer: Analyzer, query: str) -> tuple[list[list[list[str]]], list[str]]:
+    """The query's clauses, all of which a message must match, each a list of alternative phrases (analyzer tokens),
+    and its whitespace-separated terms (one clause per distinct term that has tokens)."""
     terms = query.split()
-    clauses: list[str] = []
+    clauses: list[list[list[str]]] = []
     for term in dict.fromkeys(terms):  # a repeated term adds nothing but work
-        phrases = [
-            '"' + ' '.join(_compound_only(tokens)).replace('"', '""') + '"'
-            for tokens in analyzer.tokenize_batch(_term_alternatives(term))
-            if tokens
-        ]
+        phrases = [_compound_only(tokens) for tokens in analyzer.tokenize_batch(_term_alternatives(term)) if tokens]
         if phrases:
-            clauses.append(phrases[0] if len(phrases) == 1 else '(' + ' OR '.join(phrases) + ')')
-    return (' AND '.join(clauses) if clauses else None), terms
+            clauses.append(phrases)
+    return clauses, terms
 
 
-def session_filter(searchable: Collection[str], hidden: Collection[str]) -> tuple[str, tuple[str, ...]]:
-    """A ``WHERE`` clause (``AND …``) and its parameters keeping rows of the ``searchable`` sessions, on whichever
-    list is shorter (usually the few hidden sessions, for the main session); ``hidden`` is every other session."""
+def match_expression(clauses: Sequence[Sequence[Sequence[str]]]) -> str:
+    """FTS5 MATCH text: each phrase quoted, a clause's alternatives joined with OR, the clauses with AND."""
+    texts = []
+    for phrases in clauses:
+        quoted = ['"' + ' '.join(tokens).replace('"', '""') + '"' for tokens in phrases]
+        texts.append(quoted[0] if len(quoted) == 1 else '(' + ' OR '.join(quoted) + ')')
+    return ' AND '.join(texts)
+
+
+def session_filter(searchable: Collection[str], hidden: Collection[str]) -> tuple[Sql, dict[str, list[str]]]:
+    """A ``WHERE`` clause (``AND …``, in both dialects) and its parameter keeping rows of the ``searchable``
+    sessions, on whichever list is shorter (usually the few hidden sessions, for the main session); ``hidden`` is
+    every other session."""
     if not hidden:
-        return '', ()
+        return Sql('', ''), {}
     if len(hidden) <= len(searchable):
-        return 'AND session_key NOT IN (SELECT value FROM json_each(?))', (json.dumps(sorted(hidden)),)
-    return 'AND session_key IN (SELECT value FROM json_each(?))', (json.dumps(sorted(searchable)),)
+        where = Sql('AND session_key NOT IN (SELECT value FROM json_each(:only))', 'AND session_key <> ALL(:only)')
+        return where, {'only': sorted(hidden)}
+    where = Sql('AND session_key IN (SELECT value FROM json_each(:only))', 'AND session_key = ANY(:only)')
+    return where, {'only': sorted(searchable)}
 
 
 def find_messages(
-    db: sqlite3.Connection, expression: str, searchable: frozenset[str], hidden: frozenset[str], limit: int
+    db: Database, clauses: list[list[list[str]]], searchable: frozenset[str], hidden: frozenset[str], limit: int
 ) -> list[tuple[Any, ...]]:
     """``(seq, session_key, timestamp, event_id, rank, role, body)`` of the best ``limit`` messages of the
-    ``searchable`` sessions that match ``expression``, best first (``hidden``: every other session). Callers ask for
-    one more than they return, to tell that more matched."""
-    if not searchable:
+    ``searchable`` sessions that match every clause, best first (``hidden``: every other session; rank: FTS5's
+    bm25, lower is better). Callers ask for one more than they return, to tell that more matched."""
+    if not searchable or not clauses:
         return []
     where, keys = session_filter(searchable, hidden)
     return db.execute(
         'SELECT f.seq, f.session_key, f.timestamp, f.event_id, f.rank, e.role, e.body FROM ('
         'SELECT rowid AS seq, session_key, timestamp, event_id, bm25(message_fts) AS rank '
-        f'FROM message_fts WHERE message_fts MATCH ? {where} '
-        'ORDER BY rank, timestamp DESC, event_id LIMIT ?) f JOIN events e ON e.seq = f.seq '
+        f'FROM message_fts WHERE message_fts MATCH :match {where.sqlite} '
+        'ORDER BY rank, timestamp DESC, event_id LIMIT :limit) f JOIN events e ON e.seq = f.seq '
         'ORDER BY f.rank, f.timestamp DESC, f.event_id',
-        (expression, *keys, limit),
+        {'match': match_expression(clauses), **keys, 'limit': limit},
     ).fetchall()
 
 

@@ -3,10 +3,10 @@ OpenClaw's all-terms lookup finds fewer than the caller asked for ("When did Car
 no message holding every word).
 
 The ranking itself is the core's :class:`memsift._core.MessageIndex` (BM25 over the question's weighted terms,
-stopwords and CJK particles dropped, re-ranked by how much of the question each message covers). SQLite stays the
-truth: a :class:`MessageMirror` holds that index in memory and catches it up from ``message_fts`` before each
-search, appending rows past the last one it saw and redoing the sessions the writer logged in ``fts_rewrites``
-(rebuilt or deleted ones), whichever process wrote them.
+stopwords and CJK particles dropped, re-ranked by how much of the question each message covers). The database
+(SQLite, or PostgreSQL) stays the truth: a :class:`MessageMirror` holds that index in memory and catches it up from
+``message_fts`` before each search, appending rows past the last one it saw and redoing the sessions the writer
+logged in ``fts_rewrites`` (rebuilt or deleted ones), whichever process wrote them.
 
 >>> from memsift.sessions import SessionStore
 >>> with SessionStore(':memory:', visibility='agent') as store:
@@ -20,16 +20,19 @@ True
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from memsift._core import MessageIndex
+from memsift.sessions.database import Database, Sql
 
 __all__ = ['MessageMirror', 'rows_of']
 
 _ADD_BATCH = 20_000
+_ROWS = Sql(
+    'SELECT rowid, session_key, tokens FROM message_fts',
+    'SELECT seq, session_key, tokens FROM session_message_fts WHERE agent = :agent',
+)
 
 
 class MessageMirror:
@@ -48,16 +51,26 @@ class MessageMirror:
         if rows:
             self._last_row = max(self._last_row, max(r[0] for r in rows))
 
-    def catch_up(self, db: sqlite3.Connection) -> None:
+    def catch_up(self, db: Database) -> None:
         """Bring the index to the state of ``message_fts`` that ``db`` reads now."""
-        latest, oldest = db.execute('SELECT max(version), min(version) FROM fts_rewrites').fetchone()
+        latest, oldest = db.execute(
+            Sql(
+                'SELECT max(version), min(version) FROM fts_rewrites',
+                'SELECT max(version), min(version) FROM session_fts_rewrites WHERE agent = :agent',
+            )
+        ).fetchone()
         latest = latest or 0
         rewritten: list[str] = []
         if self._last_row >= 0 and latest > self._version:
             rewritten = [
                 k
                 for (k,) in db.execute(
-                    'SELECT DISTINCT session_key FROM fts_rewrites WHERE version > ?', (self._version,)
+                    Sql(
+                        'SELECT DISTINCT session_key FROM fts_rewrites WHERE version > :version',
+                        'SELECT DISTINCT session_key FROM session_fts_rewrites WHERE agent = :agent '
+                        'AND version > :version',
+                    ),
+                    {'version': self._version},
                 )
             ]
             if '*' in rewritten or (oldest or 0) > self._version + 1:  # everything, or records already pruned
@@ -65,19 +78,23 @@ class MessageMirror:
         if self._last_row < 0:
             self._index.clear()
             self._last_row = 0
-            self._add(db.execute('SELECT rowid, session_key, tokens FROM message_fts').fetchall())
+            self._add(db.execute(_ROWS).fetchall())
         else:
             if rewritten:
                 self._index.delete_sessions(rewritten)
-                self._add(
-                    db.execute(
-                        'SELECT rowid, session_key, tokens FROM message_fts '
-                        'WHERE session_key IN (SELECT value FROM json_each(?))',
-                        (json.dumps(rewritten),),
-                    ).fetchall()
+                sql = Sql(
+                    'SELECT rowid, session_key, tokens FROM message_fts '
+                    'WHERE session_key IN (SELECT value FROM json_each(:keys))',
+                    'SELECT seq, session_key, tokens FROM session_message_fts '
+                    'WHERE agent = :agent AND session_key = ANY(:keys)',
                 )
+                self._add(db.execute(sql, {'keys': rewritten}).fetchall())
             fresh = db.execute(
-                'SELECT rowid, session_key, tokens FROM message_fts WHERE rowid > ?', (self._last_row,)
+                Sql(
+                    'SELECT rowid, session_key, tokens FROM message_fts WHERE rowid > :after',
+                    'SELECT seq, session_key, tokens FROM session_message_fts WHERE agent = :agent AND seq > :after',
+                ),
+                {'after': self._last_row},
             ).fetchall()
             self._add([r for r in fresh if r[1] not in rewritten])
             self._last_row = max([self._last_row, *(r[0] for r in fresh)])
@@ -85,7 +102,7 @@ class MessageMirror:
 
     def scores(
         self,
-        db: sqlite3.Connection,
+        db: Database,
         query: str,
         searchable: Collection[str],
         hidden: Collection[str],
@@ -105,16 +122,15 @@ class MessageMirror:
         return [(seq, score) for seq, score in hits if seq not in exclude][:limit]
 
 
-def rows_of(db: sqlite3.Connection, scores: Sequence[tuple[int, float]]) -> list[tuple[Any, ...]]:
+def rows_of(db: Database, scores: Sequence[tuple[int, float]]) -> list[tuple[Any, ...]]:
     """``(seq, session_key, timestamp, event_id, score, role, body)`` of scored messages, in the given order."""
-    found = {
-        row[0]: row
-        for row in db.execute(
-            'SELECT f.rowid, f.session_key, f.timestamp, f.event_id, e.role, e.body FROM message_fts f '
-            'JOIN events e ON e.seq = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(?))',
-            (json.dumps([seq for seq, _ in scores]),),
-        ).fetchall()
-    }
+    sql = Sql(
+        'SELECT f.rowid, f.session_key, f.timestamp, f.event_id, e.role, e.body FROM message_fts f '
+        'JOIN events e ON e.seq = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(:seqs))',
+        'SELECT f.seq, f.session_key, f.timestamp, f.event_id, e.role, e.body FROM session_message_fts f '
+        'JOIN session_events e ON e.agent = f.agent AND e.seq = f.seq WHERE f.agent = :agent AND f.seq = ANY(:seqs)',
+    )
+    found = {row[0]: row for row in db.execute(sql, {'seqs': [seq for seq, _ in scores]}).fetchall()}
     return [
         (seq, key, ts, event_id, score, role, body)
         for seq, score in scores

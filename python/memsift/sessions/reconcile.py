@@ -6,7 +6,7 @@ thread, answering ``indexing: true`` meanwhile.
 >>> from memsift._core import Analyzer
 >>> from memsift.sessions.tables import open_database, read_snapshot
 >>> db, lock = open_database(':memory:'), threading.RLock()
->>> writer = Writer(db, Analyzer(), str, 'main', ':memory:')
+>>> writer = Writer(db, Analyzer(), str)
 >>> with writer.transaction():  # an event off the active branch (its parent is not the leaf): the session goes stale
 ...     writer.append('s', {'type': 'message', 'id': 'm1', 'parentId': 'x'}, '{}', None, index=True)
 True

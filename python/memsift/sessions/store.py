@@ -39,18 +39,20 @@ from memsift.sessions.limits import (
     SYNC_REBUILD_MAX_BYTES,
     SYNC_REBUILD_MAX_EVENTS,
 )
-from memsift.sessions.query import check_query, find_messages, match_expression, search_response, search_results
+from memsift.sessions.pgquery import Lookup
+from memsift.sessions.query import check_query, find_messages, query_clauses, search_response, search_results
 from memsift.sessions.ranked import MessageMirror, rows_of
 from memsift.sessions.reconcile import Reconciler
 from memsift.sessions.tables import (
     active_message_rows,
     branch_message_rows,
+    event_lines,
     list_sessions,
     open_database,
     read_snapshot,
-    reading,
     session_exists,
     session_fingerprint,
+    stored_counts,
 )
 from memsift.sessions.vectors import MessageVectors
 from memsift.sessions.visibility import (
@@ -84,12 +86,15 @@ def default_sessions_path(agent_id: str) -> Path:
 
 
 class SessionStore:
-    """One agent's session transcripts and their full-text index, in SQLite.
+    """One agent's session transcripts and their full-text index, in SQLite or in a PostgreSQL database that many
+    agents, processes and hosts share.
 
     Thread-safe (calls are serialized on one connection); a background thread reconciles imported sessions.
 
     Args:
-        path: Database file (``~/.memsift/agents/{agentId}/sessions.sqlite`` by default) or ``':memory:'``.
+        path: Database file (``~/.memsift/agents/{agentId}/sessions.sqlite`` by default) or ``':memory:'``, or a
+            PostgreSQL DSN (``postgresql://user:password@host:5432/db``): the store then keeps ``agent_id``'s rows of
+            that database, and sees other agents' sessions only through ``peers``, as with SQLite files.
         agent_id: The agent whose sessions this store keeps (new sessions are recorded under it).
         visibility: Default ``tools.sessions.visibility`` for callers that do not say.
         agent_to_agent: Default for cross-agent access under ``all`` (``tools.agentToAgent.enabled``).
@@ -97,6 +102,11 @@ class SessionStore:
         peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
         search_mode: ``tools.sessions.search.mode``: ``ranked`` (default) tops OpenClaw's all-terms hits up with
             ranked partial matches; ``all-terms`` is OpenClaw's search exactly.
+        setting: Where a DSN ``path`` came from (``store.dsn``, ``MEMSIFT_PG_DSN``), named in errors.
+
+    Raises:
+        SessionStoreError: the database cannot be opened, or holds a schema of another memsift (the message names the
+            file, or the setting and the DSN without its password).
     """
 
     def __init__(
@@ -111,9 +121,10 @@ class SessionStore:
         search_mode: SessionSearchMode = 'ranked',
         sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
         sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
+        setting: str = 'store.dsn',
     ) -> None:
         visibility = check_visibility(visibility)  # case-insensitive; an unknown value is ``tree``, as in OpenClaw
-        self.path = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
+        target = os.fspath(path) if path is not None else str(default_sessions_path(agent_id))
         self.agent_id = agent_id
         self.visibility: Visibility = visibility
         self.agent_to_agent = agent_to_agent
@@ -127,8 +138,11 @@ class SessionStore:
         self._cache: Snapshot | None = None
         self._mirror = MessageMirror()
         self._vectors: MessageVectors | None = None
-        self._db = open_database(self.path)
-        self._writer = Writer(self._db, self._analyzer, self.redactor.redact, agent_id, self.path)
+        self._db = open_database(target, agent_id, setting)
+        self.path = self._db.shown
+        """The database file, or the DSN without its password."""
+        self._find = Lookup() if self._db.dialect == 'postgres' else find_messages  # the all-terms lookup
+        self._writer = Writer(self._db, self._analyzer, self.redactor.redact)
         self._reconciler = Reconciler(
             self._writer,
             self._lock,
@@ -146,10 +160,15 @@ class SessionStore:
 
     @classmethod
     def from_config(
-        cls, path: str | os.PathLike[str] | None, agent_id: str, settings: SessionToolsConfig
+        cls,
+        path: str | os.PathLike[str] | None,
+        agent_id: str,
+        settings: SessionToolsConfig,
+        *,
+        setting: str = 'store.dsn',
     ) -> SessionStore:
-        """The store of ``agent_id`` (default path when ``path`` is None) with the config's visibility, agent-to-agent
-        access and redaction patterns (``MemoryConfig.session_tools``)."""
+        """The store of ``agent_id`` (default path when ``path`` is None; a DSN from ``setting``) with the config's
+        visibility, agent-to-agent access and redaction patterns (``MemoryConfig.session_tools``)."""
         return cls(
             path,
             agent_id,
@@ -157,6 +176,7 @@ class SessionStore:
             agent_to_agent=settings.agent_to_agent,
             redact_patterns=settings.redact_patterns,
             search_mode=settings.search_mode,
+            setting=setting,
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -432,15 +452,15 @@ class SessionStore:
                 raise self._refuse(session_key, key, snapshot, caller)
             visible = frozenset((key,))
         indexing = self._reconciler.catch_up(visible)
-        expression, terms = match_expression(self._analyzer, query)
-        if expression is None:
+        clauses, terms = query_clauses(self._analyzer, query)
+        if not clauses:
             return {'results': [], 'indexing': indexing}
         ranked = self.search_mode == 'ranked'
-        with self._lock, reading(self._db):  # one read snapshot: the session list and the rows agree
+        with self._lock, self._db.reading():  # one read snapshot: the session list and the rows agree
             snapshot = self._snapshot()
             searchable = (visible & snapshot.keys) - snapshot.stale
             hidden = snapshot.keys - searchable
-            rows = find_messages(self._db, expression, searchable, hidden, limit + 1)
+            rows = self._find(self._db, clauses, searchable, hidden, limit + 1)
         debug: dict[str, Any] = {}
         partial = (
             self._top_up(query, searchable, hidden, limit - len(rows), {row[0] for row in rows}, debug)
@@ -468,7 +488,7 @@ class SessionStore:
         # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
         query_vector = vectors.query_vector(question, debug) if vectors is not None else None
         depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
-        with self._lock, reading(self._db):
+        with self._lock, self._db.reading():
             scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
             if vectors is not None and query_vector is not None:
                 near = vectors.nearest(query_vector, searchable, hidden)
@@ -535,12 +555,11 @@ class SessionStore:
 
     def status(self) -> dict[str, Any]:
         """``{path, sessions, messages, searchMode, indexing, vectors: [{key, messages}], embedding?}``: what the
-        store holds for ``sessions_search`` (``embedding``: this handle's background embedding, when it has one:
-        provider, messages still waiting, last error)."""
+        store holds for ``sessions_search`` (``path``: the file, or the DSN without its password; ``embedding``: this
+        handle's background embedding, when it has one: provider, messages still waiting, last error)."""
         with self._lock:
             sessions = len(self._snapshot().sessions)
-            messages = self._db.execute('SELECT count(*) FROM message_fts').fetchone()[0]
-            vectors = self._db.execute('SELECT key, count(*) FROM message_vectors GROUP BY key ORDER BY key').fetchall()
+            messages, vectors = stored_counts(self._db)
         out: dict[str, Any] = {
             'path': self.path,
             'sessions': sessions,
@@ -569,3 +588,11 @@ class SessionStore:
             rows = active_message_rows(self._db, session_key)
         for line, role, body in rows:
             yield line, role, body_text(body)
+
+    def event_lines(self, session_key: str) -> Iterator[tuple[str, int]]:
+        """``(stored JSON line, timestamp in ms)`` of each of a session's events, in the order they were stored:
+        what a copy of the store appends again (the timestamp is the one stored: an event without one, or with an
+        unreadable one, got its append time). The session header is not an event: the id is in :meth:`sessions`."""
+        with self._lock:
+            lines = event_lines(self._db, session_key)
+        yield from lines

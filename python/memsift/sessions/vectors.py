@@ -17,9 +17,7 @@ one, then ``vector_weight · cosine + text_weight · keyword``. A provider outag
 
 from __future__ import annotations
 
-import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
@@ -28,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from memsift._core import VectorStore
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.errors import MemsiftError, ProviderError
+from memsift.sessions.database import Database, Sql
 from memsift.sessions.events import body_text
 from memsift.sessions.query import session_filter
 
@@ -45,6 +44,14 @@ EXACT_UP_TO = 2_000_000
 """Messages searched exactly (f16 SIMD scan) rather than through an HNSW graph."""
 VECTOR_CANDIDATES = 200
 _log = logging.getLogger('memsift.sessions')
+_WAITING = Sql(
+    'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
+    'LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = :key '
+    'WHERE f.rowid > :after AND v.seq IS NULL ORDER BY f.rowid LIMIT :batch',
+    'SELECT f.seq, e.body FROM session_message_fts f JOIN session_events e ON e.agent = f.agent AND e.seq = f.seq '
+    'LEFT JOIN session_message_vectors v ON v.agent = f.agent AND v.seq = f.seq AND v.key = :key '
+    'WHERE f.agent = :agent AND f.seq > :after AND v.seq IS NULL ORDER BY f.seq LIMIT :batch',
+)
 
 
 class MessageVectors:
@@ -64,7 +71,7 @@ class MessageVectors:
 
     def __init__(
         self,
-        db: sqlite3.Connection,
+        db: Database,
         lock: threading.RLock,
         transaction: Callable[[], AbstractContextManager[None]],
         redact: Callable[[str], str],
@@ -129,11 +136,13 @@ class MessageVectors:
         """Indexed messages without a vector from this provider."""
         self._ready()
         with self._lock:
-            return self._db.execute(
-                'SELECT count(*) FROM message_fts f LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = ? '
+            sql = Sql(
+                'SELECT count(*) FROM message_fts f LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = :key '
                 'WHERE v.seq IS NULL',
-                (self.key,),
-            ).fetchone()[0]
+                'SELECT count(*) FROM session_message_fts f LEFT JOIN session_message_vectors v '
+                'ON v.agent = f.agent AND v.seq = f.seq AND v.key = :key WHERE f.agent = :agent AND v.seq IS NULL',
+            )
+            return self._db.execute(sql, {'key': self.key}).fetchone()[0]
 
     def _run(self) -> None:
         backoff = RETRY_S
@@ -175,22 +184,22 @@ class MessageVectors:
 
         self._ready()
         with self._lock:
-            rows = self._db.execute(
-                'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
-                'LEFT JOIN message_vectors v ON v.seq = f.rowid AND v.key = ? '
-                'WHERE f.rowid > ? AND v.seq IS NULL ORDER BY f.rowid LIMIT ?',
-                (self.key, after, EMBED_BATCH),
-            ).fetchall()
+            rows = self._db.execute(_WAITING, {'key': self.key, 'after': after, 'batch': EMBED_BATCH}).fetchall()
         if not rows:
             return -1, 0
         vectors = self._embed([self._redact(body_text(body)) for _, body in rows])
         with self._lock, self._transaction():
-            before = self._db.total_changes
-            self._db.executemany(
-                'INSERT OR IGNORE INTO message_vectors (seq, key, vector) VALUES (?, ?, ?)',
-                [(seq, self.key, vector.astype(np.float32).tobytes()) for (seq, _), vector in zip(rows, vectors)],
+            stored = self._db.executemany(
+                Sql(
+                    'INSERT OR IGNORE INTO message_vectors (seq, key, vector) VALUES (:seq, :key, :vector)',
+                    'INSERT INTO session_message_vectors (agent, seq, key, vector) '
+                    'VALUES (:agent, :seq, :key, :vector) ON CONFLICT (agent, seq, key) DO NOTHING',
+                ),
+                [
+                    {'seq': seq, 'key': self.key, 'vector': vector.astype(np.float32).tobytes()}
+                    for (seq, _), vector in zip(rows, vectors)
+                ],
             )
-            stored = self._db.total_changes - before
         self.error = None
         return rows[-1][0], stored
 
@@ -224,7 +233,12 @@ class MessageVectors:
         if store is None:
             return {}
         fresh = self._db.execute(
-            'SELECT n, seq, vector FROM message_vectors WHERE key = ? AND n > ? ORDER BY n', (self.key, self._loaded)
+            Sql(
+                'SELECT n, seq, vector FROM message_vectors WHERE key = :key AND n > :after ORDER BY n',
+                'SELECT n, seq, vector FROM session_message_vectors WHERE agent = :agent AND key = :key AND n > :after '
+                'ORDER BY n',
+            ),
+            {'key': self.key, 'after': self._loaded},
         ).fetchall()
         if fresh:
             matrix = np.frombuffer(b''.join(r[2] for r in fresh), dtype=np.float32).reshape(len(fresh), -1)
@@ -234,11 +248,12 @@ class MessageVectors:
             return {}
         ids, scores = store.search(vector, VECTOR_CANDIDATES)
         near = dict(zip(ids.tolist(), scores.tolist(), strict=True))
-        where, keys = session_filter(searchable, hidden)
-        visible = self._db.execute(
-            f'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?)) {where}',
-            (json.dumps(list(near)), *keys),
-        ).fetchall()
+        where, only = session_filter(searchable, hidden)
+        sql = Sql(
+            'SELECT rowid FROM message_fts WHERE rowid IN (SELECT value FROM json_each(:seqs)) {where}',
+            'SELECT seq FROM session_message_fts WHERE agent = :agent AND seq = ANY(:seqs) {where}',
+        )
+        visible = self._db.execute(sql.format(where=where), {'seqs': list(near), **only}).fetchall()
         return {seq: max(0.0, near[seq]) for (seq,) in visible}
 
     def merge(self, keyword: dict[int, float], vector: dict[int, float]) -> list[tuple[int, float]]:

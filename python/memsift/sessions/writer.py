@@ -2,13 +2,14 @@
 full-text row and its session's counters in one transaction), as a session's active branch is recomputed, and as
 sessions are flagged or deleted.
 
-The full-text rows hold memsift's analyzer tokens of the *redacted* message text, joined by spaces (FTS5 only
-splits them again on spaces): a search for a raw secret finds nothing, so it cannot confirm a guessed one.
+The full-text rows hold memsift's analyzer tokens of the *redacted* message text, joined by spaces (FTS5 splits them
+again; PostgreSQL keeps them split as FTS5 splits them, :mod:`~memsift.sessions.fts5`): a search for a raw secret
+finds nothing, so it cannot confirm a guessed one.
 
 >>> from memsift._core import Analyzer
 >>> from memsift.redact import Redactor
 >>> from memsift.sessions.tables import open_database
->>> writer = Writer(open_database(':memory:'), Analyzer(), Redactor().redact, 'main', ':memory:')
+>>> writer = Writer(open_database(':memory:'), Analyzer(), Redactor().redact)
 >>> with writer.transaction():
 ...     writer.append('agent:main:main', {'type': 'message', 'id': 'm1', 'timestamp': 1767225600000,
 ...                   'message': {'role': 'user', 'content': 'ERR_CONN_RESET, DB_PASSWORD=hunter2'}}, '{}', None,
@@ -21,16 +22,14 @@ True
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
 from memsift._core import Analyzer
-from memsift._sqlite import transaction
 from memsift._text import scrub
-from memsift.errors import SessionStoreError
+from memsift.sessions.database import Database, Sql
 from memsift.sessions.events import body_text, is_dreaming_event, message_text, now_ms, timestamp_ms
 
 __all__ = ['REINDEX_BATCH', 'REWRITES_KEPT', 'Writer']
@@ -42,15 +41,44 @@ REWRITES_KEPT = 1000
 
 # The event goes in only if new; its line, parent (a legacy event without parentId continues from the leaf) and
 # whether it extends the active branch come from the session row, all in one statement.
-_INSERT_EVENT = """
+_INSERT_EVENT = Sql(
+    """
 INSERT OR IGNORE INTO events (session_key, event_id, parent_id, line, type, role, timestamp, searchable, active,
                               body)
 SELECT s.key, :id, CASE WHEN :has_parent THEN :parent ELSE s.leaf END, s.event_count + 1, :type, :role, :timestamp,
        :searchable, :index AND NOT s.needs_rebuild AND (NOT :has_parent OR s.leaf IS :parent), :body
 FROM sessions s WHERE s.key = :key
 RETURNING seq, active
-"""
-_INSERT_FTS = 'INSERT INTO message_fts (rowid, tokens, session_key, timestamp, event_id) VALUES (?, ?, ?, ?, ?)'
+""",
+    """
+INSERT INTO session_events (agent, session_key, event_id, parent_id, line, type, role, timestamp, searchable, active,
+                            body)
+SELECT s.agent, s.key, :id, CASE WHEN :has_parent THEN :parent ELSE s.leaf END, s.event_count + 1, :type, :role,
+       :timestamp, :searchable,
+       :index AND NOT s.needs_rebuild AND (NOT :has_parent OR s.leaf IS NOT DISTINCT FROM :parent), :body
+FROM session_sessions s WHERE s.agent = :agent AND s.key = :key
+ON CONFLICT (agent, session_key, event_id) DO NOTHING
+RETURNING seq, active
+""",
+)
+_INSERT_FTS = Sql(
+    'INSERT INTO message_fts (rowid, tokens, session_key, timestamp, event_id) '
+    'VALUES (:seq, :tokens, :key, :timestamp, :id)',
+    'INSERT INTO session_message_fts (agent, seq, tokens, terms, length, session_key, timestamp, event_id) '
+    'VALUES (:agent, :seq, :tokens, :terms, :length, :key, :timestamp, :id)',
+)
+_SESSION_STATE = Sql(
+    'SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = :key',
+    'SELECT leaf, needs_rebuild, event_count, spawned_by FROM session_sessions WHERE agent = :agent AND key = :key',
+)
+_DELETE_FTS = Sql(
+    'DELETE FROM message_fts WHERE session_key = :key',
+    'DELETE FROM session_message_fts WHERE agent = :agent AND session_key = :key',
+)
+_META = Sql(
+    "SELECT key, value FROM meta WHERE key LIKE 'fts_redaction%'",
+    "SELECT key, value FROM session_meta WHERE agent = :agent AND key LIKE 'fts_redaction%'",
+)
 
 
 class Writer:
@@ -62,27 +90,22 @@ class Writer:
         db: The store's connection.
         analyzer: Turns message text into the tokens of the full-text rows.
         redact: Masks secrets in message text before it is tokenized.
-        agent_id: The agent that new sessions are recorded under.
+        agent_id: The agent that new sessions are recorded under (the store's).
     """
 
-    def __init__(
-        self, db: sqlite3.Connection, analyzer: Analyzer, redact: Callable[[str], str], agent_id: str, path: str
-    ) -> None:
+    def __init__(self, db: Database, analyzer: Analyzer, redact: Callable[[str], str]) -> None:
         self.db = db
         self.analyzer = analyzer
         self.redact = redact
-        self.agent_id = agent_id
-        self._what = f'the session store {path}'
+        self.agent_id = db.agent
 
     def transaction(self) -> AbstractContextManager[None]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error (SQLite errors become ``SessionStoreError``)."""
-        return transaction(self.db, SessionStoreError, self._what)
+        """A write transaction, rolled back on any error (database errors become ``SessionStoreError``)."""
+        return self.db.transaction()
 
     def session_state(self, key: str) -> tuple[str | None, int, int, str | None] | None:
         """``(leaf, needs_rebuild, event_count, spawned_by)`` of a stored session."""
-        return self.db.execute(
-            'SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = ?', (key,)
-        ).fetchone()
+        return self.db.execute(_SESSION_STATE, {'key': key}).fetchone()
 
     def append(
         self,
@@ -132,9 +155,15 @@ class Writer:
             inserted = self.db.execute(_INSERT_EVENT, values).fetchone()
         seq, active = inserted
         if line is not None:  # an imported event keeps its line in the JSONL file
-            self.db.execute('UPDATE events SET line = ? WHERE seq = ?', (line, seq))
+            self.db.execute(
+                Sql(
+                    'UPDATE events SET line = :line WHERE seq = :seq',
+                    'UPDATE session_events SET line = :line WHERE agent = :agent AND seq = :seq',
+                ),
+                {'line': line, 'seq': seq},
+            )
         if active and text is not None:
-            self.db.execute(_INSERT_FTS, (seq, self._tokens([text])[0], session_key, timestamp, values['id']))
+            self.db.execute(_INSERT_FTS, {**values, 'seq': seq, **self.db.fts_row(self._tokens([text])[0])})
         leaf, stale = values['id'], not active
         target = event.get('targetId', ...)
         if event['type'] == 'leaf' and (target is None or isinstance(target, str)):
@@ -142,31 +171,51 @@ class Writer:
             # search until the session is rebuilt from the new leaf (OpenClaw's leaf-control rewind).
             leaf, stale = (scrub(target) if target is not None else None), True
         self.db.execute(
-            'UPDATE sessions SET leaf = ?, needs_rebuild = ?, event_count = event_count + 1, bytes = bytes + ?, '
-            'updated_at = MAX(updated_at, ?) WHERE key = ?',
-            (leaf, int(stale), len(body.encode('utf-8')), timestamp, session_key),
-        )
+            Sql(
+                'UPDATE sessions SET leaf = :leaf, needs_rebuild = :stale, event_count = event_count + 1, '
+                'bytes = bytes + :bytes, updated_at = MAX(updated_at, :timestamp) WHERE key = :key',
+                'UPDATE session_sessions SET leaf = :leaf, needs_rebuild = :stale, event_count = event_count + 1, '
+                'bytes = bytes + :bytes, updated_at = GREATEST(updated_at, :timestamp) '
+                'WHERE agent = :agent AND key = :key',
+            ),
+            {'leaf': leaf, 'stale': stale, 'bytes': len(body.encode('utf-8')), 'timestamp': timestamp,
+             'key': session_key},
+        )  # fmt: skip
         if is_dreaming_event(event):  # OpenClaw never indexes a dreaming transcript: hidden like an incognito one
-            self.db.execute('UPDATE sessions SET incognito = 1 WHERE key = ?', (session_key,))
+            self.set_flags(session_key, archived=None, incognito=True)
         return True
 
     def adopt(self, session_key: str, spawned_by: str | None) -> None:
         """Record the parent of an existing session that has none yet (a new session gets it when created)."""
         if spawned_by is not None:
             self.db.execute(
-                'UPDATE sessions SET spawned_by = ? WHERE key = ? AND spawned_by IS NULL', (spawned_by, session_key)
+                Sql(
+                    'UPDATE sessions SET spawned_by = :parent WHERE key = :key AND spawned_by IS NULL',
+                    'UPDATE session_sessions SET spawned_by = :parent '
+                    'WHERE agent = :agent AND key = :key AND spawned_by IS NULL',
+                ),
+                {'parent': spawned_by, 'key': session_key},
             )
 
     def create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> None:
         """Record session ``key`` unless it exists (a new id when ``session_id`` is None or another session's)."""
         if self.session_state(key) is not None:
             return
-        if session_id and self.db.execute('SELECT 1 FROM sessions WHERE id = ?', (session_id,)).fetchone():
+        taken = Sql(
+            'SELECT 1 FROM sessions WHERE id = :id', 'SELECT 1 FROM session_sessions WHERE agent = :agent AND id = :id'
+        )
+        if session_id and self.db.execute(taken, {'id': session_id}).fetchone():
             session_id = None  # the same transcript imported under a second key: that session gets its own id
         self.db.execute(
-            'INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-            (key, session_id or uuid.uuid4().hex, self.agent_id, spawned_by, timestamp, timestamp),
-        )
+            Sql(
+                'INSERT INTO sessions (key, id, agent, spawned_by, created_at, updated_at) '
+                'VALUES (:key, :id, :owner, :parent, :timestamp, :timestamp)',
+                'INSERT INTO session_sessions (key, id, agent, spawned_by, created_at, updated_at) '
+                'VALUES (:key, :id, :agent, :parent, :timestamp, :timestamp)',
+            ),
+            {'key': key, 'id': session_id or uuid.uuid4().hex, 'owner': self.agent_id, 'parent': spawned_by,
+             'timestamp': timestamp},
+        )  # fmt: skip
 
     def rebuild(self, session_key: str) -> None:
         """Recompute a session's active branch from its leaf and re-index it, if it is marked for rebuild."""
@@ -174,40 +223,77 @@ class Writer:
         if row is None or not row[1]:
             return
         leaf = row[0]
+        key = {'key': session_key}
         parents = dict(
-            self.db.execute('SELECT event_id, parent_id FROM events WHERE session_key = ?', (session_key,)).fetchall()
+            self.db.execute(
+                Sql(
+                    'SELECT event_id, parent_id FROM events WHERE session_key = :key',
+                    'SELECT event_id, parent_id FROM session_events WHERE agent = :agent AND session_key = :key',
+                ),
+                key,
+            ).fetchall()
         )
         active: set[str] = set()
         node = leaf
         while node is not None and node in parents and node not in active:  # a parent loop stops the walk
             active.add(node)
             node = parents[node]
-        self.db.execute('UPDATE events SET active = 0 WHERE session_key = ?', (session_key,))
-        self.db.executemany(
-            'UPDATE events SET active = 1 WHERE session_key = ? AND event_id = ?',
-            [(session_key, event_id) for event_id in active],
+        self.db.execute(
+            Sql(
+                'UPDATE events SET active = event_id IN (SELECT value FROM json_each(:active)) '
+                'WHERE session_key = :key',
+                'UPDATE session_events SET active = event_id = ANY(:active) '
+                'WHERE agent = :agent AND session_key = :key',
+            ),
+            {**key, 'active': sorted(active)},
         )
-        self.db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+        self.db.execute(_DELETE_FTS, key)
         self._rewritten(session_key)
         rows = self.db.execute(
-            'SELECT seq, body, timestamp, event_id FROM events WHERE session_key = ? AND active = 1 AND searchable = 1',
-            (session_key,),
+            Sql(
+                'SELECT seq, body, timestamp, event_id FROM events WHERE session_key = :key AND active = 1 '
+                'AND searchable = 1',
+                'SELECT seq, body, timestamp, event_id FROM session_events WHERE agent = :agent AND session_key = :key '
+                'AND active AND searchable',
+            ),
+            key,
         ).fetchall()
         tokens = self._tokens([body_text(row[1]) for row in rows])
         self.db.executemany(
             _INSERT_FTS,
             [
-                (seq, t, session_key, timestamp, event_id)
+                {'seq': seq, 'key': session_key, 'timestamp': timestamp, 'id': event_id, **self.db.fts_row(t)}
                 for (seq, _, timestamp, event_id), t in zip(rows, tokens, strict=True)
             ],
         )
-        self.db.execute('UPDATE sessions SET needs_rebuild = 0 WHERE key = ?', (session_key,))
+        self.db.execute(
+            Sql(
+                'UPDATE sessions SET needs_rebuild = 0 WHERE key = :key',
+                'UPDATE session_sessions SET needs_rebuild = false WHERE agent = :agent AND key = :key',
+            ),
+            key,
+        )
 
     def _rewritten(self, session_key: str) -> None:
         """Record that a session's full-text rows changed other than by appending (``*``: every session's), for
         :class:`~memsift.sessions.ranked.MessageMirror`; only the last :data:`REWRITES_KEPT` records are kept."""
-        version = self.db.execute('INSERT INTO fts_rewrites (session_key) VALUES (?)', (session_key,)).lastrowid
-        self.db.execute('DELETE FROM fts_rewrites WHERE version <= ?', ((version or 0) - REWRITES_KEPT,))
+        version = self.db.execute(
+            Sql(
+                'INSERT INTO fts_rewrites (session_key) VALUES (:key) RETURNING version',
+                # Numbered per agent with no gap (writers of an agent take turns), as SQLite numbers them per file.
+                'INSERT INTO session_fts_rewrites (agent, version, session_key) '
+                'SELECT :agent, coalesce(max(version), 0) + 1, :key FROM session_fts_rewrites WHERE agent = :agent '
+                'RETURNING version',
+            ),
+            {'key': session_key},
+        ).fetchone()[0]
+        self.db.execute(
+            Sql(
+                'DELETE FROM fts_rewrites WHERE version <= :upto',
+                'DELETE FROM session_fts_rewrites WHERE agent = :agent AND version <= :upto',
+            ),
+            {'upto': version - REWRITES_KEPT},
+        )
 
     def _tokens(self, texts: list[str]) -> list[str]:
         """The full-text row of each message text: the analyzer tokens of its redacted text."""
@@ -221,44 +307,85 @@ class Writer:
         Resumable: each batch commits with its progress, so a process killed midway continues where it stopped.
         """
         done = 0
-        if self.db.execute("SELECT value FROM meta WHERE key = 'fts_redaction'").fetchone() == (redaction,):
+        if dict(self.db.execute(_META).fetchall()).get('fts_redaction') == redaction:
             return done  # the usual case: nothing to do, and no write lock taken
         while True:
             with self.transaction():
-                state = dict(self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'fts_redaction%'").fetchall())
+                state = dict(self.db.execute(_META).fetchall())
                 if state.get('fts_redaction') == redaction:
                     return done
                 after = int(state['fts_redaction_upto']) if state.get('fts_redaction_target') == redaction else 0
                 rows = self.db.execute(
-                    'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid WHERE f.rowid > ? '
-                    'ORDER BY f.rowid LIMIT ?',
-                    (after, batch),
+                    Sql(
+                        'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
+                        'WHERE f.rowid > :after ORDER BY f.rowid LIMIT :batch',
+                        'SELECT f.seq, e.body FROM session_message_fts f '
+                        'JOIN session_events e ON e.agent = f.agent AND e.seq = f.seq '
+                        'WHERE f.agent = :agent AND f.seq > :after ORDER BY f.seq LIMIT :batch',
+                    ),
+                    {'after': after, 'batch': batch},
                 ).fetchall()
                 tokens = self._tokens([body_text(body) for _, body in rows])
                 self.db.executemany(
-                    'UPDATE message_fts SET tokens = ? WHERE rowid = ?',
-                    [(t, seq) for (seq, _), t in zip(rows, tokens, strict=True)],
+                    Sql(
+                        'UPDATE message_fts SET tokens = :tokens WHERE rowid = :seq',
+                        'UPDATE session_message_fts SET tokens = :tokens, terms = :terms, length = :length '
+                        'WHERE agent = :agent AND seq = :seq',
+                    ),
+                    [{'seq': seq, **self.db.fts_row(t)} for (seq, _), t in zip(rows, tokens, strict=True)],
                 )
                 self._rewritten('*')
                 progress = {'fts_redaction_target': redaction, 'fts_redaction_upto': str(rows[-1][0] if rows else 0)}
                 if len(rows) < batch:
                     progress = {'fts_redaction': redaction, 'fts_redaction_target': '', 'fts_redaction_upto': '0'}
-                self.db.executemany('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)', list(progress.items()))
+                self.db.executemany(
+                    Sql(
+                        'INSERT OR REPLACE INTO meta (key, value) VALUES (:key, :value)',
+                        'INSERT INTO session_meta (agent, key, value) VALUES (:agent, :key, :value) '
+                        'ON CONFLICT (agent, key) DO UPDATE SET value = excluded.value',
+                    ),
+                    [{'key': k, 'value': v} for k, v in progress.items()],
+                )
                 done += len(rows)
 
     def set_flags(self, session_key: str, *, archived: bool | None, incognito: bool | None) -> None:
         """Set a session's ``archived`` and ``incognito`` flags (a None leaves one as it is)."""
         for column, value in (('archived', archived), ('incognito', incognito)):
             if value is not None:
-                self.db.execute(f'UPDATE sessions SET {column} = ? WHERE key = ?', (int(value), session_key))
+                self.db.execute(
+                    Sql(
+                        f'UPDATE sessions SET {column} = :value WHERE key = :key',
+                        f'UPDATE session_sessions SET {column} = :value WHERE agent = :agent AND key = :key',
+                    ),
+                    {'value': value, 'key': session_key},
+                )
 
     def delete(self, session_key: str) -> bool:
         """Delete a session, its events, index rows and import record; ``False`` if it did not exist."""
-        self.db.execute('DELETE FROM message_fts WHERE session_key = ?', (session_key,))
+        key = {'key': session_key}
+        self.db.execute(_DELETE_FTS, key)
         self._rewritten(session_key)
         self.db.execute(
-            'DELETE FROM message_vectors WHERE seq IN (SELECT seq FROM events WHERE session_key = ?)', (session_key,)
+            Sql(
+                'DELETE FROM message_vectors WHERE seq IN (SELECT seq FROM events WHERE session_key = :key)',
+                'DELETE FROM session_message_vectors WHERE agent = :agent '
+                'AND seq IN (SELECT seq FROM session_events WHERE agent = :agent AND session_key = :key)',
+            ),
+            key,
         )
-        self.db.execute('DELETE FROM events WHERE session_key = ?', (session_key,))
-        self.db.execute('DELETE FROM imports WHERE session_key = ?', (session_key,))
-        return self.db.execute('DELETE FROM sessions WHERE key = ?', (session_key,)).rowcount > 0
+        for table in ('events', 'imports'):
+            self.db.execute(
+                Sql(
+                    f'DELETE FROM {table} WHERE session_key = :key',
+                    f'DELETE FROM session_{table} WHERE agent = :agent AND session_key = :key',
+                ),
+                key,
+            )
+        deleted = self.db.execute(
+            Sql(
+                'DELETE FROM sessions WHERE key = :key',
+                'DELETE FROM session_sessions WHERE agent = :agent AND key = :key',
+            ),
+            key,
+        )
+        return deleted.rowcount > 0

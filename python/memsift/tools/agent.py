@@ -109,8 +109,8 @@ class MemoryTools:
             watch: Re-index memory files as they change.
         """
         resolved = config if isinstance(config, MemoryConfig) else load_config(config, agent_id)
-        target = sessions_path if sessions_path is not None else sessions_target(resolved)
-        sessions = SessionStore.from_config(target, agent_id, resolved.session_tools)
+        target, setting = (sessions_path, 'sessions_path') if sessions_path is not None else sessions_target(resolved)
+        sessions = SessionStore.from_config(target, agent_id, resolved.session_tools, setting=setting)
         try:
             index = MemoryIndex(workspace, resolved, agent_id, sessions=sessions)
         except BaseException:

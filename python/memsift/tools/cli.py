@@ -501,8 +501,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, args.agent)
     caller = Caller(args.caller or main_session_key(args.agent))
-    target = args.sessions_db or sessions_target(config)
-    with SessionStore.from_config(target, args.agent, config.session_tools) as store:
+    target, setting = (args.sessions_db, '--sessions-db') if args.sessions_db else sessions_target(config)
+    with SessionStore.from_config(target, args.agent, config.session_tools, setting=setting) as store:
         if args.sessions_command == 'import':
             data = store.import_jsonl(
                 args.path, args.key or f'agent:{args.agent}:{Path(args.path).stem}', spawned_by=args.spawned_by
