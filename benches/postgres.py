@@ -125,8 +125,7 @@ def searcher(n: int, backend: str, ws: str, state: str, dsn: str | None, queries
                 times.append(time.perf_counter() - started)
             while True:  # every marker already written counts as found now
                 word = probe_word(marker)
-                hits = index.search(word, max_results=1).results
-                if not hits or word not in hits[0].snippet:
+                if not any(word in hit.snippet for hit in index.search(word).results):
                     break
                 found[marker] = time.time()
                 marker += 1
@@ -145,7 +144,9 @@ def writer(backend: str, ws: str, state: str, dsn: str | None, every: float, sto
             due = time.time() + every
             note = Path(ws) / 'memory' / 'live' / f'probe-{marker:05d}.md'
             note.parent.mkdir(parents=True, exist_ok=True)
-            note.write_text(f'# probe\n\n{probe_word(marker)} written by the bench writer\n')
+            # The word many times: the note's vector is then the word's own, so the note leads a search for it
+            # whatever other notes share the word's hash bucket.
+            note.write_text(f'# probe\n\n{(probe_word(marker) + " ") * 30}written by the bench writer\n')
             try:
                 index.sync()
                 committed[marker] = time.time()

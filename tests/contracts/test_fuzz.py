@@ -1396,3 +1396,53 @@ def test_regression_module_tools_with_lone_surrogates(tools: MemoryTools) -> Non
     ]
     for name, fn, arg in cases:
         check_output(f'memsift.tools.{name}', call(f'memsift.tools.{name}', fn, arg))
+
+
+# ---------------------------------------------------------------- the PostgreSQL backend
+
+
+@fuzz(0.3)
+@given(dsn=st.one_of(TEXT, TEXT.map(lambda t: 'postgresql://' + t)), agent_id=st.one_of(st.just('main'), TEXT))
+def test_postgres_dsn(dsn: str, agent_id: str, scratch: Callable[[], Path]) -> None:
+    """Any text as ``store.dsn`` (no server behind it): a typed error naming the setting, never the raw text's
+    password, never a driver exception."""
+    root = scratch()
+    store = {'backend': 'postgres', 'dsn': dsn, 'path': str(root / 'x.sqlite')}
+    config = {'memory': {'search': {'provider': 'none', 'store': store}}}
+    result = call('MemoryIndex(postgres)', MemoryIndex, make_workspace(root / 'ws', WORKSPACE), config, agent_id)
+    if isinstance(result, Refused):
+        assert 'store.dsn' in str(result.error) or 'config' in str(result.error).lower(), result.error
+    else:
+        result.close()
+    sessions = call('SessionStore(postgres)', SessionStore, dsn if dsn.startswith('postgresql://') else None, agent_id)
+    if not isinstance(sessions, Refused):
+        sessions.close()
+
+
+@pytest.fixture(scope='module')
+def pg_tools(postgres_server: Any, workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryTools]:
+    """The fuzzed workspace served from a PostgreSQL database, with a session in it."""
+    dsn = postgres_server.create_database('fuzz_tools')
+    store = {'backend': 'postgres', 'dsn': dsn, 'path': str(tmp_path_factory.mktemp('pg') / 'x.sqlite')}
+    tools = MemoryTools.open(workspace, {'memory': {'search': {'provider': 'none', 'store': store}}}, sync=False)
+    tools.index.sync()
+    tools.sessions.append(
+        MAIN, {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'walrus protocol 数据库'}}
+    )
+    yield tools
+    tools.close()
+
+
+@fuzz(0.5)
+@given(query=TEXT, path=TEXT, session_key=st.one_of(st.none(), TEXT))
+def test_postgres_tools(pg_tools: MemoryTools, query: str, path: str, session_key: str | None) -> None:
+    """The four tools on the PostgreSQL backend: arbitrary queries, paths and session keys answer or refuse."""
+    for name, fn, args in (
+        ('memory_search(postgres)', pg_tools.memory_search, (query,)),
+        ('memory_get(postgres)', pg_tools.memory_get, (path,)),
+        ('sessions_search(postgres)', pg_tools.sessions_search, (query,)),
+        ('sessions_history(postgres)', pg_tools.sessions_history, (session_key or query,)),
+    ):
+        result = call(name, fn, *args)
+        if not isinstance(result, Refused):
+            check_output(name, result)

@@ -11,19 +11,11 @@ import sys
 import textwrap
 
 import pytest
+from test_sessions import MAIN, msg
 
 from memsift import Caller, SessionAccessError, SessionStore, SessionStoreError
 from memsift._core import Analyzer
 from memsift.sessions.fts5 import fts5_terms
-
-MAIN = 'agent:main:main'
-
-
-def msg(event_id, role, content, parent=..., ts=1_767_225_600_000):
-    event = {'type': 'message', 'id': event_id, 'timestamp': ts, 'message': {'role': role, 'content': content}}
-    if parent is not ...:
-        event['parentId'] = parent
-    return event
 
 
 def ids(response):

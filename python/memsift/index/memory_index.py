@@ -612,7 +612,10 @@ class MemoryIndex:
             rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranked])}
             if len(rows) == len(ranked):
                 break
-            self.index.reload()
+            if self.store.shared:
+                self._catch_up()  # another host removed some of them: take its changes
+            else:
+                self.index.reload()
         kept = [(rows[head.id], score) for head, score in ranked if head.id in rows]
         return kept, next((i for i, (row, _) in enumerate(kept) if row.id not in exact), len(kept))
 
