@@ -51,12 +51,18 @@ def hits(result):
 QUERIES = ['backoff', 'tabs spaces', 'doctor appointment', '视频下载', 'vault', 'ERR_CONN_RESET', 'car']
 
 
-def test_search_answers_exactly_as_on_sqlite(tmp_path, pg_dsn, notes):
-    """Same corpus, same config: the same hits, scores, snippets and order on both backends, keyword and hybrid."""
+@pytest.mark.parametrize(
+    'query_config',
+    [{}, {'hybrid': {'mmr': {'enabled': True}, 'temporalDecay': {'enabled': True, 'halfLifeDays': 30}}}],
+    ids=['defaults', 'mmr-and-decay'],
+)
+def test_search_answers_exactly_as_on_sqlite(tmp_path, pg_dsn, notes, query_config):
+    """Same corpus, same config: the same hits, scores, snippets and order on both backends, keyword and hybrid,
+    with OpenClaw's defaults and with MMR and temporal decay on (dated notes, so decay moves scores)."""
     provider = HashEmbedder()
     with (
-        memsift.MemoryIndex(notes, sqlite_config(tmp_path), provider=provider) as lite,
-        memsift.MemoryIndex(notes, pg_config(tmp_path, pg_dsn), provider=provider) as pg,
+        memsift.MemoryIndex(notes, sqlite_config(tmp_path, query=query_config), provider=provider) as lite,
+        memsift.MemoryIndex(notes, pg_config(tmp_path, pg_dsn, query=query_config), provider=provider) as pg,
     ):
         assert lite.sync().to_dict()['added'] == pg.sync().to_dict()['added']
         for query in QUERIES:
