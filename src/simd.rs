@@ -4,6 +4,10 @@
 //! variants are chosen once per process from the CPU's features (never from
 //! compile-time flags, so one wheel runs everywhere). Stored vectors may be f32,
 //! f16 or i8; queries are always f32.
+//!
+//! `MEMSIFT_SIMD=scalar|avx2|avx512|neon` picks a set by name instead, when this CPU
+//! can run it: to test the fallback paths of a wheel on a machine that would never
+//! choose them, or to compare them. Any other value means the automatic choice.
 
 use std::sync::OnceLock;
 
@@ -51,10 +55,19 @@ pub const SCALAR: Kernels = Kernels {
     f32_rows: scalar_dot_rows_f32,
 };
 
-/// Kernels for the running CPU, detected on first use.
+/// The environment variable that names a kernel set to use instead of the detected one.
+pub const OVERRIDE_VAR: &str = "MEMSIFT_SIMD";
+
+/// Kernels for the running CPU, chosen on first use: `MEMSIFT_SIMD`'s set if this CPU can run it, else the best.
 pub fn kernels() -> &'static Kernels {
     static KERNELS: OnceLock<Kernels> = OnceLock::new();
-    KERNELS.get_or_init(detect)
+    KERNELS.get_or_init(|| select(std::env::var(OVERRIDE_VAR).ok().as_deref()))
+}
+
+/// The set named by `requested` among those this CPU can run, or the detected best one.
+fn select(requested: Option<&str>) -> Kernels {
+    let requested = requested.map(|name| name.trim().to_ascii_lowercase());
+    available().into_iter().find(|k| requested.as_deref() == Some(k.name)).unwrap_or_else(detect)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -409,6 +422,21 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     use super::*;
+
+    #[test]
+    fn a_named_set_is_chosen_only_when_this_cpu_runs_it() {
+        let best = detect().name;
+        assert_eq!(select(None).name, best);
+        assert_eq!(select(Some("scalar")).name, "scalar");
+        assert_eq!(select(Some(" Scalar ")).name, "scalar");
+        assert_eq!(select(Some("auto")).name, best);
+        assert_eq!(select(Some("sse9")).name, best);
+        for k in available() {
+            assert_eq!(select(Some(k.name)).name, k.name);
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(select(Some("neon")).name, best);
+    }
 
     #[test]
     fn every_variant_matches_scalar() {

@@ -392,7 +392,11 @@ def apply_temporal_decay(
     """Decayed scores (timestamps in epoch seconds), as OpenClaw's temporal decay."""
 
 def simd_kernels() -> str:
-    """Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``)."""
+    """Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``).
+
+    ``MEMSIFT_SIMD`` set to one of these names before the first vector search picks that set instead, when this
+    CPU can run it; any other value leaves the choice to the CPU's features.
+    """
 
 # ---------------------------------------------------------------- redaction
 

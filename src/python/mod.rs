@@ -104,6 +104,9 @@ fn debug_panic_py(py: Python<'_>) -> PyResult<()> {
 }
 
 /// Name of the SIMD kernel set picked for this CPU (``avx512``, ``avx2``, ``neon`` or ``scalar``).
+///
+/// ``MEMSIFT_SIMD`` set to one of these names before the first vector search picks that set instead, when this
+/// CPU can run it; any other value leaves the choice to the CPU's features.
 #[pyfunction(name = "simd_kernels")]
 fn simd_kernels_py() -> &'static str {
     crate::simd::kernels().name

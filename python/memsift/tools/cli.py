@@ -14,6 +14,7 @@ folder), ``--config FILE`` (an OpenClaw JSON5 config), ``--agent ID``, ``--store
     memsift sessions search "数据库迁移" --session agent:main:main --limit 5
     memsift sessions history agent:main:main --json
     memsift mcp [--http PORT] [--openclaw]
+    memsift --version
 
 ``eval`` measures how well search finds the user's own notes, keyword-only against hybrid (and reranked), with
 known-item probes made from the indexed notes (see :mod:`memsift.index.evaluate`); it evaluates the index as it is.
@@ -69,10 +70,18 @@ def _common(
     return common
 
 
+def _version() -> str:
+    """The installed version: the Rust core's, which is Cargo.toml's and the wheel's."""
+    from memsift._core import __version__
+
+    return str(__version__)
+
+
 def _parser() -> argparse.ArgumentParser:
     common = _common()
 
     parser = argparse.ArgumentParser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
+    parser.add_argument('--version', action='version', version=f'memsift {_version()}')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     index = commands.add_parser('index', parents=[common], help='index the workspace (incremental)')
     index.add_argument('--force', action='store_true', help='re-chunk and re-embed every file')
