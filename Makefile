@@ -32,7 +32,8 @@ wheels: $(PY)
 	$(VENV)/bin/maturin sdist --out $(WHEELS)
 	@$(PY) scripts/install_test.py --sizes --wheels $(WHEELS)
 
-# The aarch64 wheel, cross-built by zig (needs `rustup target add aarch64-unknown-linux-gnu`); not run here.
+# The aarch64 wheel, cross-built by zig (needs `rustup target add aarch64-unknown-linux-gnu`); run it under qemu with
+# `scripts/install_test.py --arm64-root DIR` (CONTRIBUTING.md).
 wheels-aarch64: $(PY)
 	$(PY) -m pip install --quiet $(WHEEL_TOOLS)
 	$(ZIG_BUILD) --compatibility manylinux2014 --target aarch64-unknown-linux-gnu
