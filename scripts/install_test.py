@@ -179,15 +179,11 @@ def stage_demo(venv: Venv, env: dict[str, str], wheel: Path, deps: Path, work: P
     shutil.copytree(ROOT / 'examples', demo / 'examples')
     config = ['--config', 'examples/openclaw.json5', '--json']
     memsift = str(venv.bin / 'memsift')
-    indexed = json.loads(run_in(demo, [memsift, 'index', *config], env))
-    found = json.loads(run_in(demo, [memsift, 'search', SEMANTIC_QUERY, *config], env))
+    indexed = json.loads(run([memsift, 'index', *config], env=env, cwd=demo))
+    found = json.loads(run([memsift, 'search', SEMANTIC_QUERY, *config], env=env, cwd=demo))
     if found.get('mode') != 'hybrid' or not found['results'] or SEMANTIC_WORD not in found['results'][0]['snippet']:
         raise StageFailed(f'the demo search answered {found}, not hybrid with {SEMANTIC_WORD} first')
     return {'indexed': indexed.get('chunks', indexed), 'query': SEMANTIC_QUERY, 'top': found['results'][0]['path']}
-
-
-def run_in(cwd: Path, cmd: list[str], env: dict[str, str]) -> str:
-    return run(cmd, env=env, cwd=cwd)
 
 
 # Emulated CPUs and the kernel set memsift must pick on each (qemu's TCG has no AVX-512).
