@@ -212,10 +212,19 @@ class Postgres:
         """
         import psycopg
 
+        doing = 'read' if sql.lstrip()[:6].upper() == 'SELECT' else 'write'
+        conn = self.connection()
+        try:
+            return conn.execute(sql, params)
+        except psycopg.Error as exc:
+            # A connection the server dropped while it sat idle (a restart) fails on its next use; a read is safe
+            # to send again on a new one. A write is not: it may have committed before the connection died.
+            if doing == 'write' or not conn.broken:
+                raise self.fail(doing, exc) from None
         try:
             return self.connection().execute(sql, params)
         except psycopg.Error as exc:
-            raise self.fail('read' if sql.lstrip()[:6].upper() == 'SELECT' else 'write', exc) from None
+            raise self.fail(doing, exc) from None
 
     @contextlib.contextmanager
     def transaction(self, doing: str = 'write', *, repeatable: bool = False) -> Iterator[psycopg.Connection[Any]]:
@@ -225,14 +234,29 @@ class Postgres:
         """
         import psycopg
 
-        conn = self.connection()
         try:
-            with conn.transaction():
+            with contextlib.ExitStack() as stack:
+                conn = self._begin(stack)
                 if repeatable:
                     conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
                 yield conn
         except psycopg.Error as exc:
             raise self.fail(doing, exc) from None
+
+    def _begin(self, stack: contextlib.ExitStack) -> psycopg.Connection[Any]:
+        """Begins a transaction (closed by ``stack``); on a new connection when the server had dropped the idle one,
+        which only its BEGIN reached, so nothing runs twice."""
+        import psycopg
+
+        conn = self.connection()
+        try:
+            stack.enter_context(conn.transaction())
+        except psycopg.OperationalError:
+            if not conn.broken:
+                raise
+            conn = self.connection()
+            stack.enter_context(conn.transaction())
+        return conn
 
     def close(self) -> None:
         if self._conn is not None:

@@ -171,6 +171,29 @@ def test_a_server_killed_mid_sync_loses_nothing_and_the_next_sync_completes(tmp_
     index.close()
 
 
+def test_a_server_restarted_while_the_index_sat_idle_answers_the_next_calls(tmp_path, postgres_server, notes):
+    """The server goes away between two calls, not during one: the idle connection is dead but not known to be, so
+    the next statement, the next transaction and the next sync must reconnect rather than fail."""
+    dsn = postgres_server.create_database('restarted')
+    with memsift.MemoryIndex(notes, pg_config(tmp_path, dsn), provider=HashEmbedder()) as index:
+        index.sync()
+        first_calls = {
+            'a statement': lambda: index.store.generation,
+            'a transaction': lambda: index.store.changes_since(0),
+            'a sync': lambda: index.sync(force=True),
+        }
+        for name, first_call in first_calls.items():
+            postgres_server.stop(immediate=True)
+            postgres_server.start()
+            try:
+                first_call()
+            except StoreError as exc:
+                pytest.fail(f'{name} on the connection the restart dropped: {exc}')
+        write(notes / 'memory' / 'after-restart.md', 'written after the restarts: quokka\n')
+        index.sync()
+        assert paths(index.search('quokka'))[0] == 'memory/after-restart.md'
+
+
 def test_two_processes_syncing_one_agent_store_every_file_once(tmp_path, pg_dsn, notes):
     config = tmp_path / 'config.json'
     script = textwrap.dedent(f"""
