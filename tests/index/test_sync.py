@@ -102,3 +102,16 @@ def test_force_rechunks_everything(tmp_path):
     assert report.updated == ['MEMORY.md']
     assert report.chunks_written > first.chunks_written
     assert index.num_docs == store.chunk_count() == report.chunks_written
+
+
+def test_the_report_names_the_generation_the_sync_left_when_it_records_the_identity(tmp_path):
+    """The first sync, and the one after a model change, also record the index identity (a write of its own): the
+    report's generation is the store's after it, not one behind."""
+    from conftest import HashEmbedder
+
+    write(tmp_path / 'MEMORY.md', '# Facts\n- tabs over spaces\n')
+    config = {'memory': {'search': {'store': {'path': str(tmp_path / 'index' / '{agentId}.sqlite')}}}}
+    for model in ('hash-v1', 'hash-v1', 'hash-v2'):
+        with memsift.MemoryIndex(tmp_path, config, provider=HashEmbedder(model=model)) as index:
+            report = index.sync()
+            assert report.generation == index.store.generation == index.index.generation, model

@@ -292,6 +292,7 @@ class MemoryIndex:
                     self.store.set_identity(identity)
                     self.index.commit(generation=self.store.generation)
                     embeddings.switched()
+                    report.generation = self.store.generation  # recording the identity was this sync's last write
                 embeddings.generation = self.store.generation
                 embeddings.unsaved += report.chunks_written + len(report.removed)
                 embeddings.save_if_due()
