@@ -22,8 +22,8 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memsift._text import scrub
 from memsift.errors import ConfigError, MemsiftError
@@ -44,6 +44,7 @@ LOCK_POLL_S = 0.05
 
 _URL = re.compile(r'^(postgres(?:ql)?://)([^@/?#]*@)?', re.IGNORECASE)
 _KEYWORD_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+T = TypeVar('T')
 _SCHEMA_LOCK = 0x6D656D73  # 'mems': one advisory lock id for schema set-up, whatever the database
 
 
@@ -210,19 +211,24 @@ class Postgres:
         Raises:
             error: the statement failed (the message names the database and the setting).
         """
+        doing = 'read' if sql.lstrip()[:6].upper() == 'SELECT' else 'write'
+        # A write is not sent twice: it may have committed before the connection died.
+        return self.run(doing, lambda conn: conn.execute(sql, params), resend=doing == 'read')
+
+    def run(self, doing: str, work: Callable[[psycopg.Connection[Any]], T], *, resend: bool = True) -> T:
+        """``work(connection)``; with ``resend``, once more on a new connection when the server had dropped the idle
+        one (it restarted since the last call), for work that cannot have taken effect on a dead connection (a read,
+        a ``BEGIN``). Driver errors become the store's error, naming the database and the setting."""
         import psycopg
 
-        doing = 'read' if sql.lstrip()[:6].upper() == 'SELECT' else 'write'
         conn = self.connection()
         try:
-            return conn.execute(sql, params)
+            return work(conn)
         except psycopg.Error as exc:
-            # A connection the server dropped while it sat idle (a restart) fails on its next use; a read is safe
-            # to send again on a new one. A write is not: it may have committed before the connection died.
-            if doing == 'write' or not conn.broken:
+            if not (resend and conn.broken and isinstance(exc, psycopg.OperationalError)):
                 raise self.fail(doing, exc) from None
         try:
-            return self.connection().execute(sql, params)
+            return work(self.connection())
         except psycopg.Error as exc:
             raise self.fail(doing, exc) from None
 
@@ -236,27 +242,12 @@ class Postgres:
 
         try:
             with contextlib.ExitStack() as stack:
-                conn = self._begin(stack)
+                conn = self.run(doing, lambda conn: (stack.enter_context(conn.transaction()), conn)[1])
                 if repeatable:
                     conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
                 yield conn
         except psycopg.Error as exc:
             raise self.fail(doing, exc) from None
-
-    def _begin(self, stack: contextlib.ExitStack) -> psycopg.Connection[Any]:
-        """Begins a transaction (closed by ``stack``); on a new connection when the server had dropped the idle one,
-        which only its BEGIN reached, so nothing runs twice."""
-        import psycopg
-
-        conn = self.connection()
-        try:
-            stack.enter_context(conn.transaction())
-        except psycopg.OperationalError:
-            if not conn.broken:
-                raise
-            conn = self.connection()
-            stack.enter_context(conn.transaction())
-        return conn
 
     def close(self) -> None:
         if self._conn is not None:

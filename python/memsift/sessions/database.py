@@ -177,17 +177,7 @@ class PostgresDatabase(Database):
                 return work(self._open)
             except psycopg.Error as exc:
                 raise self._pg.fail(doing, exc) from None
-        for attempt in (1, 2):
-            conn = self._pg.connection()
-            try:
-                return work(conn)
-            except psycopg.OperationalError as exc:
-                if attempt == 1 and conn.broken:
-                    continue
-                raise self._pg.fail(doing, exc) from None
-            except psycopg.Error as exc:
-                raise self._pg.fail(doing, exc) from None
-        raise AssertionError('unreachable')
+        return self._pg.run(doing, work)
 
     def execute(self, sql: Sql | str, params: Mapping[str, Any] | None = None) -> psycopg.Cursor[Any]:
         text, values = self._text(sql), self._params(params)
