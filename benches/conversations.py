@@ -1,30 +1,50 @@
 """Conversational retrieval: can ``sessions_search`` find the message that answers a question asked in plain words?
 
-The dev set is built from the shared retrieval sets, whose labels point into single sentences:
+The dev set is built from three sets (``--sets``, all by default); the first two are the shared retrieval sets,
+whose labels point into single sentences:
 
 * **SciFact** (English): every abstract becomes a run of messages, its sentences (alternating user and assistant
   turns); each claim with labelled evidence is a question, and its evidence sentences are the answer messages.
 * **CMRC 2018** (Chinese): every passage becomes a run of messages, its sentences; each question's answer messages
   are the sentences of its passage that contain the labelled answer text.
+* **Chit Chat** (English, real chats): the BYU Perception, Control and Cognition lab's Chit Chat Challenge, 7,168
+  open-domain conversations between two people (138k turns, with real timestamps and anonymous sender ids), from
+  the ``chitchat-dataset`` package on PyPI (0.9.0, MIT licence, the data ships inside it; the set is skipped with a
+  note when it is not installed). Each conversation is a session (``--haystack``: the first N by id, default 2,000;
+  0 for none) and each turn (one sender's consecutive messages) a message, its first sender the user; the
+  questions are known-item probes as ``memsift eval`` makes them: ``--chitchat-questions`` turns of at least eight
+  words (default 300, picked by ``--seed``), each cut to a half-remembered 50-70 % of its content words; the turn
+  is the one answer.
 
-Four consecutive documents make one session, so a session changes topic as real ones do.
+Four consecutive documents of SciFact and CMRC make one session, so a session changes topic as real ones do; they
+get synthetic timestamps, the chats their own.
 
-Every question is searched over all sessions of both sets at once (about 64,000 messages), so each set's sessions
-are the other's distractors. For each method the bench reports the share of questions answered (any hit) and
-evidence recall@5 / @10 (an answer message among the first k):
+Every question is searched over all sessions of all sets at once (about 59,000 messages from SciFact and CMRC, and
+about 40,000 chat turns at the default haystack), so each set's sessions are the others' distractors. For each
+method the bench reports the share of questions answered (any hit), evidence recall@5 / @10 (an answer message
+among the first k) and session@5 / @10 (a hit among the first k in a session that holds an answer message: the
+right conversation found, if not the right message):
 
 * ``all-terms``: OpenClaw's ``sessions_search`` (``tools.sessions.search.mode: all-terms``);
 * ``ranked``: memsift's default, all-terms hits first, topped up with ranked partial matches;
 * ``ranked+local``: ranked with the semantic leg on the local model (all-MiniLM-L6-v2 by default, English-only, so
   Chinese questions keep the keyword answer; ``--model multilingual-e5-small`` reads both languages);
 * ``bm25s``: plain BM25 over the same messages (bm25s with PyStemmer and its English stopwords; jieba words for
-  Chinese), the reference a user would reach for.
+  Chinese), the reference a user would reach for;
+* ``notes``: ``memory_search`` (``MemoryIndex``, keyword only) over daily notes written from the same sessions, as
+  OpenClaw's session memory / memory flush writes them: one ``memory/<YYYY-MM-DD>-<n>.md`` per session (the date of
+  its first message), a ``# <session key>`` heading, then one ``<role>: <text>`` line per message;
+* ``notes+local``: the same with the local model's vector leg merged in (hybrid, ``--model`` as for ranked+local).
+
+For ``notes`` and ``notes+local`` a result is a chunk of a note, so ``recall@k`` means "an evidence turn inside one
+of the first k chunks"; a chunk holds many turns, so it is not comparable one-to-one with a message-level hit.
 
 ``--latency`` times ``SessionStore.search`` (p50/p95, ms) on a store grown to ``--messages`` messages (default
 100,000) by adding more copies of the sessions.
 
 Examples (from the repository root; needs ``pip install -e '.[bench]' PyStemmer``):
     .venv/bin/python benches/conversations.py
+    .venv/bin/python benches/conversations.py --sets chitchat --haystack 7168 --chitchat-questions 1000
     .venv/bin/python benches/conversations.py --methods ranked+local --model multilingual-e5-small
     .venv/bin/python benches/conversations.py --latency --messages 100000
 """
@@ -32,24 +52,36 @@ Examples (from the repository root; needs ``pip install -e '.[bench]' PyStemmer`
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
+import random
 import re
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import _beir
 
+import memsift
+from memsift.index.evaluate import _query, _units
 from memsift.sessions import SessionStore
 
 CALLER = 'agent:main:main'
+SETS = ('scifact', 'cmrc2018', 'chitchat')
+SYNTHETIC_EPOCH_MS = 1_700_000_000_000
+"""The timestamp of a session's first message when the set has none of its own (one ms apart after it)."""
 _ENGLISH_SENTENCE = re.compile(r'(?<=[.!?])\s+(?=[A-Z0-9(\[])')
 _CHINESE_SENTENCE = re.compile(r'(?<=[。！？；])')
+_NEWLINE = re.compile(r'\r\n?|\n')
 DOCUMENTS_PER_SESSION = 4
+CHITCHAT_MIN_WORDS = 8
+"""Words a chat turn needs to make a probe: shorter turns ("lol", "how are you?") are not things one searches for."""
 
 
 @dataclass
@@ -58,6 +90,10 @@ class Conversations:
 
     sessions: dict[str, list[str]] = field(default_factory=dict)
     """session key -> message texts in order."""
+    roles: dict[str, list[str]] = field(default_factory=dict)
+    """session key -> each message's role, for sessions with real senders (others alternate user, assistant)."""
+    timestamps: dict[str, list[int]] = field(default_factory=dict)
+    """session key -> each message's time (epoch ms), for sessions with real ones (others get synthetic ones)."""
     questions: list[tuple[str, str, str, set[tuple[str, int]]]] = field(default_factory=list)
     """``(set name, question id, text, {(session key, message index)})``."""
 
@@ -101,10 +137,56 @@ def cmrc(root: Path, into: Conversations) -> None:
             into.questions.append(('cmrc2018', query['_id'], query['text'], answers))
 
 
-def build(data_root: Path) -> Conversations:
-    """The dev set from the shared data (exits with a reason when a set is missing)."""
+def _epoch_ms(iso: str) -> int:
+    """``2018-05-05T21:01:14Z`` -> milliseconds since the epoch (``fromisoformat`` reads ``Z`` only from 3.11)."""
+    return int(datetime.fromisoformat(iso.replace('Z', '+00:00')).timestamp() * 1000)
+
+
+def chitchat(path: Path, into: Conversations, haystack: int, probes: int, seed: int) -> None:
+    """The first ``haystack`` Chit Chat conversations (by id) as sessions, one message per turn; up to ``probes``
+    of their turns, picked by ``seed``, as half-remembered known-item questions."""
+    data = json.loads(path.read_text(encoding='utf-8'))
+    turns: list[tuple[str, int, str]] = []  # (session key, message index, text) of every turn kept
+    for conv_id in sorted(data)[:haystack]:
+        key = f'agent:main:chitchat-{conv_id}'
+        first = data[conv_id]['messages'][0][0]['sender']
+        messages: list[str] = []
+        roles: list[str] = []
+        stamps: list[int] = []
+        for turn in data[conv_id]['messages']:
+            text = ' '.join(m['text'] for m in turn).strip()
+            if not text:
+                continue  # a dozen turns are blank: nothing to find, and no message to store
+            turns.append((key, len(messages), text))
+            messages.append(text)
+            roles.append('user' if turn[0]['sender'] == first else 'assistant')
+            stamps.append(_epoch_ms(turn[0]['timestamp']))
+        into.sessions[key], into.roles[key], into.timestamps[key] = messages, roles, stamps
+    # A turn said word for word elsewhere ("haha that's so true though!") has no one right answer.
+    seen = Counter(text.lower() for _, _, text in turns)
+    candidates = [t for t in turns if len(t[2].split()) >= CHITCHAT_MIN_WORDS and seen[t[2].lower()] == 1]
+    rng = random.Random(seed)
+    # memsift eval's own probe maker: _units drops stopwords, _query keeps a window of 50-70 % of the rest.
+    for n in sorted(rng.sample(range(len(candidates)), min(probes, len(candidates)))):
+        key, index, text = candidates[n]
+        units = [u.lower() for u in _units(text)]
+        query = _query(units, rng) if len(units) > 1 else ' '.join(units)  # _query keeps two words at least
+        if query.strip():
+            into.questions.append(('chitchat', f'{key.rsplit("chitchat-", 1)[1]}:{index}', query, {(key, index)}))
+
+
+def build(
+    data_root: Path, sets: Sequence[str] = SETS, haystack: int = 2000, probes: int = 300, seed: int = 0
+) -> Conversations:
+    """The dev set of ``sets`` (exits with a reason when a shared set is missing; skips chitchat with a note when
+    its package is not installed, unless it is the only set asked for)."""
+    unknown = sorted(set(sets) - set(SETS))
+    if unknown:
+        _beir.fail(f'unknown set(s) {", ".join(unknown)}; choose from {", ".join(SETS)}')
     documents = Conversations()
     for name, load in (('scifact', scifact), ('cmrc2018', cmrc)):
+        if name not in sets:
+            continue
         if not (data_root / name / 'corpus.jsonl').is_file():
             _beir.fail(f'{data_root / name} is missing; set --data-root')
         load(data_root / name, documents)
@@ -121,20 +203,42 @@ def build(data_root: Path) -> Conversations:
         for name, qid, text, answers in documents.questions
         if text.strip()  # a blank question is refused by sessions_search (InvalidInputError)
     ]
+    if 'chitchat' in sets:
+        try:
+            import chitchat_dataset
+        except ImportError:
+            why = 'the chitchat set needs the chitchat-dataset package (pip install chitchat-dataset==0.9.0)'
+            if set(sets) == {'chitchat'}:
+                _beir.fail(why)
+            print(f'skipping chitchat: {why}', file=sys.stderr)
+        else:  # the package is its data: dataset.json beside its __init__
+            path = Path(chitchat_dataset.__file__).with_name('dataset.json')
+            chitchat(path, conversations, haystack, probes, seed)
     return conversations
 
 
-def fill(store: SessionStore, sessions: dict[str, list[str]], copies: int = 1) -> int:
-    """Append every session's messages to ``store`` (``copies`` times, under distinct keys); returns the count."""
+def fill(
+    store: SessionStore,
+    sessions: dict[str, list[str]],
+    copies: int = 1,
+    roles: Mapping[str, Sequence[str]] | None = None,
+    timestamps: Mapping[str, Sequence[int]] | None = None,
+) -> int:
+    """Append every session's messages to ``store`` (``copies`` times, under distinct keys); returns the count.
+
+    A session in ``roles`` / ``timestamps`` takes its messages' roles / times from there; others alternate user and
+    assistant, stamped :data:`SYNTHETIC_EPOCH_MS` + their index."""
+    roles, timestamps = roles or {}, timestamps or {}
     count = 0
     for copy in range(copies):
         for key, messages in sessions.items():
+            role, stamp = roles.get(key), timestamps.get(key)
             events = [
                 {
                     'type': 'message',
                     'id': _message_id(i),
-                    'timestamp': 1_700_000_000_000 + i,
-                    'message': {'role': 'user' if i % 2 == 0 else 'assistant', 'content': text},
+                    'timestamp': stamp[i] if stamp else SYNTHETIC_EPOCH_MS + i,
+                    'message': {'role': role[i] if role else ('user' if i % 2 == 0 else 'assistant'), 'content': text},
                 }
                 for i, text in enumerate(messages)
             ]
@@ -184,13 +288,103 @@ def bm25s_search(conversations: Conversations, limit: int) -> Callable[[str], li
     return search
 
 
+@dataclass
+class Notes:
+    """Daily notes written from the sessions: each session's file and each of its messages' line in it."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    """session key -> its note, relative to the workspace (``memory/2023-11-14-1.md``)."""
+    sessions: dict[str, str] = field(default_factory=dict)
+    """note path -> its session key."""
+    lines: dict[str, list[int]] = field(default_factory=dict)
+    """session key -> each message's 1-based line in its note."""
+
+
+def write_notes(conversations: Conversations, root: Path) -> Notes:
+    """One note per session under ``root/memory``, as OpenClaw's session memory / memory flush writes them:
+    ``memory/<YYYY-MM-DD>-<n>.md`` (the UTC date of the first message, ``n`` counting that date's notes), a
+    ``# <session key>`` heading, then one ``<role>: <text>`` line per message, its newlines made spaces."""
+    (root / 'memory').mkdir(parents=True)
+    notes = Notes()
+    per_date: Counter[str] = Counter()
+    for key, messages in conversations.sessions.items():
+        roles, stamps = conversations.roles.get(key), conversations.timestamps.get(key)
+        first = stamps[0] if stamps else SYNTHETIC_EPOCH_MS
+        date = datetime.fromtimestamp(first / 1000, tz=timezone.utc).strftime('%Y-%m-%d')
+        per_date[date] += 1
+        path = f'memory/{date}-{per_date[date]}.md'
+        lines = [f'# {key}']
+        notes.lines[key] = []
+        for i, text in enumerate(messages):
+            role = roles[i] if roles else ('user' if i % 2 == 0 else 'assistant')
+            lines.append(f'{role}: {_NEWLINE.sub(" ", text)}')
+            notes.lines[key].append(len(lines))
+        (root / path).write_bytes(('\n'.join(lines) + '\n').encode('utf-8'))
+        notes.files[key], notes.sessions[path] = path, key
+    return notes
+
+
+def notes_search(
+    conversations: Conversations, directory: Path, method: str, model: str | None
+) -> tuple[memsift.MemoryIndex, Callable[[str], list[tuple[str, range]]]]:
+    """``memory_search`` over notes written from the sessions (``notes``: keyword only; ``notes+local``: hybrid
+    with the local model), temporal decay off (the dates are synthetic); hits are ``(session key, the range of
+    message indices whose lines the chunk spans)``. The caller closes the index."""
+    notes = write_notes(conversations, directory / 'workspace')
+    local = method == 'notes+local'
+    settings = {
+        'provider': 'local' if local else 'none',
+        **({'model': model} if local and model else {}),
+        'store': {'path': str(directory / f'{method}.sqlite')},
+        'query': {'hybrid': {'temporalDecay': {'enabled': False}}},
+    }
+    index = memsift.MemoryIndex(directory / 'workspace', {'memory': {'search': settings}})
+    if local and index.provider is None:
+        index.close()
+        _beir.fail(f'{method} needs the local model: {index.resolution.reason}')
+    report = index.sync()
+    if local:
+        print(json.dumps({'embedded': index.chunks_embedded, 'embed_s': round(report.seconds)}), flush=True)
+
+    def search(question: str) -> list[tuple[str, range]]:
+        result = index.search(question, max_results=10, min_score=0.0)
+        if result.unavailable:
+            _beir.fail(f'{method}: {result.error}')
+        hits = []
+        for hit in result.results:
+            key = notes.sessions[hit.path]
+            lines = notes.lines[key]
+            first, last = bisect.bisect_left(lines, hit.start_line), bisect.bisect_right(lines, hit.end_line)
+            hits.append((key, range(first, last)))
+        return hits
+
+    return index, search
+
+
+def _answers(hit: tuple[str, int | range], answers: set[tuple[str, int]]) -> bool:
+    """Whether a hit is an answer message or, for a note's chunk (a range of message indices), holds one."""
+    key, where = hit
+    if isinstance(where, range):
+        return any(k == key and i in where for k, i in answers)
+    return hit in answers
+
+
 def evaluate(conversations: Conversations, method: str, search: Callable[[str], list]) -> Iterator[dict]:
-    """One record per set: questions, answered share, evidence recall@5 and @10."""
-    by_set: dict[str, list[tuple[bool, bool, bool]]] = {}
+    """One record per set: questions, answered share, evidence recall@5 and @10 (an answer message among the first
+    k hits; for notes, among the messages of the first k chunks), session@5 and @10 (a hit among the first k in a
+    session that holds an answer message)."""
+    by_set: dict[str, list[tuple[bool, bool, bool, bool, bool]]] = {}
     for name, _, text, answers in conversations.questions:
         hits = search(text)
+        sessions = {key for key, _ in answers}
         by_set.setdefault(name, []).append(
-            (bool(hits), any(h in answers for h in hits[:5]), any(h in answers for h in hits[:10]))
+            (
+                bool(hits),
+                any(_answers(h, answers) for h in hits[:5]),
+                any(_answers(h, answers) for h in hits[:10]),
+                any(key in sessions for key, _ in hits[:5]),
+                any(key in sessions for key, _ in hits[:10]),
+            )
         )
     for name, rows in by_set.items():
         yield {
@@ -200,6 +394,8 @@ def evaluate(conversations: Conversations, method: str, search: Callable[[str], 
             'answered': round(sum(r[0] for r in rows) / len(rows), 4),
             'recall@5': round(sum(r[1] for r in rows) / len(rows), 4),
             'recall@10': round(sum(r[2] for r in rows) / len(rows), 4),
+            'session@5': round(sum(r[3] for r in rows) / len(rows), 4),
+            'session@10': round(sum(r[4] for r in rows) / len(rows), 4),
         }
 
 
@@ -236,12 +432,12 @@ def latency(conversations: Conversations, messages: int, directory: Path) -> Ite
                 store.vectors.embed_pending()
             if method == 'all-terms':
                 start = time.perf_counter()
-                count = fill(store, conversations.sessions, copies)
+                count = fill(store, conversations.sessions, copies, conversations.roles, conversations.timestamps)
                 build_s = time.perf_counter() - start
             else:
                 count = sum(s['events'] for s in store.sessions())
                 if not count:
-                    count = fill(store, conversations.sessions, copies)
+                    count = fill(store, conversations.sessions, copies, conversations.roles, conversations.timestamps)
                 build_s = None
             start = time.perf_counter()
             store.search(questions[0], CALLER, limit=10)  # ranked: builds the in-memory index
@@ -270,14 +466,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='the shared data sets')
     parser.add_argument(
-        '--methods', default='all-terms,ranked,bm25s', help='comma-separated: all-terms, ranked, ranked+local, bm25s'
+        '--methods',
+        default='all-terms,ranked,bm25s',
+        help='comma-separated: all-terms, ranked, ranked+local, bm25s, notes, notes+local',
     )
-    parser.add_argument('--model', help='the local model of ranked+local (default all-MiniLM-L6-v2)')
+    parser.add_argument('--model', help='the local model of ranked+local and notes+local (default all-MiniLM-L6-v2)')
     parser.add_argument('--latency', action='store_true', help='time searches on a grown store instead')
     parser.add_argument('--messages', type=int, default=100_000, help='store size for --latency')
     parser.add_argument('--questions', type=int, help='use every n-th question so that about this many remain')
+    parser.add_argument(
+        '--sets', default=','.join(SETS), help=f'comma-separated data sets to build (default {",".join(SETS)})'
+    )
+    parser.add_argument(
+        '--haystack', type=int, default=2000, help='Chit Chat conversations to add, the first N by id (0: none)'
+    )
+    parser.add_argument(
+        '--chitchat-questions', type=int, default=300, help='known-item probes made from Chit Chat turns (at most)'
+    )
+    parser.add_argument('--seed', type=int, default=0, help='which Chit Chat turns and words the probes use')
     args = parser.parse_args()
-    conversations = build(args.data_root)
+    sets = [name for name in args.sets.split(',') if name]
+    conversations = build(args.data_root, sets, args.haystack, args.chitchat_questions, args.seed)
+    if not conversations.questions:
+        _beir.fail(f'no questions in {", ".join(sets)} (--haystack 0 leaves chitchat none)')
     if args.questions:
         step = max(1, len(conversations.questions) // args.questions)
         conversations.questions = conversations.questions[::step]
@@ -287,14 +498,19 @@ def main() -> None:
                 print(json.dumps(record), flush=True)
             return
         stores: dict[str, SessionStore] = {}
+        indexes: list[memsift.MemoryIndex] = []
+        search: Callable[[str], list]
         for method in args.methods.split(','):
             if method == 'bm25s':
                 search = bm25s_search(conversations, 10)
+            elif method in ('notes', 'notes+local'):
+                index, search = notes_search(conversations, Path(tmp) / method, method, args.model)
+                indexes.append(index)
             elif method in ('all-terms', 'ranked', 'ranked+local'):
                 mode = 'all-terms' if method == 'all-terms' else 'ranked'
                 store = SessionStore(Path(tmp) / f'{method}.sqlite', visibility='agent', search_mode=mode)
                 stores[method] = store
-                fill(store, conversations.sessions)
+                fill(store, conversations.sessions, 1, conversations.roles, conversations.timestamps)
                 if method == 'ranked+local':
                     from memsift.config import load_config
                     from memsift.providers.local import LocalEmbeddings
@@ -313,6 +529,8 @@ def main() -> None:
                 print(json.dumps(record), flush=True)
         for store in stores.values():
             store.close()
+        for index in indexes:
+            index.close()
 
 
 if __name__ == '__main__':

@@ -475,6 +475,65 @@ pub fn rank(
     Ok(Ranked { order: kept, scores: reported, relaxed, explained })
 }
 
+/// One transcript message found by either leg of ranked `sessions_search`.
+pub struct MessageCandidate {
+    pub id: u64,
+    /// Its session, as any number that is equal for messages of one session.
+    pub session: usize,
+    /// The keyword leg's score (BM25 with coverage and session context), `None` where that leg did not find it.
+    pub keyword: Option<f64>,
+    /// Cosine similarity to the question, `None` where the vector leg did not find it.
+    pub vector: Option<f64>,
+}
+
+/// The share of the best other message of its session that [`fuse_messages`] adds to each message.
+pub const SESSION_PULL: f64 = 0.25;
+
+/// Ranked `sessions_search`'s merge of its keyword and vector legs: `(id, score)` best first, ties by id.
+///
+/// Each leg is scaled to [0, 1] over its own candidates before the weighted sum: keyword scores by the best one,
+/// cosines from the weakest candidate's to the best one's. A retrieval model's cosines sit in a narrow band
+/// (bge-small: 0.55-0.85 for everything near a question), so unscaled they moved the order by a few points while
+/// the keyword leg spanned all of it. Then each message gains [`SESSION_PULL`] of the best other message of its
+/// session: the conversation a question is about lifts its answer over a lone lookalike elsewhere. A message
+/// neither leg scores above zero is left out.
+pub fn fuse_messages(candidates: &[MessageCandidate], vector_weight: f64, text_weight: f64) -> Vec<(u64, f64)> {
+    let keyword_best = candidates.iter().filter_map(|c| c.keyword).fold(0.0, f64::max);
+    let cosines = || candidates.iter().filter_map(|c| c.vector);
+    let (top, floor) = (cosines().fold(f64::MIN, f64::max), cosines().fold(f64::MAX, f64::min));
+    let spread = if top > floor { top - floor } else { 1.0 };
+    let fused: Vec<f64> = candidates
+        .iter()
+        .map(|c| {
+            let keyword = c.keyword.map_or(0.0, |k| if keyword_best > 0.0 { k / keyword_best } else { 0.0 });
+            let vector = c.vector.map_or(0.0, |v| (v - floor) / spread);
+            vector_weight * vector + text_weight * keyword
+        })
+        .collect();
+    // The best two scores of each session: a message's best other is the first, or the second for the best one.
+    let mut best: FxHashMap<usize, (f64, f64)> = FxHashMap::default();
+    for (c, &score) in candidates.iter().zip(&fused) {
+        let entry = best.entry(c.session).or_insert((0.0, 0.0));
+        if score > entry.0 {
+            *entry = (score, entry.0);
+        } else if score > entry.1 {
+            entry.1 = score;
+        }
+    }
+    let mut out: Vec<(u64, f64)> = candidates
+        .iter()
+        .zip(&fused)
+        .map(|(c, &score)| {
+            let (first, second) = best[&c.session];
+            let other = if score >= first { second } else { first };
+            (c.id, score + SESSION_PULL * other)
+        })
+        .filter(|&(_, score)| score > 0.0)
+        .collect();
+    out.sort_by(|a, b| descending(a.1, b.1).then(a.0.cmp(&b.0)));
+    out
+}
+
 /// Each candidate's score after each stage of [`rank`], for [`explain`].
 struct Stages<'a> {
     keyword: &'a [f64],
@@ -555,6 +614,41 @@ fn query_keywords(analyzer: Analyzer, query: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(id: u64, session: usize, keyword: Option<f64>, vector: Option<f64>) -> MessageCandidate {
+        MessageCandidate { id, session, keyword, vector }
+    }
+
+    #[test]
+    fn fused_messages_scale_each_leg_and_pull_up_their_session() {
+        // Cosines in a narrow band still decide: 2 is the vector leg's best, 1 the keyword leg's best.
+        let fused = fuse_messages(
+            &[
+                message(1, 0, Some(10.0), Some(0.60)),
+                message(2, 1, Some(2.0), Some(0.80)),
+                message(3, 2, None, Some(0.70)),
+            ],
+            0.7,
+            0.3,
+        );
+        let scores: FxHashMap<u64, f64> = fused.iter().copied().collect();
+        assert!((scores[&1] - 0.3).abs() < 1e-12); // the weakest cosine scales to 0
+        assert!((scores[&2] - (0.7 + 0.3 * 0.2)).abs() < 1e-12);
+        assert!((scores[&3] - 0.35).abs() < 1e-12);
+        assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [2, 3, 1]);
+        // Two middling messages of one session outrank a slightly better lone one; the best of the session is
+        // pulled by the second best.
+        let fused = fuse_messages(
+            &[message(1, 0, Some(5.0), None), message(2, 0, Some(5.0), None), message(3, 1, Some(6.0), None)],
+            0.7,
+            0.3,
+        );
+        assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!((fused[0].1 - 0.25 * (1.0 + 0.25)).abs() < 1e-12);
+        // Nothing above zero: left out; no candidates: nothing.
+        assert!(fuse_messages(&[message(9, 0, None, Some(0.5))], 0.7, 0.3).is_empty());
+        assert!(fuse_messages(&[], 0.7, 0.3).is_empty());
+    }
 
     #[test]
     fn weights_are_normalized() {

@@ -28,7 +28,8 @@ SYNONYMS = {'automobil': 'car', 'vehicl': 'car', 'physician': 'doctor', 'medic':
 class HashEmbedder:
     """A small deterministic embedding provider: bag of analyzer tokens hashed into ``dims`` buckets.
 
-    ``calls`` counts ``embed_documents`` inputs; ``fail`` makes every call raise (a provider outage).
+    ``calls`` counts ``embed_documents`` inputs (``seen`` keeps them); ``fail`` makes every call raise (a provider
+    outage).
     """
 
     id = 'test-hash'
@@ -37,6 +38,7 @@ class HashEmbedder:
         self.dims = dims
         self.model = model
         self.calls = 0
+        self.seen: list[str] = []
         self.fail = False
 
     def _vector(self, text: str) -> np.ndarray:
@@ -55,6 +57,7 @@ class HashEmbedder:
         if self.fail:
             raise ConnectionError('provider unreachable')
         self.calls += len(texts)
+        self.seen.extend(texts)
         return np.stack([self._vector(t) for t in texts])
 
 

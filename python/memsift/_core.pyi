@@ -279,6 +279,25 @@ def jaccard(a: str, b: str) -> float:
 def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> list[int]:
     """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
 
+def fuse_messages(
+    ids: Sequence[int],
+    sessions: Sequence[str],
+    keyword: Sequence[float | None],
+    vector: Sequence[float | None],
+    vector_weight: float,
+    text_weight: float,
+) -> list[tuple[int, float]]:
+    """Ranked ``sessions_search``'s merge of its legs: ``(id, score)`` best first.
+
+    One value per candidate message in each list: its ``ids``, its ``sessions`` (keys), its keyword leg score and
+    its cosine (``None`` where that leg did not find it). Each leg is scaled over its own candidates (keyword by the
+    best score, cosines from the weakest to the best), weighted, and each message gains a quarter of the best other
+    message of its session; messages scoring 0 are left out.
+
+    >>> fuse_messages([1, 2], ["a", "b"], [4.0, None], [0.5, 0.9], 0.7, 0.3)
+    [(2, 0.7), (1, 0.3)]
+    """
+
 @overload
 def rank_candidates(
     ids: Sequence[int],

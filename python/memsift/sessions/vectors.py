@@ -8,9 +8,11 @@ message (its redacted text) that has no vector for that provider yet, in batches
 wake it up, and it looks again every minute for messages other processes wrote; it never runs on the append path.
 Searches keep an in-memory :class:`memsift._core.VectorStore` caught up from that table.
 
+Messages are embedded as a reader sees them: a short turn ("Yes, twice!") after the end of the message it answers.
 A search embeds the question (outside the store's lock), takes the nearest messages of the visible sessions and
-merges them with the keyword leg's ranked hits the way ``memory_search`` does: the keyword scores scaled by the best
-one, then ``vector_weight · cosine + text_weight · keyword``. A provider outage or a question the model cannot read
+merges them with the keyword leg's ranked hits in the core (:func:`memsift._core.fuse_messages`): each leg scaled
+over its own candidates, ``vector_weight · cosine + text_weight · keyword``, and every message lifted by the best
+other message of its session. A provider outage or a question the model cannot read
 (the embedded English-only model and a CJK question) leaves the keyword answer, with the reason in the response's
 ``debug.vectorSkipped``; messages not embedded yet take part through the keyword leg only.
 """
@@ -23,7 +25,7 @@ from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from memsift._core import VectorStore
+from memsift._core import VectorStore, fuse_messages
 from memsift.embedding import EmbeddingProvider, embed_documents, embed_query
 from memsift.errors import MemsiftError, ProviderError
 from memsift.sessions.database import Database, Sql
@@ -51,6 +53,23 @@ _WAITING = Sql(
     'SELECT f.seq, e.body FROM session_message_fts f JOIN session_events e ON e.agent = f.agent AND e.seq = f.seq '
     'LEFT JOIN session_message_vectors v ON v.agent = f.agent AND v.seq = f.seq AND v.key = :key '
     'WHERE f.agent = :agent AND f.seq > :after AND v.seq IS NULL ORDER BY f.seq LIMIT :batch',
+)
+
+
+CONTEXT_WORDS = 12
+"""Turns shorter than this are embedded after the end of the message before them (see ``_reader_view``)."""
+CONTEXT_CHARS = 400
+VIEW = 'turn1'
+"""Names how message text is embedded (part of the stored vectors' key): a change re-embeds every message."""
+# The message before `seq` in its session (the nearest lower seq: sessions are appended in order, so the backward
+# scan stops within a few rows unless many sessions interleave).
+_PREVIOUS = Sql(
+    'SELECT e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
+    'WHERE f.rowid < :seq AND f.session_key = (SELECT session_key FROM events WHERE seq = :seq) '
+    'ORDER BY f.rowid DESC LIMIT 1',
+    'SELECT e.body FROM session_message_fts f JOIN session_events e ON e.agent = f.agent AND e.seq = f.seq '
+    'WHERE f.agent = :agent AND f.seq < :seq AND f.session_key = '
+    '(SELECT session_key FROM session_events WHERE agent = :agent AND seq = :seq) ORDER BY f.seq DESC LIMIT 1',
 )
 
 
@@ -113,7 +132,7 @@ class MessageVectors:
                     raise ProviderError(
                         f'embedding provider {self.provider.id!r}: cannot tell its dimension: {exc}'
                     ) from exc
-                self.key = f'{self.provider.id}/{self.provider.model}/{dims}'
+                self.key = f'{self.provider.id}/{self.provider.model}/{dims}/{VIEW}'
                 # Exact f16 search: no index build on the first search (an HNSW graph of 100k vectors takes
                 # minutes on 2 cores), and a 100k-message scan stays at a few milliseconds.
                 self._vectors = VectorStore(dims, dtype='f16', ann_threshold=EXACT_UP_TO)
@@ -187,7 +206,9 @@ class MessageVectors:
             rows = self._db.execute(_WAITING, {'key': self.key, 'after': after, 'batch': EMBED_BATCH}).fetchall()
         if not rows:
             return -1, 0
-        vectors = self._embed([self._redact(body_text(body)) for _, body in rows])
+        with self._lock:
+            texts = self._reader_view(rows)
+        vectors = self._embed([self._redact(text) for text in texts])
         with self._lock, self._transaction():
             stored = self._db.executemany(
                 Sql(
@@ -202,6 +223,21 @@ class MessageVectors:
             )
         self.error = None
         return rows[-1][0], stored
+
+    def _reader_view(self, rows: list[tuple[int, str]]) -> list[str]:
+        """Each message's text as it is embedded: a short turn ("Yes, twice! It was amazing.") means little
+        without what it answers, so a turn of fewer than :data:`CONTEXT_WORDS` words follows the end of the
+        previous message of its session (under the lock: it reads the store)."""
+        texts = []
+        for seq, body in rows:
+            text = body_text(body)
+            if len(text.split()) < CONTEXT_WORDS:
+                found = self._db.execute(_PREVIOUS, {'seq': seq}).fetchone()
+                previous = body_text(found[0]) if found else ''
+                if previous:
+                    text = f'{previous[-CONTEXT_CHARS:]}\n{text}'
+            texts.append(text)
+        return texts
 
     # ------------------------------------------------------------------ search
 
@@ -256,13 +292,17 @@ class MessageVectors:
         visible = self._db.execute(sql.format(where=where), {'seqs': list(near), **only}).fetchall()
         return {seq: max(0.0, near[seq]) for (seq,) in visible}
 
-    def merge(self, keyword: dict[int, float], vector: dict[int, float]) -> list[tuple[int, float]]:
-        """``(seq, score)`` best first: keyword scores scaled by the best one, then the weighted sum (a message
-        neither leg finds relevant is left out)."""
-        best = max(keyword.values(), default=0.0) or 1.0
-        vector_weight, text_weight = self.weights
-        merged = {
-            seq: vector_weight * vector.get(seq, 0.0) + text_weight * keyword.get(seq, 0.0) / best
-            for seq in keyword.keys() | vector.keys()
-        }
-        return sorted(((s, v) for s, v in merged.items() if v > 0), key=lambda item: (-item[1], item[0]))
+    def merge(
+        self, keyword: dict[int, float], vector: dict[int, float], sessions: dict[int, str]
+    ) -> list[tuple[int, float]]:
+        """``(seq, score)`` best first, from both legs' candidates (``sessions``: each one's session key), through
+        the core's :func:`memsift._core.fuse_messages`: each leg scaled over its own candidates, weighted by
+        ``weights``, and a quarter of the best other message of a session added to each of its messages."""
+        seqs = sorted(keyword.keys() | vector.keys())
+        return fuse_messages(
+            seqs,
+            [sessions.get(seq, '') for seq in seqs],
+            [keyword.get(seq) for seq in seqs],
+            [vector.get(seq) for seq in seqs],
+            *self.weights,
+        )
