@@ -27,14 +27,17 @@ right conversation found, if not the right message):
 
 * ``all-terms``: OpenClaw's ``sessions_search`` (``tools.sessions.search.mode: all-terms``);
 * ``ranked``: memsift's default, all-terms hits first, topped up with ranked partial matches;
-* ``ranked+local``: ranked with the semantic leg on the local model (all-MiniLM-L6-v2 by default, English-only, so
-  Chinese questions keep the keyword answer; ``--model multilingual-e5-small`` reads both languages);
+* ``ranked+local``: ranked with the semantic leg on the local model the agent tools give transcripts
+  (bge-small-en-v1.5 where its package is installed, else all-MiniLM-L6-v2; both English-only, so Chinese
+  questions keep the keyword answer; ``--model`` names another, e.g. ``multilingual-e5-small`` reads both
+  languages);
 * ``bm25s``: plain BM25 over the same messages (bm25s with PyStemmer and its English stopwords; jieba words for
   Chinese), the reference a user would reach for;
 * ``notes``: ``memory_search`` (``MemoryIndex``, keyword only) over daily notes written from the same sessions, as
   OpenClaw's session memory / memory flush writes them: one ``memory/<YYYY-MM-DD>-<n>.md`` per session (the date of
   its first message), a ``# <session key>`` heading, then one ``<role>: <text>`` line per message;
-* ``notes+local``: the same with the local model's vector leg merged in (hybrid, ``--model`` as for ranked+local).
+* ``notes+local``: the same with the local model's vector leg merged in (hybrid; the notes' default model,
+  all-MiniLM-L6-v2, unless ``--model`` names another).
 
 For ``notes`` and ``notes+local`` a result is a chunk of a note, so ``recall@k`` means "an evidence turn inside one
 of the first k chunks"; a chunk holds many turns, so it is not comparable one-to-one with a message-level hit.
@@ -470,7 +473,9 @@ def main() -> None:
         default='all-terms,ranked,bm25s',
         help='comma-separated: all-terms, ranked, ranked+local, bm25s, notes, notes+local',
     )
-    parser.add_argument('--model', help='the local model of ranked+local and notes+local (default all-MiniLM-L6-v2)')
+    parser.add_argument(
+        '--model', help='the local model of ranked+local and notes+local (default: the one the agent tools choose)'
+    )
     parser.add_argument('--latency', action='store_true', help='time searches on a grown store instead')
     parser.add_argument('--messages', type=int, default=100_000, help='store size for --latency')
     parser.add_argument('--questions', type=int, help='use every n-th question so that about this many remain')
@@ -513,10 +518,13 @@ def main() -> None:
                 fill(store, conversations.sessions, 1, conversations.roles, conversations.timestamps)
                 if method == 'ranked+local':
                     from memsift.config import load_config
-                    from memsift.providers.local import LocalEmbeddings
+                    from memsift.providers.local import LocalEmbeddings, transcript_embeddings
 
                     search_config = {'provider': 'local', **({'model': args.model} if args.model else {})}
-                    provider = LocalEmbeddings(load_config({'memory': {'search': search_config}}))
+                    config = load_config({'memory': {'search': search_config}})
+                    # As the agent tools choose: bge-small for messages unless a model is named.
+                    provider = transcript_embeddings(LocalEmbeddings(config), config)
+                    print(json.dumps({'model': provider.model}), flush=True)
                     store.use_embeddings(provider, background=False)
                     start = time.perf_counter()
                     assert store.vectors is not None

