@@ -258,22 +258,22 @@ class LocalEmbeddings:
             self.model = model or _chosen_model(config)
             encoder = _builtin(self.model, threads, cache_dir)
         else:
-            model = Path(path).expanduser()
-            if not model.is_file():
+            file = Path(path).expanduser()
+            if not file.is_file():
                 raise LocalModelUnavailable(f'local.modelPath {path!r} is not a file (downloads are never made)')
-            if model.suffix.lower() == '.gguf':
+            if file.suffix.lower() == '.gguf':
                 context = config.local.context_size if isinstance(config.local.context_size, int) else 4096
-                encoder = _GgufEncoder(model, threads, context)
-            elif model.suffix.lower() == '.bin':
+                encoder = _GgufEncoder(file, threads, context)
+            elif file.suffix.lower() == '.bin':
                 from memsift.providers.encoders import ModelFileError, e5_encoder
 
                 try:
-                    encoder = e5_encoder(model, threads, E5_MAX_TOKENS, cache_dir)
+                    encoder = e5_encoder(file, threads, E5_MAX_TOKENS, cache_dir)
                 except ModelFileError as exc:
                     raise LocalModelUnavailable(str(exc)) from exc
             else:
-                encoder = _OnnxEncoder(model, model.with_name('tokenizer.json'), threads)
-            self.model = model.name
+                encoder = _OnnxEncoder(file, file.with_name('tokenizer.json'), threads)
+            self.model = file.name
         self._encoder = encoder
         self.dims = encoder.dims
         self._lock = threading.Lock()  # one inference at a time: the runtime already uses every core
