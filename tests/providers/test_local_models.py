@@ -280,3 +280,12 @@ def test_transcripts_get_bge_where_the_notes_run_the_default_model(tmp_path):
     named = memory_config(tmp_path, provider='local', model=local.MINILM_MODEL)
     with memsift.MemoryTools.open(tmp_path / 'ws', named, sessions_path=sessions, sync=False) as tools:
         assert tools.sessions.vectors.provider.model == local.MINILM_MODEL  # a named model is kept everywhere
+
+
+def test_a_damaged_cached_bge_table_is_named_with_the_fix(tmp_path):
+    folder = bge_dir()
+    encoders.bge_encoder(folder, 2, 512, tmp_path)
+    (tables,) = tmp_path.glob('*-tables-*.npz')
+    tables.write_bytes(b'PK\x03\x04 not a zip')
+    with pytest.raises(encoders.ModelFileError, match=r'embedding tables .*delete the cached'):
+        encoders.bge_encoder(folder, 2, 512, tmp_path)

@@ -563,6 +563,7 @@ def bge_encoder(
     ``model_quantized.onnx`` and ``tokenizer.json``, as the ``compartment`` package ships it. Queries get
     :data:`BGE_QUERY_INSTRUCTION`; vectors are the first token's last hidden state."""
     import io
+    import zipfile
 
     import numpy as np
     from tokenizers import Tokenizer
@@ -588,8 +589,10 @@ def bge_encoder(
         tables = np.load(io.BytesIO(_cached(source, cache_dir, 'tables.npz', lambda: model().tables(), sha256)))
         words, scale, zero = tables['words'], tables['words_scale'], tables['words_zero']
         positions, token_type = tables['positions'], tables['token_type']
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelFileError(f'cannot read the embedding tables of {source}: {exc}') from exc
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:  # a cached file damaged behind our back
+        raise ModelFileError(
+            f'cannot read the embedding tables of {source}: {exc} (delete the cached *-tables-*.npz in {cache_dir})'
+        ) from exc
     graph = cached_graph(source, cache_dir, lambda: model().weights(heads), sha256)
 
     def embed(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
