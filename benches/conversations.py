@@ -72,7 +72,7 @@ from pathlib import Path
 import _beir
 
 import memsift
-from memsift.index.evaluate import _query, _units
+from memsift.index.evaluate import content_units, half_remembered
 from memsift.sessions import SessionStore
 
 CALLER = 'agent:main:main'
@@ -169,11 +169,11 @@ def chitchat(path: Path, into: Conversations, haystack: int, probes: int, seed: 
     seen = Counter(text.lower() for _, _, text in turns)
     candidates = [t for t in turns if len(t[2].split()) >= CHITCHAT_MIN_WORDS and seen[t[2].lower()] == 1]
     rng = random.Random(seed)
-    # memsift eval's own probe maker: _units drops stopwords, _query keeps a window of 50-70 % of the rest.
+    # memsift eval's own probe maker: content_units drops stopwords, half_remembered keeps 50-70 % of the rest.
     for n in sorted(rng.sample(range(len(candidates)), min(probes, len(candidates)))):
         key, index, text = candidates[n]
-        units = [u.lower() for u in _units(text)]
-        query = _query(units, rng) if len(units) > 1 else ' '.join(units)  # _query keeps two words at least
+        units = [u.lower() for u in content_units(text)]
+        query = half_remembered(units, rng) if len(units) > 1 else ' '.join(units)  # it keeps two words at least
         if query.strip():
             into.questions.append(('chitchat', f'{key.rsplit("chitchat-", 1)[1]}:{index}', query, {(key, index)}))
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from memsift.index.store import ChunkRow
     from memsift.search.results import SearchResult
 
-__all__ = ['EvalReport', 'ModeScore', 'Probe', 'build_probes', 'evaluate_memory']
+__all__ = ['EvalReport', 'ModeScore', 'Probe', 'build_probes', 'content_units', 'evaluate_memory', 'half_remembered']
 
 MODES = ('keyword-only', 'hybrid', 'hybrid+rerank')
 """The rows of a report, in order: each adds one thing to the one before it."""
@@ -215,9 +215,13 @@ def _compare(name: str, value: float | None, base_name: str, base: float | None)
 # ---------------------------------------------------------------- probes
 
 
-def _units(sentence: str) -> list[str]:
+def content_units(sentence: str) -> list[str]:
     """The sentence's content units in order: words that are not stopwords, and CJK runs split at particles and
-    cut into two-character pieces (CJK has no spaces, so a piece stands in for a word)."""
+    cut into two-character pieces (CJK has no spaces, so a piece stands in for a word).
+
+    >>> content_units('The deploy key lives in the shared team vault.')
+    ['deploy', 'key', 'lives', 'shared', 'team', 'vault']
+    """
     units: list[str] = []
     for match in _UNITS.finditer(sentence):
         word = match.group('word')
@@ -251,14 +255,18 @@ def _sentences(row: ChunkRow) -> Iterator[tuple[int, list[str]]]:
             continue
         text = _MARKUP.sub(' ', _PREFIX.sub('', line, count=1))
         for sentence in _SENTENCE_END.split(text):
-            units = _units(sentence)
+            units = content_units(sentence)
             if len(units) >= MIN_UNITS:
                 yield row.start_line + offset, units
 
 
-def _query(units: Sequence[str], rng: random.Random) -> str:
+def half_remembered(units: Sequence[str], rng: random.Random) -> str:
     """A half-remembered version of a sentence: a window of it, 50-70 % of its units in order, and sometimes one
-    neighbouring pair swapped (word order is what memory loses first)."""
+    neighbouring pair swapped (word order is what memory loses first); the same for the same ``rng`` state.
+
+    >>> half_remembered(['deploy', 'key', 'lives', 'shared', 'team', 'vault'], random.Random(0))
+    'deploy shared lives vault'
+    """
     if len(units) > WINDOW:
         start = rng.randrange(len(units) - WINDOW + 1)
         units = units[start : start + WINDOW]
@@ -310,7 +318,7 @@ def build_probes(rows: Iterable[ChunkRow], count: int, seed: int = 0) -> list[Pr
         for path, queue in queues:
             if depth < len(queue) and len(probes) < count:
                 chunk_id, line, units = queue[depth]
-                probes.append(Probe(_query(units, rng), path, line, chunk_id))
+                probes.append(Probe(half_remembered(units, rng), path, line, chunk_id))
         depth += 1
     return probes
 
