@@ -6,7 +6,7 @@ Users import these names from :mod:`memsift`; ``_core`` is an implementation det
 import os
 from collections.abc import Sequence
 from datetime import date
-from typing import Any, Literal, final, overload
+from typing import Any, Literal, final
 
 from typing_extensions import Self
 
@@ -298,55 +298,6 @@ def fuse_messages(
     [(2, 0.7), (1, 0.3)]
     """
 
-@overload
-def rank_candidates(
-    ids: Sequence[int],
-    vector: Sequence[float],
-    keyword: Sequence[float],
-    path_scores: Sequence[float],
-    tiers: Sequence[int],
-    paths: Sequence[str],
-    sources: Sequence[str],
-    mtimes: Sequence[float | None],
-    chars: Sequence[int],
-    *,
-    mode: Literal['hybrid', 'vector-only', 'fts-only'],
-    query: str,
-    keyword_best: float,
-    vector_weight: float,
-    text_weight: float,
-    decay: tuple[float, float] | None,
-    mmr: tuple[float, int] | None,
-    min_score: float,
-    limit: int,
-    texts: Sequence[str] | None = None,
-    explain: Literal[False] = False,
-) -> tuple[list[int], list[float], bool]: ...
-@overload
-def rank_candidates(
-    ids: Sequence[int],
-    vector: Sequence[float],
-    keyword: Sequence[float],
-    path_scores: Sequence[float],
-    tiers: Sequence[int],
-    paths: Sequence[str],
-    sources: Sequence[str],
-    mtimes: Sequence[float | None],
-    chars: Sequence[int],
-    *,
-    mode: Literal['hybrid', 'vector-only', 'fts-only'],
-    query: str,
-    keyword_best: float,
-    vector_weight: float,
-    text_weight: float,
-    decay: tuple[float, float] | None,
-    mmr: tuple[float, int] | None,
-    min_score: float,
-    limit: int,
-    texts: Sequence[str] | None = None,
-    explain: Literal[True],
-) -> tuple[list[int], list[float], bool, list[dict[str, Any]]]: ...
-@overload
 def rank_candidates(
     ids: Sequence[int],
     vector: Sequence[float],
@@ -369,7 +320,7 @@ def rank_candidates(
     limit: int,
     texts: Sequence[str] | None = None,
     explain: bool = False,
-) -> tuple[list[int], list[float], bool] | tuple[list[int], list[float], bool, list[dict[str, Any]]]:
+) -> tuple[list[int], list[float], bool, list[dict[str, Any]] | None]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
     Each list holds one value per candidate: chunk ``ids``, cosine ``vector`` scores and raw BM25 ``keyword``
@@ -379,9 +330,9 @@ def rank_candidates(
     raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
     it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 
-    Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
-    (capped at 1), and whether the relaxed pass chose them. With ``explain``, a fourth item: per candidate, in
-    candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
+    Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
+    reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
+    candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
     decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
     ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
     ``limit`` or ``None``).

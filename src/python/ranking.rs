@@ -139,9 +139,9 @@ static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::La
 /// raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
 /// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
 ///
-/// Returns ``(order, scores, relaxed)``: candidate indices best first (at most ``limit``), their reported scores
-/// (capped at 1), and whether the relaxed pass chose them. With ``explain``, a fourth item: per candidate, in
-/// candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
+/// Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
+/// reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
+/// candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
 /// decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
 /// ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
 /// ``limit`` or ``None``).
@@ -227,7 +227,8 @@ pub(super) fn rank_candidates_py(
         rank::rank(Analyzer::default(), &candidates, &params, &mut path_tokens)
     })?;
     if !explain {
-        return Ok((ranked.order, ranked.scores, ranked.relaxed).into_pyobject(py)?.into_any().unbind());
+        let none: Option<Py<PyList>> = None;
+        return Ok((ranked.order, ranked.scores, ranked.relaxed, none).into_pyobject(py)?.into_any().unbind());
     }
     let rows = PyList::empty(py);
     for e in &ranked.explained {

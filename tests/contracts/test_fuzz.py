@@ -876,7 +876,7 @@ def test_ranking(
             texts=texts[:n] + [''] * (n - len(texts[:n])),
         )
         if not isinstance(ranked, Refused):
-            order, reported, _ = ranked
+            order, reported, _, _ = ranked
             assert (
                 sorted(set(order)) == sorted(order) and all(0 <= i < n for i in order) and len(reported) == len(order)
             )

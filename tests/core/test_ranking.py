@@ -218,7 +218,7 @@ def product_merge(vector, keyword, vector_weight, text_weight):
     for id_, raw in keyword:
         entries.setdefault(id_, [0.0, 0.0])[1] = raw
     ids = list(entries)
-    order, scores, _ = memsift._core.rank_candidates(
+    order, scores, _, _ = memsift._core.rank_candidates(
         ids,
         [entries[i][0] for i in ids],
         [entries[i][1] for i in ids],
