@@ -10,8 +10,8 @@ race on ``CREATE TABLE``; a database written by a newer memsift is refused, not 
 'postgresql://ana:***@db.internal:5432/memory'
 >>> mask_dsn('host=db user=ana password=s3cret dbname=memory')
 'host=db user=ana password=*** dbname=memory'
->>> is_dsn('postgres://db/memory'), is_dsn('~/.memsift/memory/main.sqlite')
-(True, False)
+>>> is_dsn('postgres://db/memory'), is_dsn('~/.memsift/memory/main.sqlite'), is_dsn(Dsn('host=db dbname=memory'))
+(True, False, True)
 """
 
 from __future__ import annotations
@@ -31,7 +31,17 @@ from memsift.errors import ConfigError, MemsiftError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ['DSN_ENV', 'Postgres', 'is_dsn', 'mask_dsn', 'resolve_dsn']
+__all__ = [
+    'DSN_ENV',
+    'AdvisoryLock',
+    'Dsn',
+    'Postgres',
+    'is_dsn',
+    'mask_dsn',
+    'resolve_dsn',
+    'writer_lock_key',
+    'xact_lock',
+]
 
 DSN_ENV = 'MEMSIFT_PG_DSN'
 """The environment variable that gives the DSN when ``store.dsn`` is not set (the password stays out of config)."""
@@ -48,9 +58,18 @@ T = TypeVar('T')
 _SCHEMA_LOCK = 0x6D656D73  # 'mems': one advisory lock id for schema set-up, whatever the database
 
 
+class Dsn(str):
+    """A DSN that config named (``store.dsn`` or ``$MEMSIFT_PG_DSN`` under ``store.backend: "postgres"``): a store
+    target that is a PostgreSQL database whatever its form, a libpq keyword string (``host=db dbname=memory``) as
+    well as a URL. The backend config chose travels with the target, so a store opened from it never guesses."""
+
+    __slots__ = ()
+
+
 def is_dsn(target: object) -> bool:
-    """Whether a store target is a PostgreSQL DSN (a ``postgres://`` or ``postgresql://`` URL) rather than a path."""
-    return isinstance(target, str) and _URL.match(target.strip()) is not None
+    """Whether a store target is a PostgreSQL DSN rather than a path: one config named (:class:`Dsn`), or a string
+    written as a ``postgres://`` or ``postgresql://`` URL."""
+    return isinstance(target, Dsn) or (isinstance(target, str) and _URL.match(target.strip()) is not None)
 
 
 def mask_dsn(dsn: str) -> str:
@@ -69,17 +88,17 @@ def mask_dsn(dsn: str) -> str:
     return masked if len(masked) <= 200 else masked[:200] + '…'
 
 
-def resolve_dsn(configured: str | None) -> tuple[str, str]:
+def resolve_dsn(configured: str | None) -> tuple[Dsn, str]:
     """``(dsn, setting)``: ``store.dsn`` when set, else ``$MEMSIFT_PG_DSN``; ``setting`` names where it came from.
 
     Raises:
         ConfigError: neither is set.
     """
     if configured and configured.strip():
-        return configured.strip(), 'store.dsn'
+        return Dsn(configured.strip()), 'store.dsn'
     env = os.environ.get(DSN_ENV, '').strip()
     if env:
-        return env, DSN_ENV
+        return Dsn(env), DSN_ENV
     raise ConfigError(
         'store.backend is "postgres" but no database is named: set store.dsn '
         f'(postgresql://user@host:5432/db) or the {DSN_ENV} environment variable'
@@ -190,7 +209,7 @@ class Postgres:
             if row is not None:
                 return str(row[0])
         with conn.transaction():
-            conn.execute('SELECT pg_advisory_xact_lock(%s)', (_SCHEMA_LOCK,))
+            xact_lock(conn, _SCHEMA_LOCK)
             conn.execute('CREATE TABLE IF NOT EXISTS memsift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
             row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
             if row is not None and row[0] != str(self._version):
@@ -255,20 +274,47 @@ class Postgres:
             self._conn = None
 
 
+# ---------------------------------------------------------------------- advisory locks
+#
+# Writers of one agent's store are serialized across processes and hosts by an advisory lock whose id is
+# :func:`writer_lock_key`: held for one write transaction (:func:`xact_lock`: the session store's writes, the schema
+# set-up), or for a whole sync on a connection of its own (:class:`AdvisoryLock`: the memory store's sync).
+
+
+def writer_lock_key(store: str, agent: str) -> int:
+    """The advisory-lock id of ``agent``'s writer lock of ``store`` (``memory``, ``sessions``): a signed 32-bit
+    crc32 of ``store:agent``, so every process and host computes the same id.
+
+    >>> writer_lock_key('memory', 'main') == writer_lock_key('memory', 'main') != writer_lock_key('sessions', 'main')
+    True
+    """
+    return zlib.crc32(f'{store}:{agent}'.encode('utf-8', 'surrogatepass')) - (1 << 31)
+
+
+def xact_lock(conn: psycopg.Connection[Any], key: int) -> None:
+    """Wait for the advisory lock ``key`` inside the transaction open on ``conn``; the server frees it at its end
+    (commit, rollback, or the connection's loss)."""
+    conn.execute('SELECT pg_advisory_xact_lock(%s)', (key,))
+
+
 class AdvisoryLock:
-    """A cross-host writer lock: a PostgreSQL session-level advisory lock held on its own connection (the server
-    frees it when the holder's connection ends, a killed process included).
+    """A cross-host writer lock held for longer than a transaction (a sync): the advisory lock
+    :func:`writer_lock_key` names, held at session level on its own connection (the server frees it when the
+    holder's connection ends, a killed process included).
 
     Args:
         dsn: The database.
-        name: What is locked (``memory:<agentId>``); hashed to the lock's id.
+        store: Which store's writer lock (``memory``).
+        agent: Whose.
         error: The error raised when the database cannot be reached.
         what: Names the lock's owner in messages.
     """
 
-    def __init__(self, dsn: str, name: str, error: type[MemsiftError], what: str, setting: str = 'store.dsn') -> None:
+    def __init__(
+        self, dsn: str, store: str, agent: str, error: type[MemsiftError], what: str, setting: str = 'store.dsn'
+    ) -> None:
         self.dsn, self.shown, self.setting = dsn, mask_dsn(dsn), setting
-        self.key = zlib.crc32(name.encode('utf-8', 'surrogatepass')) - (1 << 31)  # a signed 32-bit id
+        self.key = writer_lock_key(store, agent)
         self.error, self.what = error, what
         self._local = threading.Lock()  # threads of one process wait here, not on the server
         self._conn: psycopg.Connection[Any] | None = None

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from memsift._core import Redactor
 
-__all__ = ['preview', 'scrub', 'sha256_hex']
+__all__ = ['MAX_QUERY_CHARS', 'preview', 'scrub', 'sha256_hex', 'without_nul']
+
+MAX_QUERY_CHARS = 4096
+"""The longest query either search reads, so a hostile query cannot stall the engine: ``memory_search`` cuts a
+longer one (and says so in ``debug``), ``sessions_search`` refuses it (OpenClaw's sessions contract)."""
 
 
 def scrub(text: str) -> str:
@@ -24,6 +28,16 @@ def scrub(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode('utf-16-le', 'surrogatepass').decode('utf-16-le', 'replace')
+
+
+def without_nul(text: str) -> str:
+    """``text`` with each NUL replaced by U+FFFD: PostgreSQL's text type cannot hold NUL (SQLite and the Rust core
+    can), so text bound for it goes through here, and both backends then store the same text.
+
+    >>> without_nul('a\\x00b')
+    'a\ufffdb'
+    """
+    return text.replace('\x00', '\ufffd') if '\x00' in text else text
 
 
 def sha256_hex(text: str) -> str:

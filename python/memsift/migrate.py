@@ -30,13 +30,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from memsift._text import without_nul
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError
 from memsift.index.backend import writer_lock
 from memsift.index.records import ChunkRow, FileWrite
 
 if TYPE_CHECKING:
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
     from memsift.sessions import SessionStore
 
 __all__ = ['memory_digest', 'migrate', 'migrate_memory', 'migrate_sessions', 'session_digest']
@@ -46,11 +47,6 @@ Progress = Callable[[str, int, int], None]
 
 BLOCK_CHUNKS = 512
 """Chunks copied per target transaction."""
-
-
-def _normalized(text: str) -> str:
-    """Text as both stores keep it (PostgreSQL cannot hold NUL; it keeps U+FFFD)."""
-    return text.replace('\x00', '\ufffd')
 
 
 def _dims(store: Store) -> int | None:
@@ -82,7 +78,7 @@ def memory_digest(store: Store) -> dict[str, Any]:
         record = files[path]
         digest.update(repr((path, record.source, record.hash, record.mtime, record.size)).encode('utf-8', 'replace'))
         for row in rows:
-            text = _normalized(row.text).encode('utf-8', 'replace')
+            text = without_nul(row.text).encode('utf-8', 'replace')
             digest.update(repr((row.start_line, row.end_line, row.hash, hashlib.sha256(text).hexdigest())).encode())
             digest.update(vecs.get(row.id, b'-'))
         chunks += len(rows)
@@ -270,7 +266,7 @@ def migrate(
         # Nothing else writes either store meanwhile: syncs in other processes wait, as for a sync. The PostgreSQL
         # side's lock is both: this host's lock file beside store.path (the SQLite file's lock) and the agent's
         # advisory lock in the database.
-        stack.enter_context(writer_lock(source if source.shared else target).holding(wait=True))
+        stack.enter_context(writer_lock(source if source.catches_up else target).holding(wait=True))
         memory = migrate_memory(source, target, progress)
         memory['source'], memory['target'] = memory_digest(source), memory_digest(target)
         memory['verified'] = _same(memory['source'], memory['target'])

@@ -1,29 +1,47 @@
 """Where an agent's stores live (``store.backend``): SQLite files on this host (the default), or a PostgreSQL
-database that many processes and hosts share. This module is the one place that tells them apart.
+database that many processes and hosts share. :func:`choose_backend` is the one place that reads the choice; code
+above it asks a store's capabilities (:class:`~memsift.index.protocol.Store`), never its class.
 
 >>> from memsift.config import load_config
 >>> config = load_config({'memory': {'search': {'store': {'path': ':memory:'}}}}, 'main')
 >>> store = open_memory_store(config)
->>> type(store).__name__, sessions_target(config)
-('MemoryStore', (None, 'store.path'))
+>>> choose_backend(config), type(store).__name__, sessions_target(config)
+(Backend(name='sqlite', dsn=None, setting='store.path'), 'MemoryStore', (None, 'store.path'))
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Literal, NamedTuple
 
+from memsift._postgres import Dsn, resolve_dsn
 from memsift.config import MemoryConfig
-from memsift.errors import StoreError
-from memsift.index.store import MemoryStore
+from memsift.index.protocol import Store
 from memsift.index.writer import WriterLock
 
-if TYPE_CHECKING:
-    from memsift.index.pgstore import PgMemoryStore
+__all__ = ['Backend', 'Store', 'choose_backend', 'open_memory_store', 'sessions_target', 'writer_lock']
 
-__all__ = ['Store', 'open_memory_store', 'sessions_target', 'writer_lock']
 
-Store: TypeAlias = 'MemoryStore | PgMemoryStore'
-"""Either backend's memory store: the two have the same methods."""
+class Backend(NamedTuple):
+    """The backend a config chose, and where it is."""
+
+    name: Literal['sqlite', 'postgres']
+    dsn: Dsn | None
+    """The database, on PostgreSQL (from ``store.dsn`` or ``$MEMSIFT_PG_DSN``)."""
+    setting: str
+    """The setting that names where the stores are, for messages (``store.path``, ``store.dsn``, ``MEMSIFT_PG_DSN``)."""
+
+
+def choose_backend(config: MemoryConfig) -> Backend:
+    """The backend ``config`` chooses (``store.backend``), with its database on PostgreSQL: a :class:`Dsn`, which
+    the session store opens as a database whatever its form (it guesses only for a target not chosen by config).
+
+    Raises:
+        ConfigError: ``postgres`` without a DSN.
+    """
+    if config.store.backend != 'postgres':
+        return Backend('sqlite', None, 'store.path')
+    dsn, setting = resolve_dsn(config.store.dsn)
+    return Backend('postgres', dsn, setting)
 
 
 def open_memory_store(config: MemoryConfig) -> Store:
@@ -34,26 +52,20 @@ def open_memory_store(config: MemoryConfig) -> Store:
         ConfigError: ``postgres`` without a DSN.
         StoreError: the store cannot be opened (the message names the file or the setting).
     """
-    if config.store.backend != 'postgres':
+    backend = choose_backend(config)
+    if backend.dsn is None:
+        from memsift.index.store import MemoryStore
+
         return MemoryStore(config.store.path)
-    from memsift._postgres import resolve_dsn
     from memsift.index.pgstore import PgMemoryStore
 
-    dsn, setting = resolve_dsn(config.store.dsn)
-    return PgMemoryStore(dsn, config.agent_id, config.store.path, setting=setting)
+    return PgMemoryStore(backend.dsn, config.agent_id, config.store.path, setting=backend.setting)
 
 
 def writer_lock(store: Store) -> WriterLock:
-    """The lock a sync of ``store`` holds: this host's lock file, and on PostgreSQL the agent's advisory lock."""
-    if not store.shared:
-        return WriterLock(store.path)
-    from memsift._postgres import AdvisoryLock
-
-    assert not isinstance(store, MemoryStore)
-    shared = AdvisoryLock(
-        store.dsn, f'memory:{store.agent}', StoreError, f'the memory of agent {store.agent}', store.setting
-    )
-    return WriterLock(store.path, shared)
+    """The lock a sync of ``store`` holds: this host's lock file, and where other hosts write the store its lock in
+    the database (:meth:`~memsift.index.protocol.Store.database_lock`)."""
+    return WriterLock(store.path, store.database_lock())
 
 
 def sessions_target(config: MemoryConfig) -> tuple[str | None, str]:
@@ -63,8 +75,5 @@ def sessions_target(config: MemoryConfig) -> tuple[str | None, str]:
     Raises:
         ConfigError: ``postgres`` without a DSN.
     """
-    if config.store.backend != 'postgres':
-        return None, 'store.path'
-    from memsift._postgres import resolve_dsn
-
-    return resolve_dsn(config.store.dsn)
+    backend = choose_backend(config)
+    return backend.dsn, backend.setting

@@ -25,7 +25,7 @@ from memsift.index.sync import load_vectors
 from memsift.providers import ProviderResolution, fall_back
 
 if TYPE_CHECKING:
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['Embeddings', 'catch_up']
 
@@ -161,7 +161,7 @@ class Embeddings:
         store (PostgreSQL) the vectors in memory take just the changes other processes made since their generation.
         """
         assert self.vectors is not None
-        if self.store.shared and self.generation >= 0:
+        if self.store.catches_up and self.generation >= 0:
             if not self._catching_up.acquire(blocking=False):
                 return  # another thread is applying the same changes
             try:

@@ -1,5 +1,6 @@
-"""The memory store on PostgreSQL (``store.backend: "postgres"``): the same API as the SQLite
-:class:`~memsift.index.store.MemoryStore`, for one agent of a database many processes and hosts share.
+"""The memory store on PostgreSQL (``store.backend: "postgres"``): the :class:`~memsift.index.protocol.Store` the
+SQLite :class:`~memsift.index.store.MemoryStore` also is, for one agent of a database many processes and hosts share
+(the logic both run is :class:`~memsift.index.storebase.StoreBase`'s).
 
 Every row carries its agent id, and every statement is scoped to this store's agent. Each write is one transaction
 that first bumps the agent's ``generation`` (which takes that row's lock, so writes of one agent are serialized
@@ -14,20 +15,22 @@ Chunk text cannot hold NUL in PostgreSQL: it is stored as U+FFFD (the chunk's ha
 
 from __future__ import annotations
 
-import json
+import contextlib
+import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memsift._postgres import Postgres, mask_dsn
+from memsift._postgres import AdvisoryLock, Postgres, mask_dsn
+from memsift._sql import Sql, pyformat
+from memsift._text import without_nul
 from memsift.errors import StoreError
-from memsift.index.records import Changes, ChunkHead, ChunkRow, FileRecord, FileWrite
+from memsift.index.records import Changes, ChunkHead, ChunkRow
+from memsift.index.storebase import ChunkInsert, StoreBase
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
     import psycopg
 
 __all__ = ['Changes', 'PgMemoryStore']
@@ -105,14 +108,14 @@ CREATE TABLE IF NOT EXISTS memory_embedding_cache (
 CREATE INDEX IF NOT EXISTS memory_embedding_cache_age ON memory_embedding_cache (agent, updated_at);
 """
 
-_CHUNK_COLUMNS = 'id, path, source, start_line, end_line, hash, text'
+
+@functools.lru_cache(maxsize=256)
+def _statement(sql: Sql) -> str:
+    """The PostgreSQL text of a shared statement in psycopg's form (the statements are constants: few shapes)."""
+    return pyformat(sql.postgres)
 
 
-def _text(value: str) -> str:
-    return value.replace('\x00', '\ufffd') if '\x00' in value else value
-
-
-class PgMemoryStore:
+class PgMemoryStore(StoreBase):
     """One agent's memory store in a shared PostgreSQL database. Thread-safe: calls are serialized on one connection.
 
     Args:
@@ -127,8 +130,9 @@ class PgMemoryStore:
             the setting, never the password).
     """
 
-    shared = True
-    """Other processes write this store: derived indexes catch up with :meth:`changes_since`."""
+    catches_up = True
+    """Other hosts write this store: derived indexes catch up with :meth:`changes_since`."""
+    LOOKUP_BATCH = 2000
 
     def __init__(self, dsn: str, agent_id: str, path: str | os.PathLike[str], *, setting: str = 'store.dsn') -> None:
         self.path = os.fspath(path)
@@ -138,13 +142,43 @@ class PgMemoryStore:
         self._lock = threading.RLock()
         self._heads: dict[int, ChunkHead] = {}
         self._generation = (0, -GENERATION_TTL_S)  # (value, when read: time.monotonic())
+        self._tx: psycopg.Connection[Any] | None = None  # the connection of the write in progress
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
                             setting)  # fmt: skip
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of one statement scoped to this agent: its first ``%s`` is the agent, ``params`` fill the rest."""
+    # ------------------------------------------------------------------ statements
+
+    def _rows(self, sql: Sql, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        text, values = _statement(sql), {'agent': self.agent, **(params or {})}
         with self._lock:
-            return self._pg.execute(sql, (self.agent, *params)).fetchall()
+            if self._tx is not None:
+                return self._tx.execute(text, values).fetchall()
+            return self._pg.execute(text, values).fetchall()
+
+    def _run(self, sql: Sql, params: Mapping[str, Any], doing: str = 'write the memory store') -> int:
+        text, values = _statement(sql), {'agent': self.agent, **params}
+        with self._lock:
+            if self._tx is not None:
+                return self._tx.execute(text, values).rowcount
+            return self._pg.execute(text, values).rowcount
+
+    def _many(self, sql: Sql, rows: list[dict[str, Any]]) -> None:
+        assert self._tx is not None, 'executemany runs inside a transaction'
+        with self._tx.cursor() as cur:
+            cur.executemany(_statement(sql), [{'agent': self.agent, **row} for row in rows])
+
+    @contextlib.contextmanager
+    def _transaction(self, doing: str = 'write') -> Iterator[psycopg.Connection[Any]]:
+        """A transaction whose connection the statements of this store run on until it ends."""
+        with self._lock, self._pg.transaction(doing) as conn:
+            self._tx = conn
+            try:
+                yield conn
+            finally:
+                self._tx = None
+
+    def _cache_transaction(self, doing: str) -> contextlib.AbstractContextManager[Any]:
+        return self._transaction(doing)
 
     # ------------------------------------------------------------------ meta
 
@@ -154,43 +188,40 @@ class PgMemoryStore:
         value, read_at = self._generation
         if time.monotonic() - read_at < GENERATION_TTL_S:
             return value
-        rows = self._rows('SELECT generation FROM memory_agents WHERE agent = %s')
+        with self._lock:
+            rows = self._pg.execute('SELECT generation FROM memory_agents WHERE agent = %s', (self.agent,)).fetchall()
         self._generation = (int(rows[0][0]) if rows else 0, time.monotonic())
         return self._generation[0]
 
-    @property
-    def identity(self) -> dict | None:
-        """What the index was built with (provider, model, dims, chunking, tokenizer, sources, extra paths)."""
-        rows = self._rows('SELECT identity FROM memory_agents WHERE agent = %s')
-        return None if not rows or rows[0][0] is None else json.loads(rows[0][0])
+    def database_lock(self) -> AdvisoryLock:
+        """The agent's writer lock in the database: syncs of this agent on every host take it."""
+        return AdvisoryLock(
+            self.dsn, 'memory', self.agent, StoreError, f'the memory of agent {self.agent}', self.setting
+        )
 
     # ------------------------------------------------------------------ writes
 
-    def _write(self, work: Callable[[psycopg.Connection[Any], int], T]) -> T:
-        """Run ``work(conn, generation)`` in one transaction that first bumps the agent's generation (and so waits
-        for any other process writing this agent)."""
+    def _write(self, work: Callable[[int], T]) -> T:
+        """Run ``work(generation)`` in one transaction that first bumps the agent's generation (and so waits for any
+        other process writing this agent)."""
         with self._lock:
-            with self._pg.transaction() as conn:
+            with self._transaction() as conn:
                 [(generation,)] = conn.execute(
                     'INSERT INTO memory_agents (agent, generation) VALUES (%s, 1) ON CONFLICT (agent) '
                     'DO UPDATE SET generation = memory_agents.generation + 1 RETURNING generation',
                     (self.agent,),
                 ).fetchall()
-                result = work(conn, int(generation))
+                result = work(int(generation))
             self._generation = (int(generation), time.monotonic())  # committed: this store's own write shows at once
             return result
 
-    def _log_removed(self, conn: psycopg.Connection[Any], generation: int, paths: list[str]) -> list[int]:
-        """Log the chunks of ``paths`` as removed at ``generation``; returns their ids in order."""
-        ids = [
-            row[0]
-            for row in conn.execute(
-                'SELECT id FROM memory_chunks WHERE agent = %s AND path = ANY(%s) ORDER BY id', (self.agent, paths)
-            )
-        ]
+    def _removing(self, generation: int, paths: list[str]) -> list[int]:
+        """The chunks of ``paths``, logged in ``memory_removed`` as removed at ``generation``."""
+        ids = super()._removing(generation, paths)
         self._forget(ids)
         if ids:
-            conn.execute(
+            assert self._tx is not None
+            self._tx.execute(
                 'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) '
                 'SELECT %s, %s, unnest(%s::bigint[]), %s',
                 (self.agent, generation, ids, time.time()),
@@ -202,124 +233,36 @@ class PgMemoryStore:
         for chunk_id in ids:
             self._heads.pop(chunk_id, None)
 
-    def set_identity(self, identity: dict) -> None:
-        text = json.dumps(identity, sort_keys=True)
-        self._write(
-            lambda conn, _: conn.execute('UPDATE memory_agents SET identity = %s WHERE agent = %s', (text, self.agent))
-        )
-
-    def replace_file(
-        self,
-        path: str,
-        source: str,
-        file_hash: str,
-        mtime: float,
-        size: int,
-        chunks: Sequence[tuple[int, int, str, str]],
-        vectors: npt.NDArray[np.float32] | None = None,
-    ) -> list[int]:
-        """As :meth:`memsift.index.store.MemoryStore.replace_file`."""
-        return self.replace_files([FileWrite(path, source, file_hash, mtime, size, chunks, vectors)])[0]
-
-    def replace_files(self, writes: Sequence[FileWrite]) -> list[list[int]]:
-        """As :meth:`memsift.index.store.MemoryStore.replace_files`: one transaction, one generation."""
-        writes = [w._replace(chunks=list(w.chunks)) for w in writes]
-        for w in writes:
-            if w.vectors is not None and len(w.vectors) != len(w.chunks):
-                raise ValueError(f'{len(w.vectors)} vectors for {len(w.chunks)} chunks of {w.path}')
-
-        def work(conn: psycopg.Connection[Any], generation: int) -> list[list[int]]:
-            import numpy as np
-
-            now, agent = time.time(), self.agent
-            paths = [w.path for w in writes]
-            self._log_removed(conn, generation, paths)
-            conn.execute('DELETE FROM memory_chunks WHERE agent = %s AND path = ANY(%s)', (agent, paths))
-            conn.execute('DELETE FROM memory_skipped WHERE agent = %s AND path = ANY(%s)', (agent, paths))
-            with conn.cursor() as cur:
-                cur.executemany(
-                    'INSERT INTO memory_files (agent, path, source, hash, mtime, size, indexed_at) '
-                    'VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (agent, path) DO UPDATE SET '
-                    'source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size, '
-                    'indexed_at = excluded.indexed_at',
-                    [(agent, w.path, w.source, w.file_hash, w.mtime, w.size, now) for w in writes],
-                )
-                total = sum(len(w.chunks) for w in writes)
-                # Ids from the table's sequence: never reused, whichever process takes them.
-                first_ids = [
-                    row[0]
-                    for row in cur.execute(
-                        "SELECT nextval(pg_get_serial_sequence('memory_chunks', 'id')) FROM generate_series(1, %s)",
-                        (total,),
-                    )
-                ]
-                all_ids, position = [], 0
-                with cur.copy(
-                    'COPY memory_chunks (id, agent, path, source, start_line, end_line, hash, text, generation, '
-                    'vector) FROM STDIN'
-                ) as copy:
-                    for w in writes:
-                        ids = first_ids[position : position + len(w.chunks)]
-                        position += len(w.chunks)
-                        matrix = None if w.vectors is None else np.ascontiguousarray(w.vectors, dtype=np.float32)
-                        for n, (chunk_id, chunk) in enumerate(zip(ids, w.chunks)):
-                            vector = None if matrix is None else matrix[n].tobytes()
-                            copy.write_row(
-                                (chunk_id, agent, w.path, w.source, chunk[0], chunk[1], chunk[3], _text(chunk[2]),
-                                 generation, vector)
-                            )  # fmt: skip
-                        all_ids.append(ids)
-            return all_ids
-
-        return self._write(work)
-
-    def delete_file(self, path: str) -> list[int]:
-        """Forget ``path``; returns the ids of the chunks removed with it."""
-
-        def work(conn: psycopg.Connection[Any], generation: int) -> list[int]:
-            ids = self._log_removed(conn, generation, [path])
-            conn.execute('DELETE FROM memory_files WHERE agent = %s AND path = %s', (self.agent, path))
-            conn.execute('DELETE FROM memory_skipped WHERE agent = %s AND path = %s', (self.agent, path))
-            return ids
-
-        return self._write(work)
-
-    def touch_file(self, path: str, mtime: float, size: int) -> None:
-        """Record a new stat for ``path`` whose content is unchanged (not a generation change)."""
-        self._execute(
-            'UPDATE memory_files SET mtime = %s, size = %s, indexed_at = %s WHERE agent = %s AND path = %s',
-            (mtime, size, time.time(), self.agent, path),
-        )
-
-    def _execute(self, sql: str, params: Sequence[Any]) -> int:
-        with self._lock:
-            return self._pg.execute(sql, params).rowcount
-
-    def record_skipped(self, path: str, reason: str) -> None:
-        """Remember why ``path`` is not indexed; any indexed version is removed."""
-
-        def work(conn: psycopg.Connection[Any], generation: int) -> None:
-            self._log_removed(conn, generation, [path])
-            conn.execute('DELETE FROM memory_files WHERE agent = %s AND path = %s', (self.agent, path))
-            conn.execute(
-                'INSERT INTO memory_skipped (agent, path, reason) VALUES (%s, %s, %s) '
-                'ON CONFLICT (agent, path) DO UPDATE SET reason = excluded.reason',
-                (self.agent, path, reason),
+    def _new_ids(self, count: int) -> list[int]:
+        # Ids from the table's sequence: never reused, whichever process takes them.
+        assert self._tx is not None
+        return [
+            row[0]
+            for row in self._tx.execute(
+                "SELECT nextval(pg_get_serial_sequence('memory_chunks', 'id')) FROM generate_series(1, %s)", (count,)
             )
+        ]
 
-        self._write(work)
+    def _insert_chunks(self, generation: int, rows: list[ChunkInsert]) -> None:
+        assert self._tx is not None
+        with (
+            self._tx.cursor() as cur,
+            cur.copy(
+                'COPY memory_chunks (id, agent, path, source, start_line, end_line, hash, text, generation, vector) '
+                'FROM STDIN'
+            ) as copy,
+        ):
+            for chunk_id, path, source, start, end, digest, text, vector in rows:
+                copy.write_row(
+                    (chunk_id, self.agent, path, source, start, end, digest, without_nul(text), generation, vector)
+                )
 
-    def clear(self) -> None:
-        """Remove every file and chunk of this agent (a full reindex); the identity and generation stay. Readers
-        behind this generation rebuild their indexes rather than replay the removals."""
-
-        def work(conn: psycopg.Connection[Any], generation: int) -> None:
-            self._heads.clear()
-            for table in ('memory_chunks', 'memory_files', 'memory_skipped', 'memory_removed'):
-                conn.execute(f'DELETE FROM {table} WHERE agent = %s', (self.agent,))
-            conn.execute('UPDATE memory_agents SET horizon = %s WHERE agent = %s', (generation, self.agent))
-
-        self._write(work)
+    def _cleared(self, generation: int) -> None:
+        """Readers behind this generation rebuild their indexes rather than replay the removals."""
+        assert self._tx is not None
+        self._heads.clear()
+        self._tx.execute('DELETE FROM memory_removed WHERE agent = %s', (self.agent,))
+        self._tx.execute('UPDATE memory_agents SET horizon = %s WHERE agent = %s', (generation, self.agent))
 
     # ------------------------------------------------------------------ catching up
 
@@ -378,128 +321,6 @@ class PgMemoryStore:
 
     # ------------------------------------------------------------------ reads
 
-    def files(self) -> dict[str, FileRecord]:
-        rows = self._rows(
-            'SELECT path, source, hash, mtime, size, indexed_at FROM memory_files WHERE agent = %s ORDER BY path'
-        )
-        return {row[0]: FileRecord(*row) for row in rows}
-
-    def paths(self) -> list[str]:
-        """Every indexed path, sorted."""
-        return [row[0] for row in self._rows('SELECT path FROM memory_files WHERE agent = %s ORDER BY path')]
-
-    def file(self, path: str) -> FileRecord | None:
-        """The record of one indexed file, or ``None`` (also for a path that is not valid UTF-8)."""
-        try:
-            path.encode()
-        except UnicodeEncodeError:
-            return None
-        rows = self._rows(
-            'SELECT path, source, hash, mtime, size, indexed_at FROM memory_files WHERE agent = %s AND path = %s',
-            (path,),
-        )
-        return FileRecord(*rows[0]) if rows else None
-
-    def file_mtimes(self, paths: Collection[str]) -> dict[str, float]:
-        """``path -> mtime`` of those of ``paths`` that are indexed."""
-        if not paths:
-            return {}
-        return dict(
-            self._rows('SELECT path, mtime FROM memory_files WHERE agent = %s AND path = ANY(%s)', (list(paths),))
-        )
-
-    def file_stamps(self) -> dict[str, tuple[float, int, float]]:
-        """``path -> (mtime, size, indexed_at)`` of every indexed file."""
-        rows = self._rows('SELECT path, mtime, size, indexed_at FROM memory_files WHERE agent = %s')
-        return {path: (mtime, size, indexed_at) for path, mtime, size, indexed_at in rows}
-
-    def skipped(self) -> dict[str, str]:
-        return dict(self._rows('SELECT path, reason FROM memory_skipped WHERE agent = %s ORDER BY path'))
-
-    def chunk_count(self) -> int:
-        return int(self._rows('SELECT COUNT(*) FROM memory_chunks WHERE agent = %s')[0][0])
-
-    def source_counts(self) -> list[tuple[str, int, int]]:
-        """``(source, files, chunks)`` per source."""
-        return [
-            (source, int(files), int(chunks))
-            for source, files, chunks in self._rows(
-                'SELECT f.source, COUNT(DISTINCT f.path), COUNT(c.id) FROM memory_files f LEFT JOIN memory_chunks c '
-                'ON c.agent = f.agent AND c.path = f.path WHERE f.agent = %s GROUP BY f.source ORDER BY f.source'
-            )
-        ]
-
-    def vector_count(self) -> int:
-        return int(self._rows('SELECT COUNT(vector) FROM memory_chunks WHERE agent = %s')[0][0])
-
-    def chunk_ids(self, path: str) -> list[int]:
-        return [r[0] for r in self._rows('SELECT id FROM memory_chunks WHERE agent = %s AND path = %s ORDER BY id',
-                                         (path,))]  # fmt: skip
-
-    def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
-        """The id of the first chunk of each path (files without chunks are left out)."""
-        if not paths:
-            return {}
-        return dict(
-            self._rows(
-                'SELECT path, MIN(id) FROM memory_chunks WHERE agent = %s AND path = ANY(%s) GROUP BY path',
-                (list(paths),),
-            )
-        )
-
-    def _matrix(self, rows: list[tuple[Any, ...]], dims: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
-        import numpy as np
-
-        ids = np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
-        return ids, np.frombuffer(b''.join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), dims)
-
-    def iter_vectors(
-        self, dims: int, batch: int = 4096
-    ) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
-        """Stored embeddings of ``dims`` dimensions in id order, as ``(ids, (n, dims) float32)`` batches."""
-        last = 0
-        while True:
-            rows = self._rows(
-                'SELECT id, vector FROM memory_chunks WHERE agent = %s AND id > %s AND octet_length(vector) = %s '
-                'ORDER BY id LIMIT %s',
-                (last, dims * 4, batch),
-            )
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield self._matrix(rows, dims)
-
-    def vector_ids(self, dims: int) -> npt.NDArray[np.uint64]:
-        """Ids of the chunks with a stored embedding of ``dims`` dimensions, ascending."""
-        import numpy as np
-
-        rows = self._rows(
-            'SELECT id FROM memory_chunks WHERE agent = %s AND octet_length(vector) = %s ORDER BY id', (dims * 4,)
-        )
-        return np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
-
-    def vectors_of(
-        self, ids: Sequence[int], dims: int, batch: int = 2000
-    ) -> Iterator[tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]]:
-        """The stored embeddings of ``ids`` (those of another size or missing are left out) in batches."""
-        for start in range(0, len(ids), batch):
-            rows = self._rows(
-                'SELECT id, vector FROM memory_chunks WHERE agent = %s AND id = ANY(%s) AND octet_length(vector) = %s',
-                ([int(i) for i in ids[start : start + batch]], dims * 4),
-            )
-            if rows:
-                yield self._matrix(rows, dims)
-
-    def chunks(self, ids: Sequence[int]) -> list[ChunkRow]:
-        """Chunks by id, in the order of ``ids`` (unknown ids, and other agents' chunks, are left out)."""
-        if not ids:
-            return []
-        rows = self._rows(
-            f'SELECT {_CHUNK_COLUMNS} FROM memory_chunks WHERE agent = %s AND id = ANY(%s)', ([int(i) for i in ids],)
-        )
-        by_id = {row[0]: ChunkRow(*row) for row in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
     def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
         """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
         read before are answered from memory (see :data:`HEADS_CACHED`); a chunk another host removed keeps its head
@@ -509,94 +330,14 @@ class PgMemoryStore:
             missing = [int(i) for i in ids if i not in found]
             if not missing:
                 return found
-            rows = self._rows(
-                'SELECT id, path, source, start_line, end_line, char_length(text) FROM memory_chunks '
-                'WHERE agent = %s AND id = ANY(%s)',
-                (missing,),
-            )
-            if len(self._heads) + len(rows) > HEADS_CACHED:
+            read = super().chunk_heads(missing)
+            if len(self._heads) + len(read) > HEADS_CACHED:
                 self._heads.clear()
-            for row in rows:
-                found[row[0]] = self._heads[row[0]] = ChunkHead._make(row)
+            self._heads.update(read)
+            found.update(read)
             return found
 
-    def chunk_texts(self, ids: Collection[int]) -> dict[int, str]:
-        """Chunk texts by id (unknown ids are left out)."""
-        if not ids:
-            return {}
-        return dict(
-            self._rows('SELECT id, text FROM memory_chunks WHERE agent = %s AND id = ANY(%s)', ([int(i) for i in ids],))
-        )
-
-    def iter_chunks(self, batch: int = 1000) -> Iterator[ChunkRow]:
-        """Every chunk in id order, read in batches (for rebuilding derived indexes)."""
-        last = 0
-        while True:
-            rows = self._rows(
-                f'SELECT {_CHUNK_COLUMNS} FROM memory_chunks WHERE agent = %s AND id > %s ORDER BY id LIMIT %s',
-                (last, batch),
-            )
-            if not rows:
-                return
-            yield from (ChunkRow(*row) for row in rows)
-            last = rows[-1][0]
-
-    # ------------------------------------------------------------------ embedding cache
-
-    def cached_vectors(self, provider_key: str, hashes: Sequence[str], dims: int) -> dict[str, npt.NDArray[np.float32]]:
-        """Cached embeddings of chunk texts by sha256 (wrong-sized rows are misses)."""
-        import numpy as np
-
-        unique = sorted(set(hashes))
-        found: dict[str, npt.NDArray[np.float32]] = {}
-        for start in range(0, len(unique), 2000):
-            rows = self._rows(
-                'SELECT hash, vector FROM memory_embedding_cache WHERE agent = %s AND provider_key = %s '
-                'AND hash = ANY(%s)',
-                (provider_key, unique[start : start + 2000]),
-            )
-            found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows if len(v) == dims * 4)
-        return found
-
-    def cache_vectors(self, provider_key: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
-        """Remember embeddings by chunk-text sha256 (not a generation change)."""
-        import numpy as np
-
-        now = time.time()
-        with self._lock, self._pg.transaction('write the embedding cache of') as conn, conn.cursor() as cur:
-            cur.executemany(
-                'INSERT INTO memory_embedding_cache (agent, provider_key, hash, vector, updated_at) '
-                'VALUES (%s, %s, %s, %s, %s) ON CONFLICT (agent, provider_key, hash) DO UPDATE SET '
-                'vector = excluded.vector, updated_at = excluded.updated_at',
-                [
-                    (self.agent, provider_key, h, np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
-                    for h, v in items
-                ],
-            )
-
-    def cache_rows(self) -> list[tuple[str, str, bytes]]:
-        """Every embedding-cache row as ``(provider key, text sha256, float32 bytes)`` (for ``memsift migrate``)."""
-        rows = self._rows('SELECT provider_key, hash, vector FROM memory_embedding_cache WHERE agent = %s')
-        return [(key, text_hash, bytes(vector)) for key, text_hash, vector in rows]
-
-    def cache_size(self) -> int:
-        return int(self._rows('SELECT COUNT(*) FROM memory_embedding_cache WHERE agent = %s')[0][0])
-
-    def evict_cache(self, max_entries: int) -> int:
-        """Delete the oldest cache rows until at most ``max_entries`` remain; returns how many went."""
-        return self._execute(
-            'DELETE FROM memory_embedding_cache WHERE (agent, provider_key, hash) IN (SELECT agent, provider_key, '
-            'hash FROM memory_embedding_cache WHERE agent = %s ORDER BY updated_at DESC, hash DESC OFFSET %s)',
-            (self.agent, max_entries),
-        )
-
-    def prune_cache(self, written_before: float) -> int:
-        """Delete cache rows written before ``written_before`` whose text no stored chunk has any more."""
-        return self._execute(
-            'DELETE FROM memory_embedding_cache e WHERE e.agent = %s AND e.updated_at < %s AND NOT EXISTS '
-            '(SELECT 1 FROM memory_chunks c WHERE c.agent = e.agent AND c.hash = e.hash)',
-            (self.agent, written_before),
-        )
+    # ------------------------------------------------------------------ upkeep
 
     def vacuum(self) -> None:
         """Prune the removal log, then let PostgreSQL reclaim dead rows of memsift's tables (``VACUUM``, which does
@@ -613,12 +354,6 @@ class PgMemoryStore:
     def close(self) -> None:
         with self._lock:
             self._pg.close()
-
-    def __enter__(self) -> PgMemoryStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f'PgMemoryStore({self.location!r})'

@@ -39,10 +39,11 @@ WRITER_WAIT_S = 600.0
 class WriterLock:
     """The writer lock of the index stored at ``db_path`` (no lock for ``':memory:'``: one process only)."""
 
-    def __init__(self, db_path: str | os.PathLike[str], shared: AdvisoryLock | None = None) -> None:
+    def __init__(self, db_path: str | os.PathLike[str], database: AdvisoryLock | None = None) -> None:
         self.db_path = str(db_path)
-        self.shared = shared
-        """The shared store's writer lock (PostgreSQL), taken by :meth:`holding` with ``store=True``."""
+        self.database = database
+        """The store's writer lock in its database, where other hosts write it (PostgreSQL:
+        :meth:`memsift.index.protocol.Store.database_lock`), taken by :meth:`holding` with ``store=True``."""
         self._file_lock: FileLock | None = None
         self._made = threading.Lock()
 
@@ -69,13 +70,13 @@ class WriterLock:
             StoreError: ``wait`` and the other writer has not finished within :data:`WRITER_WAIT_S`.
         """
         with self._holding_file(wait) as held:
-            if not held or not store or self.shared is None:
+            if not held or not store or self.database is None:
                 yield held
                 return
-            if not self.shared.acquire(WRITER_WAIT_S if wait else 0):
+            if not self.database.acquire(WRITER_WAIT_S if wait else 0):
                 if wait:
                     raise StoreError(
-                        f'another process has been syncing {self.shared.what} at {self.shared.shown} for '
+                        f'another process has been syncing {self.database.what} at {self.database.shown} for '
                         f'{WRITER_WAIT_S:.0f} s; try again when its sync ends (memsift status shows the index)'
                     )
                 yield False
@@ -83,7 +84,7 @@ class WriterLock:
             try:
                 yield True
             finally:
-                self.shared.release()
+                self.database.release()
 
     @contextlib.contextmanager
     def _holding_file(self, wait: bool) -> Iterator[bool]:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from memsift._postgres import Postgres
+from memsift._postgres import Postgres, writer_lock_key, xact_lock
+from memsift._sql import Sql, pyformat
 from memsift._sqlite import BUSY_TIMEOUT_S, connect, transaction
+from memsift._text import without_nul
 from memsift.errors import SessionStoreError
 from memsift.sessions.fts5 import fts5_terms
 
@@ -30,24 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ['Database', 'PostgresDatabase', 'Sql', 'SqliteDatabase']
 
-_WRITER_LOCK = 0x73657373
-"""``'sess'``: the first key of each agent's writer lock (the second is a hash of the agent id)."""
-_PARAMETER = re.compile(r'(?<![:\w]):([A-Za-z_]\w*)')
 _TEXTS_KEPT = 256
-
-
-class Sql(NamedTuple):
-    """One statement in both dialects."""
-
-    sqlite: str
-    postgres: str
-
-    def format(self, **parts: Sql) -> Sql:
-        """Each dialect's text with ``{name}`` replaced by that dialect's text of ``parts[name]``."""
-        return Sql(
-            self.sqlite.format(**{k: v.sqlite for k, v in parts.items()}),
-            self.postgres.format(**{k: v.postgres for k, v in parts.items()}),
-        )
 
 
 class Database:
@@ -133,10 +117,11 @@ class PostgresDatabase(Database):
     after the server went away, errors that name the setting and never the password).
 
     Writes of one agent are serialized across processes and hosts, as ``BEGIN IMMEDIATE`` serializes them in SQLite:
-    each write transaction first takes the agent's advisory lock. So sequence numbers (``seq``, ``n``) become visible
-    in the order they were drawn, and a reader that catches up with "rows past the last one I saw" (the ranked
-    index, the vector leg) misses none. A statement or transaction that finds the connection dead (the server
-    restarted since the last call) is retried once on a new connection; a write is never retried once begun.
+    each write transaction first takes the agent's advisory lock (:func:`memsift._postgres.xact_lock`). So sequence
+    numbers (``seq``, ``n``) become visible in the order they were drawn, and a reader that catches up with "rows past
+    the last one I saw" (the ranked index, the vector leg) misses none. A statement or transaction that finds the
+    connection dead (the server restarted since the last call) is retried once on a new connection; a write is never
+    retried once begun.
 
     PostgreSQL text cannot hold NUL: it is stored as U+FFFD (keys and ids only; event lines are JSON, which escapes it).
     """
@@ -145,6 +130,7 @@ class PostgresDatabase(Database):
 
     def __init__(self, dsn: str, agent: str, schema: str, version: int, setting: str) -> None:
         self.agent = agent
+        self._lock_key = writer_lock_key('sessions', agent)
         self._pg = Postgres(
             dsn, schema, 'sessions_schema_version', version, SessionStoreError, 'the session store', setting
         )
@@ -161,7 +147,7 @@ class PostgresDatabase(Database):
         if text is None:
             if len(self._texts) >= _TEXTS_KEPT:  # lookups build one text per query shape: keep the cache small
                 self._texts.clear()
-            text = self._texts[source] = _PARAMETER.sub(r'%(\1)s', source.replace('%', '%%'))
+            text = self._texts[source] = pyformat(source)
         return text
 
     def _params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -203,7 +189,7 @@ class PostgresDatabase(Database):
         self._open, self._doing = conn, doing
         try:
             if write:  # one writer per agent at a time, whichever process or host (see the class docstring)
-                self.execute(f'SELECT pg_advisory_xact_lock({_WRITER_LOCK}, hashtext(:agent))')
+                self._run(doing, lambda conn: xact_lock(conn, self._lock_key))
             yield
             self._run(doing, lambda conn: conn.execute('COMMIT'))
         except BaseException:
@@ -235,7 +221,7 @@ class PostgresDatabase(Database):
 
 def _no_nul(value: Any) -> Any:
     if isinstance(value, str):
-        return value.replace('\x00', '\ufffd')
+        return without_nul(value)
     if isinstance(value, list):
         return [_no_nul(v) for v in value]
     return value

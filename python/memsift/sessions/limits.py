@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from memsift._text import MAX_QUERY_CHARS
+
 __all__ = [
     'DEFAULT_LIMIT',
     'HISTORY_DEFAULT_LIMIT',
@@ -23,7 +25,6 @@ __all__ = [
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25
-MAX_QUERY_CHARS = 4096
 STORE_SNIPPET_CHARS = 500
 TOOL_SNIPPET_CHARS = 300
 MAX_RESPONSE_BYTES = 32 * 1024
