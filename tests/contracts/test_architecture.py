@@ -96,8 +96,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_lazy_and_type_only_imports():
     graph = import_graph()
     assert (
-        'memsift.index.watch' in graph['memsift.index.memory_index']
-    )  # imported inside start_watching and under TYPE_CHECKING
+        'memsift.index.watch' in graph['memsift.index.freshness']
+    )  # imported inside Freshness.start_watching and under TYPE_CHECKING
     assert 'memsift._core' in graph['memsift.index.memory_index']
     assert cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
     assert packages_run({'memsift.index.store'}, 'memsift.media') == {'memsift.index'}

@@ -300,7 +300,7 @@ def test_interval_sync_without_file_watching(tmp_path, ws):
     with MemoryIndex(ws, config) as index:
         index.sync()
         index.start_watching()
-        assert index._watcher._observer is None  # no file watching: only the period
+        assert index.freshness.watcher._observer is None  # no file watching: only the period
         write(ws / 'memory' / 'periodic.md', 'narwhal migration')
         deadline = time.time() + 15
         while time.time() < deadline and not paths(index.search('narwhal', min_score=0)):

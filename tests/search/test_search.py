@@ -251,7 +251,7 @@ def test_a_dirty_index_syncs_in_the_background_at_search_time(tmp_path, ws):
         write(ws / 'memory' / 'late.md', 'zeppelin hangar inventory')
         index.mark_dirty()
         index.search('zeppelin')
-        index._sync_thread.join(10)
+        index.freshness.sync_thread.join(10)
         assert paths(index.search('zeppelin')) == ['memory/late.md']
         assert not index.dirty
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['EmbeddingCache']
 

@@ -23,7 +23,7 @@ from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.providers import create_provider
 
 if TYPE_CHECKING:
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['TOKENIZER', 'extra_paths', 'media_suffixes', 'previous_vectors', 'wanted_identity']
 

@@ -10,15 +10,16 @@ indexed, never a transcript), with OpenClaw's 20,000-character cap and ``nextFro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from memsift._text import preview
 from memsift.errors import InvalidInputError, SkippedFile
+from memsift.index.records import FileRecord
 from memsift.index.workspace import is_inside, read_memory_file
+from memsift.results import MemoryGetResult
 
-__all__ = ['DREAM_FILES', 'MAX_GET_CHARS', 'check_range', 'read_lines']
+__all__ = ['DREAM_FILES', 'MAX_GET_CHARS', 'check_range', 'memory_get', 'read_lines']
 
 DREAM_FILES = ('DREAMS.md', 'dreams.md')
 """The dream diary at the workspace root: never indexed, but ``memory_get`` reads it (OpenClaw reference §2.1)."""
@@ -44,7 +45,7 @@ def check_range(from_line: object, lines: object) -> tuple[int, int | None]:
     return start, lines
 
 
-def read_lines(workspace: Path, roots: Sequence[Path], path: str, start: int, lines: int | None) -> dict[str, Any]:
+def read_lines(workspace: Path, roots: Sequence[Path], path: str, start: int, lines: int | None) -> MemoryGetResult:
     """Lines ``start`` (1-based) to ``start + lines - 1`` (``None``: to the end) of the memory file at
     workspace-relative ``path``, which must lie inside one of ``roots`` by its real path.
 
@@ -67,10 +68,48 @@ def read_lines(workspace: Path, roots: Sequence[Path], path: str, start: int, li
     stop = len(all_lines) if lines is None else min(len(all_lines), start - 1 + lines)
     selected = all_lines[start - 1 : stop]
     text = '\n'.join(selected)
-    out: dict[str, Any] = {'path': path, 'from': start, 'lines': len(selected), 'totalLines': len(all_lines)}
-    if len(text) > MAX_GET_CHARS:
-        text = text[:MAX_GET_CHARS]
-        shown = text.count('\n') + 1
-        out.update(lines=shown, truncated=True, nextFrom=start + shown - 1)
-    out['text'] = text
-    return out
+    total = len(all_lines)
+    if len(text) <= MAX_GET_CHARS:
+        return {'path': path, 'from': start, 'lines': len(selected), 'totalLines': total, 'text': text}
+    text = text[:MAX_GET_CHARS]
+    shown = text.count('\n') + 1
+    return {
+        'path': path,
+        'from': start,
+        'lines': shown,
+        'totalLines': total,
+        'truncated': True,
+        'nextFrom': start + shown - 1,
+        'text': text,
+    }
+
+
+def memory_get(
+    workspace: Path,
+    extra: Sequence[Path],
+    indexed: Callable[[str], FileRecord | None],
+    path: object,
+    from_line: object,
+    lines: object,
+) -> MemoryGetResult:
+    """``MemoryIndex.get``: part of an indexed memory file (``indexed`` tells which are, and their source), or of
+    the root dream diary, read from ``workspace`` or one of the ``extra`` folders.
+
+    Raises:
+        InvalidInputError: the path is not an indexed memory file, is a transcript, or the range is invalid.
+    """
+    wanted = path.strip().replace('\\', '/').removeprefix('./') if isinstance(path, str) else None
+    record = indexed(wanted) if wanted is not None else None
+    if wanted in DREAM_FILES and record is None:  # the dream diary: readable, though never indexed
+        start, count = check_range(from_line, lines)
+        return read_lines(workspace, [workspace], wanted, start, count)
+    if wanted is None or record is None:
+        raise InvalidInputError(
+            f'{preview(path)} is not an indexed memory file; memory_get reads only paths that memory_search returns'
+        )
+    start, count = check_range(from_line, lines)
+    if record.source == 'sessions':
+        raise InvalidInputError(
+            f'{wanted} is a session transcript; read it with sessions_history (memsift sessions history KEY)'
+        )
+    return read_lines(workspace, [workspace, *extra], wanted, start, count)

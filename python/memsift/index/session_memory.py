@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memsift.config import SessionSyncConfig
-from memsift.index.store import FileRecord
+from memsift.index.records import FileRecord
 from memsift.index.workspace import MemoryFile
 from memsift.sessions import Caller, SessionStore, archived_at_ms, is_incognito_session_key, main_session_key
 
 if TYPE_CHECKING:
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['SessionMemory', 'session_path']
 

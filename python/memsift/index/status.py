@@ -20,7 +20,7 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.identity import TOKENIZER
 
 if TYPE_CHECKING:
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['batch_status', 'cache_status', 'deep_issues', 'disk_status', 'fts_status', 'vector_status']
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
-from memsift.index.store import ChunkRow, FileRecord, FileWrite
+from memsift.index.records import ChunkRow, FileRecord, FileWrite
 from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, read_memory_file, scan_workspace
 from memsift.media import MediaInput, read_media_file
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = [
     'Embedder',
@@ -212,62 +212,129 @@ def sync_workspace(
         if unchanged is not None:
             return unchanged
     entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in files] + documents
-    known = store.files()
-    known_skipped = store.skipped()
-    seen: set[str] = set()
+    chunking = (tokens, overlap, max_file_bytes, media_max_bytes)
+    run = _SyncRun(
+        store, index, report, vectors=vectors, embedder=embedder, force=force, media=media, chunking=chunking
+    )
+    run.run(entries, progress)
+    report.generation = store.generation
+    report.seconds = time.perf_counter() - started
+    return report
 
-    def needs_read(entry: MemoryFile) -> bool:
-        previous = known.get(entry.path)
-        return force or previous is None or not _stat_unchanged(previous, entry)
 
-    def is_markdown(entry: MemoryFile) -> bool:
-        return entry.read is None and os.path.splitext(entry.path)[1].lower() not in media
+_Chunk = tuple[int, int, str, str]
+"""``(start_line, end_line, text, hash)``."""
+_Change = tuple[MemoryFile, FileRecord | None, str, list[_Chunk], MediaInput | None]
+"""A changed file waiting to be written: its entry, its previous record, its new hash, chunks and media item."""
 
-    def prepare(block: Sequence[MemoryFile]) -> dict[str, tuple[str, list[tuple[int, int, str, str]]]]:
+
+class _SyncRun:
+    """One :func:`sync_workspace` pass over the workspace's entries: what it has read but not yet written, the
+    vectors it has not yet added, and its report."""
+
+    def __init__(
+        self,
+        store: Store,
+        index: Bm25Index,
+        report: SyncReport,
+        *,
+        vectors: VectorStore | None,
+        embedder: Embedder | None,
+        force: bool,
+        media: frozenset[str],
+        chunking: tuple[int, int, int, int],
+    ) -> None:
+        self.store, self.index, self.report, self.vectors, self.embedder = store, index, report, vectors, embedder
+        self.force, self.media = force, media
+        self.chunking = chunking
+        """``(tokens, overlap, max_file_bytes, media_max_bytes)``."""
+        self.known = store.files()
+        self.known_skipped = store.skipped()
+        # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
+        # model is far faster on one batch than on many one-chunk calls) or, keyword-only, for one store
+        # transaction.
+        self.changes: list[_Change] = []
+        self.staged = 0
+        """Chunks in :attr:`changes`."""
+        self.pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
+        """Vectors written to the store, not yet added to :attr:`vectors`."""
+        # Files whose old chunks the store no longer holds while the BM25 index still points at them: until the
+        # next commit, searches (in any process) cannot find those files at all, so that commit comes at once.
+        self.replaced: list[str] = []
+
+    def run(self, entries: list[MemoryFile], progress: Progress | None) -> None:
+        store, index = self.store, self.index
+        seen: set[str] = set()
+        last_commit = time.monotonic()
+        prepared: dict[str, tuple[str, list[_Chunk]]] = {}
+        try:
+            for done, entry in enumerate(entries, 1):
+                seen.add(entry.path)
+                if (done - 1) % _READ_BLOCK == 0:
+                    prepared = self.prepare(entries[done - 1 : done - 1 + _READ_BLOCK])
+                self.sync_file(entry, prepared.get(entry.path))
+                if progress is not None:
+                    progress(done, len(entries), entry.path)
+                due = self.replaced or time.monotonic() - last_commit > _COMMIT_EVERY_S
+                if due and index.generation != store.generation:
+                    self.flush_vectors()
+                    index.commit(generation=store.generation, compact=False)
+                    last_commit = time.monotonic()
+                    self.replaced.clear()
+            self.write_changes()
+            self.remove_vanished(seen)
+        finally:
+            # Whatever was written to the store (even before an error) becomes searchable.
+            self.flush_vectors()
+            if index.generation != store.generation:
+                # Merging into one segment costs time proportional to the whole index: worth it after bulk changes,
+                # not after a one-note edit (tantivy's merge policy tidies small segments in the background).
+                index.commit(generation=store.generation, compact=self.report.chunks_written >= _COMPACT_AFTER_CHUNKS)
+
+    def needs_read(self, entry: MemoryFile) -> bool:
+        previous = self.known.get(entry.path)
+        return self.force or previous is None or not _stat_unchanged(previous, entry)
+
+    def is_markdown(self, entry: MemoryFile) -> bool:
+        return entry.read is None and os.path.splitext(entry.path)[1].lower() not in self.media
+
+    def prepare(self, block: Sequence[MemoryFile]) -> dict[str, tuple[str, list[_Chunk]]]:
         """Read, hash and chunk the block's changed Markdown files at once, in parallel in Rust."""
-        wanted = [entry for entry in block if is_markdown(entry) and needs_read(entry)]
+        tokens, overlap, max_file_bytes, _ = self.chunking
+        wanted = [entry for entry in block if self.is_markdown(entry) and self.needs_read(entry)]
         found = prepare_files([str(e.abs_path) for e in wanted], max_file_bytes, tokens, overlap)
         return {entry.path: result for entry, result in zip(wanted, found) if result is not None}
 
-    def sync_file(
-        entry: MemoryFile,
-        previous: FileRecord | None,
-        skipped_reason: str | None,
-        report: SyncReport,
-        prepared: tuple[str, list[tuple[int, int, str, str]]] | None,
-    ) -> None:
-        if not needs_read(entry):
+    def sync_file(self, entry: MemoryFile, prepared: tuple[str, list[_Chunk]] | None) -> None:
+        """Stage ``entry``'s new chunks if its text changed (``prepared``: already read and chunked)."""
+        report = self.report
+        if not self.needs_read(entry):
             report.unchanged += 1
             return
+        tokens, overlap, max_file_bytes, media_max_bytes = self.chunking
         item: MediaInput | None = None
         line_map: tuple[int, ...] = ()
-        chunks: list[tuple[int, int, str, str]] | None = None
+        chunks: list[_Chunk] | None = None
         try:
-            if prepared is not None and is_markdown(entry):
+            if prepared is not None and self.is_markdown(entry):
                 digest, chunks = prepared
             elif entry.read is not None:
                 text, line_map = entry.read()
                 digest = sha256_hex(text)
-            elif Path(entry.path).suffix.lower() in media:
+            elif Path(entry.path).suffix.lower() in self.media:
                 item = read_media_file(Path(entry.abs_path), entry.path, media_max_bytes)
                 text, digest = item.label, item.sha256
             else:
                 text = read_memory_file(Path(entry.abs_path), max_file_bytes)
                 digest = sha256_hex(text)
         except SkippedFile as skipped:
-            report.skipped[entry.path] = skipped.reason
-            if skipped_reason != skipped.reason:
-                replaced.append(entry.path)
-                removed = store.chunk_ids(entry.path)
-                store.record_skipped(entry.path, skipped.reason)
-                index.delete_path(entry.path)
-                if vectors is not None:
-                    vectors.remove(removed)
+            self.skip(entry, skipped.reason)
             return
-        if previous is not None and previous.hash == digest and not force:
+        previous = self.known.get(entry.path)
+        if previous is not None and previous.hash == digest and not self.force:
             report.unchanged += 1
             if (previous.mtime, previous.size) != (entry.mtime, entry.size):
-                store.touch_file(entry.path, entry.mtime, entry.size)  # touched, not changed: skip the read next time
+                self.store.touch_file(entry.path, entry.mtime, entry.size)  # touched, not changed: no read next time
             return
         if item is not None:
             chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
@@ -275,24 +342,32 @@ def sync_workspace(
             chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
             if line_map:  # chunk lines name the source's lines (a transcript's JSONL lines)
                 chunks = [(line_map[start - 1], line_map[end - 1], body, h) for start, end, body, h in chunks]
-        changes.append((entry, previous, digest, chunks, item))
-        staged[0] += len(chunks)
-        if staged[0] >= (_WRITE_BATCH if embedder is None else _EMBED_BATCH):
-            write_changes()
+        self.changes.append((entry, previous, digest, chunks, item))
+        self.staged += len(chunks)
+        if self.staged >= (_WRITE_BATCH if self.embedder is None else _EMBED_BATCH):
+            self.write_changes()
 
-    # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
-    # model is far faster on one batch than on many one-chunk calls) or, keyword-only, for one store transaction.
-    changes: list[tuple[MemoryFile, FileRecord | None, str, list[tuple[int, int, str, str]], MediaInput | None]] = []
+    def skip(self, entry: MemoryFile, reason: str) -> None:
+        """Record that ``entry`` cannot be indexed, and why; its chunks go if the reason is new."""
+        self.report.skipped[entry.path] = reason
+        if self.known_skipped.get(entry.path) != reason:
+            self.replaced.append(entry.path)
+            removed = self.store.chunk_ids(entry.path)
+            self.store.record_skipped(entry.path, reason)
+            self.index.delete_path(entry.path)
+            if self.vectors is not None:
+                self.vectors.remove(removed)
 
-    staged = [0]  # chunks in `changes`
-
-    def write_changes() -> None:
+    def write_changes(self) -> None:
+        """Embed the staged chunks in one call, write them in one store transaction, then stage them for the BM25
+        index."""
+        changes, store, report = self.changes, self.store, self.report
         if not changes:
             return
         inputs: list[str | MediaInput] = []
         for _, _, _, chunks, item in changes:
             inputs.extend([item] if item is not None else [c[2] for c in chunks])
-        matrix = embedder(inputs) if embedder is not None and inputs else None
+        matrix = self.embedder(inputs) if self.embedder is not None and inputs else None
         writes, offset = [], 0
         for entry, _, digest, chunks, _ in changes:
             rows = None if matrix is None else matrix[offset : offset + len(chunks)]
@@ -300,82 +375,51 @@ def sync_workspace(
             # The stat recorded is the listing's, taken before the text was read: an edit that lands while the
             # chunks embed gives the file a newer mtime than recorded, so the next sync reads it again.
             writes.append(FileWrite(entry.path, entry.source, digest, entry.mtime, entry.size, chunks, rows))
-        old = [store.chunk_ids(entry.path) if vectors is not None else [] for entry, *_ in changes]
+        old = [store.chunk_ids(entry.path) if self.vectors is not None else [] for entry, *_ in changes]
         # The store first, then the BM25 index: if the store write fails nothing is staged for these files, so the
-        # commit in `finally` below never makes the BM25 index disagree with the store.
+        # final commit never makes the BM25 index disagree with the store.
         new = store.replace_files(writes)
         added_ids: list[int] = []
         added_paths: list[str] = []
         added_sources: list[str] = []
         added_texts: list[str] = []
         for (entry, previous, _, chunks, _), write, old_ids, ids in zip(changes, writes, old, new):
-            rows = write.vectors
-            index.delete_path(entry.path)
+            self.index.delete_path(entry.path)
             added_ids += ids
             added_paths += [entry.path] * len(ids)
             added_sources += [entry.source] * len(ids)
             added_texts += [c[2] for c in chunks]
-            if vectors is not None:
-                vectors.remove(old_ids)
-                if rows is not None and len(ids):
-                    pending.append((ids, rows))
+            if self.vectors is not None:
+                self.vectors.remove(old_ids)
+                if write.vectors is not None and len(ids):
+                    self.pending.append((ids, write.vectors))
             (report.added if previous is None else report.updated).append(entry.path)
             if previous is not None:
-                replaced.append(entry.path)
+                self.replaced.append(entry.path)
             report.chunks_written += len(ids)
         if added_ids:
-            index.add(added_ids, added_paths, added_sources, added_texts)
+            self.index.add(added_ids, added_paths, added_sources, added_texts)
         changes.clear()
-        staged[0] = 0
+        self.staged = 0
 
-    pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
-    # Files whose old chunks the store no longer holds while the BM25 index still points at them: until the next
-    # commit, searches (in any process) cannot find those files at all, so that commit comes at once.
-    replaced: list[str] = []
-
-    def flush_vectors() -> None:
+    def flush_vectors(self) -> None:
         # One add per batch: HNSW inserts run in parallel, and per-file calls would cost a round trip each.
-        if vectors is not None and pending:
+        if self.vectors is not None and self.pending:
             import numpy as np
 
-            vectors.add(
-                np.fromiter((i for ids, _ in pending for i in ids), dtype=np.uint64),
-                np.concatenate([matrix for _, matrix in pending]),
+            self.vectors.add(
+                np.fromiter((i for ids, _ in self.pending for i in ids), dtype=np.uint64),
+                np.concatenate([matrix for _, matrix in self.pending]),
             )
-            pending.clear()
+            self.pending.clear()
 
-    last_commit = time.monotonic()
-    prepared: dict[str, tuple[str, list[tuple[int, int, str, str]]]] = {}
-    try:
-        for done, entry in enumerate(entries, 1):
-            seen.add(entry.path)
-            if (done - 1) % _READ_BLOCK == 0:
-                prepared = prepare(entries[done - 1 : done - 1 + _READ_BLOCK])
-            sync_file(entry, known.get(entry.path), known_skipped.get(entry.path), report, prepared.get(entry.path))
-            if progress is not None:
-                progress(done, len(entries), entry.path)
-            due = replaced or time.monotonic() - last_commit > _COMMIT_EVERY_S
-            if due and index.generation != store.generation:
-                flush_vectors()
-                index.commit(generation=store.generation, compact=False)
-                last_commit = time.monotonic()
-                replaced.clear()
-        write_changes()
-        for path in sorted(set(known) - seen):
-            removed = store.delete_file(path)
-            index.delete_path(path)
-            if vectors is not None:
-                vectors.remove(removed)
-            report.removed.append(path)
-        for path in sorted(set(known_skipped) - seen):
-            store.delete_file(path)  # a skipped file that is gone: forget its reason too
-    finally:
-        # Whatever was written to the store (even before an error) becomes searchable.
-        flush_vectors()
-        if index.generation != store.generation:
-            # Merging into one segment costs time proportional to the whole index: worth it after bulk changes,
-            # not after a one-note edit (tantivy's merge policy tidies small segments in the background).
-            index.commit(generation=store.generation, compact=report.chunks_written >= _COMPACT_AFTER_CHUNKS)
-    report.generation = store.generation
-    report.seconds = time.perf_counter() - started
-    return report
+    def remove_vanished(self, seen: set[str]) -> None:
+        """Remove the files (and forget the skipped ones) that the workspace no longer lists."""
+        for path in sorted(set(self.known) - seen):
+            removed = self.store.delete_file(path)
+            self.index.delete_path(path)
+            if self.vectors is not None:
+                self.vectors.remove(removed)
+            self.report.removed.append(path)
+        for path in sorted(set(self.known_skipped) - seen):
+            self.store.delete_file(path)  # a skipped file that is gone: forget its reason too

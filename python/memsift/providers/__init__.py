@@ -99,6 +99,13 @@ class ProviderResolution:
     fallback_from: str | None = None
     fallback_reason: str | None = None
 
+    def fallback_report(self) -> dict[str, str] | None:
+        """``{'from': ..., 'reason': ...}`` after a switch to the fallback provider (as results and status show
+        it), else ``None``."""
+        if self.fallback_from is None:
+            return None
+        return {'from': self.fallback_from, 'reason': self.fallback_reason or ''}
+
 
 API_ALIASES = {'openai-completions': 'openai-compatible', 'openai-responses': 'openai-compatible'}
 """OpenClaw model-provider ``api`` names that mean an OpenAI-style embeddings endpoint."""

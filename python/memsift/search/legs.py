@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
 from memsift.embedding import EmbeddingProvider, embed_query
-from memsift.index.store import ChunkHead
+from memsift.index.records import ChunkHead
 from memsift.search.paths import Catalogue
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from memsift.index.backend import Store
+    from memsift.index.protocol import Store
 
 __all__ = ['COMMIT_WAIT_S', 'LEG_CANDIDATES', 'LegScores', 'keyword_leg', 'path_leg', 'start_vector_leg', 'vector_leg']
 

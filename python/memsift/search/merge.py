@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from memsift._core import normalize_weights, rank_candidates
+from memsift._core import rank_candidates
 from memsift.config import HybridConfig
-from memsift.index.store import ChunkHead
+from memsift.index.records import ChunkHead
+from memsift.search.explain import candidate_explains
 from memsift.search.legs import LEG_CANDIDATES, LegScores
 from memsift.search.request import SearchMode
 
-__all__ = ['rank']
+__all__ = ['Ranking', 'rank']
+
+
+class Ranking(NamedTuple):
+    """One ranking's outcome."""
+
+    kept: list[tuple[ChunkHead, float]]
+    """The kept candidates with their scores, best first."""
+    relaxed: bool
+    """Whether OpenClaw's relaxed pass chose them (nothing reached ``minScore``)."""
+    explained: dict[int, dict[str, Any]] | None
+    """With ``explain``: how each candidate was scored, by chunk id (see
+    :func:`~memsift.search.explain.candidate_explains`)."""
 
 
 def rank(
@@ -32,15 +45,15 @@ def rank(
     limit: int,
     floor: float,
     keep: int | None = None,
-    explain: dict[int, dict[str, Any]] | None = None,
-) -> tuple[list[tuple[ChunkHead, float]], bool]:
-    """Rank the candidates ``heads`` by the ``legs``' scores; returns the kept ones with their scores, best first,
-    and whether the relaxed pass ran. ``written`` is when each chunk was last written, epoch seconds, for temporal
-    decay (``None``: decay is off); ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
+    explain: bool = False,
+) -> Ranking:
+    """Rank the candidates ``heads`` by the ``legs``' scores.
+
+    ``written`` is when each chunk was last written, epoch seconds, for temporal decay (``None``: decay is off);
+    ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
     ``keep`` (default ``limit``) results are returned: more extends the list past ``limit`` without changing its
-    first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from. ``explain``, when a
-    dict, receives each candidate's scoring by chunk id (the legs' raw scores, the weights, and the stages as the
-    ranking call reports them; positions 1-based)."""
+    first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from. ``explain`` adds each
+    candidate's scoring."""
     ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
     with_mmr = mmr.enabled and mode == 'hybrid'
@@ -67,27 +80,8 @@ def rank(
         min_score=floor,
         limit=min(limit if keep is None else max(limit, keep), len(heads)),  # (a huge max_results: "all of them")
         texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
-        explain=explain is not None,
+        explain=explain,
     )
-    order, scores, relaxed = ranking[0], ranking[1], ranking[2]
-    if explain is not None and len(ranking) == 4:
-        weights = {'hybrid': normalize_weights(hybrid.vector_weight, hybrid.text_weight), 'vector-only': (1.0, 0.0)}
-        vector_weight, text_weight = weights.get(mode, (0.0, 1.0))
-        for i, row in zip(ids, ranking[3], strict=True):
-            explain[i] = {
-                'bm25': keyword.get(i, 0.0),
-                'bm25Normalized': row['keyword'],
-                'cosine': vector.get(i, 0.0),
-                'pathScore': path.get(i, 0.0),
-                'pathTier': tier.get(i, 0),
-                'vectorWeight': vector_weight,
-                'textWeight': text_weight,
-                'merged': row['merged'],
-                'decay': row['decay'],
-                'dateSource': row['dateSource'],
-                'positionBeforeMmr': row['beforeMmr'] + 1,
-                'position': None if row['position'] is None else row['position'] + 1,
-                'score': min(1.0, row['score']),
-                'cut': row['cut'],
-            }
-    return [(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed
+    order, scores, relaxed, rows = ranking
+    explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid)
+    return Ranking([(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed, explained)

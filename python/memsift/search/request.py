@@ -13,14 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from memsift._text import preview, scrub
+from memsift._text import MAX_QUERY_CHARS, preview, scrub
 from memsift.config import QueryConfig
 from memsift.errors import InvalidInputError
 
 __all__ = ['MAX_QUERY_CHARS', 'SearchMode', 'SearchRequest']
-
-MAX_QUERY_CHARS = 4096
-"""Longer queries are cut (and the cut reported in ``debug``): a hostile query cannot stall the engine."""
 
 SearchMode = Literal['hybrid', 'vector-only', 'fts-only']
 """Both legs, the vector leg alone, or keywords alone (no provider, or a query the model cannot read)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memsift.index.store import ChunkRow
+from memsift.index.records import ChunkRow
 
 __all__ = ['SNIPPET_MAX_CHARS', 'MemoryHit', 'SearchResult', 'citation', 'snippet', 'wants_citations']
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from memsift.redact import Redactor
+from memsift.results import HistoryMessage, SessionHistory
 from memsift.sessions.events import visible_text
 from memsift.sessions.limits import HISTORY_MESSAGE_CHARS, MAX_RESPONSE_BYTES, cap
 
@@ -29,7 +29,7 @@ def history_response(
     limit: int,
     include_tools: bool,
     redactor: Redactor,
-) -> dict[str, Any]:
+) -> SessionHistory:
     """The ``sessions_history`` response for the ``(event_id, timestamp, body)`` rows of a session's active branch
     (message events, in order): its last ``limit`` messages with text."""
     kept = []
@@ -43,7 +43,7 @@ def history_response(
         content = visible_text(message.get('content'))
         if content:
             kept.append((event_id, role, timestamp, content))
-    messages = [
+    messages: list[HistoryMessage] = [
         {
             'id': event_id,
             'role': role,
@@ -52,7 +52,7 @@ def history_response(
         }
         for event_id, role, timestamp, content in kept[-limit:]
     ]  # only what is returned is redacted
-    response: dict[str, Any] = {'sessionKey': session_key, 'sessionId': session_id, 'messages': messages}
+    response: SessionHistory = {'sessionKey': session_key, 'sessionId': session_id, 'messages': messages}
     while messages and len(json.dumps(response, ensure_ascii=False).encode('utf-8')) > MAX_RESPONSE_BYTES:
         messages.pop(0)
         response['truncated'] = True

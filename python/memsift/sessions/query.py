@@ -21,6 +21,7 @@ from typing import Any
 from memsift._core import Analyzer
 from memsift._text import preview
 from memsift.redact import Redactor
+from memsift.results import SessionHit, SessionSearchResponse
 from memsift.sessions.database import Database, Sql
 from memsift.sessions.events import body_text
 from memsift.sessions.limits import (
@@ -183,12 +184,13 @@ def search_results(
     redactor: Redactor,
     analyzer: Analyzer,
     match: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SessionHit]:
     """The hits of :func:`find_messages` rows (whose rank is a negated score) or
     :func:`~memsift.sessions.ranked.ranked_messages` rows (a score; ``match='partial'``), as ``sessions_search``
     returns them, with ``match`` when given."""
-    return [
-        {
+    hits: list[SessionHit] = []
+    for _, key, timestamp, message_id, rank, role, body in rows:
+        hit: SessionHit = {
             'sessionKey': key,
             'timestamp': timestamp,
             'role': role,
@@ -196,13 +198,14 @@ def search_results(
             'score': rank if match == 'partial' else -rank,
             'sessionId': sessions[key].id,
             'messageId': message_id,
-            **({'match': match} if match else {}),
         }
-        for _, key, timestamp, message_id, rank, role, body in rows
-    ]
+        if match:
+            hit['match'] = match
+        hits.append(hit)
+    return hits
 
 
-def search_response(hits: list[dict[str, Any]], indexing: bool, limit: int) -> dict[str, Any]:
+def search_response(hits: list[SessionHit], indexing: bool, limit: int) -> SessionSearchResponse:
     """The ``sessions_search`` response: the best ``limit`` of ``hits`` (from every searched store) that fit in
     32 KiB of JSON, ``truncated: true`` when more than ``limit`` matched or some did not fit, with the indexing warning
     when some session waits."""
@@ -210,11 +213,12 @@ def search_response(hits: list[dict[str, Any]], indexing: bool, limit: int) -> d
     hits.sort(
         key=lambda h: (h.get('match') == 'partial', -h['score'], -h['timestamp'], h['sessionKey'], h['messageId'])
     )
-    response: dict[str, Any] = {'results': []}
+    response: SessionSearchResponse = {'results': []}
     if sum(h.get('match') != 'partial' for h in hits) > limit:  # OpenClaw: ``visibleHits.length > limit``
         response['truncated'] = True
     if indexing:
-        response.update(indexing=True, warning=INDEXING_WARNING)
+        response['indexing'] = True
+        response['warning'] = INDEXING_WARNING
     used = 2 + len(json.dumps({k: v for k, v in response.items() if k != 'results'}, ensure_ascii=False))
     for hit in hits[:limit]:
         size = len(json.dumps(hit, ensure_ascii=False, separators=(',', ':')).encode('utf-8')) + 1

@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memsift._core import Analyzer
-from memsift._text import preview, scrub
+from memsift._text import preview
 from memsift.config import SessionSearchMode, SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
+from memsift.results import SessionHistory, SessionHit, SessionSearchResponse
+from memsift.sessions.catalog import SessionCatalog
 from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
 from memsift.sessions.history import history_response
 from memsift.sessions.importer import import_transcript
@@ -39,32 +41,24 @@ from memsift.sessions.limits import (
     SYNC_REBUILD_MAX_BYTES,
     SYNC_REBUILD_MAX_EVENTS,
 )
-from memsift.sessions.pgquery import Lookup
-from memsift.sessions.query import check_query, find_messages, query_clauses, search_response, search_results
-from memsift.sessions.ranked import MessageMirror, rows_of, sessions_of
+from memsift.sessions.query import check_query, search_response
 from memsift.sessions.reconcile import Reconciler
+from memsift.sessions.search import SessionSearch
 from memsift.sessions.tables import (
     active_message_rows,
     branch_message_rows,
     event_lines,
     list_sessions,
     open_database,
-    read_snapshot,
-    session_exists,
     session_fingerprint,
     stored_counts,
 )
 from memsift.sessions.vectors import MessageVectors
 from memsift.sessions.visibility import (
     Caller,
-    Snapshot,
+    check_known,
     check_visibility,
-    is_incognito_session_key,
-    main_session_key,
-    not_visible,
     resolve_caller,
-    restricted_to_spawned,
-    should_resolve_session_id,
 )
 from memsift.sessions.writer import Writer
 
@@ -75,9 +69,6 @@ if TYPE_CHECKING:
     from memsift.embedding import EmbeddingProvider
 
 __all__ = ['SessionStore', 'default_sessions_path']
-
-VECTOR_MERGE_DEPTH = 50
-"""Keyword hits merged with the vector leg's (more than the few a top-up needs, so both legs can vote)."""
 
 
 def default_sessions_path(agent_id: str) -> Path:
@@ -135,20 +126,21 @@ class SessionStore:
         self.redactor = Redactor(redact_patterns)
         self._analyzer = Analyzer()
         self._lock = threading.RLock()
-        self._cache: Snapshot | None = None
-        self._mirror = MessageMirror()
         self._vectors: MessageVectors | None = None
         self._db = open_database(target, agent_id, setting)
         self.path = self._db.shown
         """The database file, or the DSN without its password."""
-        self._find = Lookup() if self._db.dialect == 'postgres' else find_messages  # the all-terms lookup
+        self._catalog = SessionCatalog(self._db, self._lock, agent_id)
         self._writer = Writer(self._db, self._analyzer, self.redactor.redact)
         self._reconciler = Reconciler(
             self._writer,
             self._lock,
-            self._snapshot,
+            self._catalog.snapshot,
             max_events=sync_rebuild_max_events,
             max_bytes=sync_rebuild_max_bytes,
+        )
+        self._search = SessionSearch(
+            self._db, self._lock, self._catalog.snapshot, self._reconciler, self._analyzer, self.redactor, search_mode
         )
         redaction = json.dumps([REVISION, [p for p in redact_patterns if isinstance(p, str) and p.strip()]])
         try:
@@ -205,6 +197,7 @@ class SessionStore:
             weights,
             background=background,
         )
+        self._search.vectors = self._vectors
 
     @property
     def vectors(self) -> MessageVectors | None:
@@ -308,33 +301,14 @@ class SessionStore:
 
     # ------------------------------------------------------------------ visibility
 
-    def _snapshot(self) -> Snapshot:
-        """Every session (cached until the ``sessions_version`` counter moves, in this process or another)."""
-        self._cache = read_snapshot(self._db, self._cache)
-        return self._cache
-
     def _caller(self, caller: str | Caller) -> Caller:
         return resolve_caller(caller, self.agent_id, self.visibility, self.agent_to_agent)
-
-    def _visible(self, caller: Caller, snapshot: Snapshot | None = None) -> frozenset[str]:
-        """The keys of the sessions of this store ``caller`` may see (incognito ones never)."""
-        return (snapshot or self._snapshot()).visible_to(caller, self.agent_id)
 
     def visible_keys(self, caller: str | Caller) -> set[str]:
         """The keys of this store's sessions that ``caller`` may see."""
         who = self._caller(caller)
         with self._lock:
-            return set(self._visible(who))
-
-    def _resolve_key(self, requested: str, caller: Caller) -> str:
-        if requested == 'current':
-            requested = caller.session_key
-        if requested in ('main', 'global'):
-            main = main_session_key(caller.agent_id or self.agent_id)
-            with self._lock:
-                exists = session_exists(self._db, main)
-            return main if exists else 'main'
-        return requested
+            return set(self._catalog.visible(who))
 
     def _stores(self, caller: Caller) -> list[SessionStore]:
         """This store, plus the peers when the caller may see other agents' sessions (``all`` with agent-to-agent
@@ -342,45 +316,14 @@ class SessionStore:
         return [self, *self.peers] if caller.visibility in ('tree', 'all') else [self]
 
     def _check_known(self, requested: object, caller: Caller) -> None:
-        """Refuse a requested session that looks like a session id and names no stored session, in this store or a
-        peer, by key or by id (OpenClaw's ``resolveSessionReference``): an error, not ``forbidden``, except for a
-        sandboxed caller that sees only what it spawned. A key-shaped request that names nothing stays merely not
-        visible.
-
-        Raises:
-            InvalidInputError: ``Session not found: …``.
-            SessionAccessError: the caller is restricted to the sessions it spawned.
-        """
-        if (
-            not isinstance(requested, str)
-            or not should_resolve_session_id(requested)
-            or is_incognito_session_key(requested)  # refused as incognito, whether it exists or not
-        ):
-            return
-        raw = requested.strip()
-        for store in (self, *self.peers):
-            with store._lock:
-                sessions = store._snapshot().sessions
-            if {raw, requested} & sessions.keys() or any(session.id == raw for session in sessions.values()):
-                return
-        shown = scrub(raw)  # printable: a lone surrogate would make the tool's answer unencodable
-        if restricted_to_spawned(caller):
-            raise SessionAccessError(f'Session not visible from this sandboxed agent session: {shown}')
-        raise InvalidInputError(f'Session not found: {shown} (use the full sessionKey from sessions_list)')
-
-    @staticmethod
-    def _refuse(requested: object, key: str, snapshot: Snapshot, caller: Caller) -> SessionAccessError:
-        """The error for a session ``caller`` may not see: an incognito one with OpenClaw's wording."""
-        session = snapshot.sessions.get(key)
-        if is_incognito_session_key(key) or (session is not None and session.incognito):
-            return SessionAccessError(f'Session not visible from session tools: {preview(requested)}')
-        return not_visible(requested, caller)
+        """:func:`~memsift.sessions.visibility.check_known` over this store and its peers."""
+        check_known(requested, caller, (store._catalog.sessions() for store in (self, *self.peers)))
 
     # ------------------------------------------------------------------ sessions_search
 
     def search(
         self, query: str, caller: str | Caller, session_key: str | None = None, limit: int = DEFAULT_LIMIT
-    ) -> dict[str, Any]:
+    ) -> SessionSearchResponse:
         """``sessions_search``: messages of the caller's visible sessions that contain every query term, then (in
         ``ranked`` mode, when those are fewer than ``limit``) the best messages that contain some of them.
 
@@ -418,20 +361,20 @@ class SessionStore:
         who = self._caller(caller)
         if session_key is not None:
             self._check_known(session_key, who)
-        hits: list[dict[str, Any]] = []
+        hits: list[SessionHit] = []
         indexing = False
         debug: dict[str, Any] = {}
         refusals: list[SessionAccessError] = []
         stores = self._stores(who)
         for store in stores:
             try:
-                found = store._search_visible(query, who, session_key, limit)
+                found = store._search.run(query, store._catalog.visible_to(who, session_key), limit)
             except SessionAccessError as refused:  # the session may be another store's: refused if by none
                 refusals.append(refused)
                 continue
-            hits.extend(found['results'])
-            indexing |= found['indexing']
-            debug.update(found.get('debug') or {})
+            hits.extend(found.results)
+            indexing |= found.indexing
+            debug.update(found.debug)
         if len(refusals) == len(stores):
             raise refusals[0]
         response = search_response(hits, indexing, limit)
@@ -439,72 +382,11 @@ class SessionStore:
             response['debug'] = debug
         return response
 
-    def _search_visible(self, query: str, caller: Caller, session_key: str | None, limit: int) -> dict[str, Any]:
-        with self._lock:
-            visible = self._visible(caller)
-        if session_key is not None:
-            key = self._resolve_key(session_key, caller) if isinstance(session_key, str) else ''
-            with self._lock:
-                snapshot = self._snapshot()
-            if key not in snapshot.sessions:  # a session id names its session too
-                key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
-            if key not in visible:
-                raise self._refuse(session_key, key, snapshot, caller)
-            visible = frozenset((key,))
-        indexing = self._reconciler.catch_up(visible)
-        clauses, terms = query_clauses(self._analyzer, query)
-        if not clauses:
-            return {'results': [], 'indexing': indexing}
-        ranked = self.search_mode == 'ranked'
-        with self._lock, self._db.reading():  # one read snapshot: the session list and the rows agree
-            snapshot = self._snapshot()
-            searchable = (visible & snapshot.keys) - snapshot.stale
-            hidden = snapshot.keys - searchable
-            rows = self._find(self._db, clauses, searchable, hidden, limit + 1)
-        debug: dict[str, Any] = {}
-        partial = (
-            self._top_up(query, searchable, hidden, limit - len(rows), {row[0] for row in rows}, debug)
-            if ranked and len(rows) < limit
-            else []
-        )
-        match = 'all' if ranked else None
-        results = search_results(rows, snapshot.sessions, terms, self.redactor, self._analyzer, match)
-        results += search_results(partial, snapshot.sessions, terms, self.redactor, self._analyzer, 'partial')
-        return {'results': results, 'indexing': indexing, 'debug': debug}
-
-    def _top_up(
-        self,
-        query: str,
-        searchable: frozenset[str],
-        hidden: frozenset[str],
-        wanted: int,
-        exclude: set[int],
-        debug: dict[str, Any],
-    ) -> list[tuple[Any, ...]]:
-        """The ranked partial matches (rows as :func:`rows_of` gives them) that fill a ``sessions_search`` list:
-        the keyword leg, merged with the vector leg when the store has one."""
-        question = self.redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
-        vectors = self._vectors
-        # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
-        query_vector = vectors.query_vector(question, debug) if vectors is not None else None
-        depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
-        with self._lock, self._db.reading():
-            scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
-            if vectors is not None and query_vector is not None:
-                near = vectors.nearest(query_vector, searchable, hidden)
-                near = {s: v for s, v in near.items() if s not in exclude}
-                keyword = dict(scored)
-                scored = vectors.merge(keyword, near, sessions_of(self._db, keyword.keys() | near.keys()))
-            # Only the sessions the first read saw (one created since has no place in this answer); the slack
-            # covers rows of such sessions.
-            rows = rows_of(self._db, scored[: 2 * wanted])
-            return [row for row in rows if row[1] in searchable][:wanted]
-
     # ------------------------------------------------------------------ sessions_history
 
     def history(
         self, session_key: str, caller: str | Caller, *, limit: int = HISTORY_DEFAULT_LIMIT, include_tools: bool = False
-    ) -> dict[str, Any]:
+    ) -> SessionHistory:
         """``sessions_history``: the last ``limit`` messages on the active branch of a visible session.
 
         Text is redacted, each message capped at 4000 characters, tool calls and thinking blocks are stripped
@@ -532,21 +414,13 @@ class SessionStore:
         assert refused is not None
         raise refused
 
-    def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> dict[str, Any]:
-        key = self._resolve_key(session_key, who) if isinstance(session_key, str) else ''
-        with self._lock:
-            snapshot = self._snapshot()
-            if key not in snapshot.sessions:  # a session id names its session too
-                key = next((k for k, session in snapshot.sessions.items() if session.id == key), key)
-            visible = self._visible(who, snapshot)
-        if key not in visible:
-            raise self._refuse(session_key, key, snapshot, who)
+    def _history(self, session_key: str, who: Caller, limit: int, include_tools: bool) -> SessionHistory:
+        key = self._catalog.visible_key(session_key, who)
         self._reconciler.catch_up(frozenset((key,)))
         with self._lock:
             rows = branch_message_rows(self._db, key)
-        return history_response(
-            key, snapshot.sessions[key].id, rows, limit=limit, include_tools=include_tools, redactor=self.redactor
-        )
+            session_id = self._catalog.snapshot().sessions[key].id
+        return history_response(key, session_id, rows, limit=limit, include_tools=include_tools, redactor=self.redactor)
 
     # ------------------------------------------------------------------ listing
 
@@ -560,7 +434,7 @@ class SessionStore:
         store holds for ``sessions_search`` (``path``: the file, or the DSN without its password; ``embedding``: this
         handle's background embedding, when it has one: provider, messages still waiting, last error)."""
         with self._lock:
-            sessions = len(self._snapshot().sessions)
+            sessions = len(self._catalog.snapshot().sessions)
             messages, vectors = stored_counts(self._db)
         out: dict[str, Any] = {
             'path': self.path,

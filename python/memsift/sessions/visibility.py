@@ -12,10 +12,11 @@ read, and the rules themselves.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from memsift._text import preview
+from memsift._text import preview, scrub
 from memsift.config import Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 
@@ -24,11 +25,13 @@ __all__ = [
     'Caller',
     'Session',
     'Snapshot',
+    'check_known',
     'check_visibility',
     'is_incognito_session_key',
     'is_native_child_session_key',
     'main_session_key',
     'not_visible',
+    'refusal',
     'resolve_caller',
     'restricted_to_spawned',
     'should_resolve_session_id',
@@ -237,6 +240,40 @@ def restricted_to_spawned(caller: Caller) -> bool:
         and caller.visibility != 'self'
         and ':subagent:' not in caller.session_key.lower()
     )
+
+
+def check_known(requested: object, caller: Caller, stores: Iterable[Mapping[str, Session]]) -> None:
+    """Refuse a requested session that looks like a session id and names no stored session in any of ``stores``
+    (each store's sessions by key), by key or by id (OpenClaw's ``resolveSessionReference``): an error, not
+    ``forbidden``, except for a sandboxed caller that sees only what it spawned. A key-shaped request that names
+    nothing stays merely not visible.
+
+    Raises:
+        InvalidInputError: ``Session not found: …``.
+        SessionAccessError: the caller is restricted to the sessions it spawned.
+    """
+    if (
+        not isinstance(requested, str)
+        or not should_resolve_session_id(requested)
+        or is_incognito_session_key(requested)  # refused as incognito, whether it exists or not
+    ):
+        return
+    raw = requested.strip()
+    for sessions in stores:
+        if {raw, requested} & sessions.keys() or any(session.id == raw for session in sessions.values()):
+            return
+    shown = scrub(raw)  # printable: a lone surrogate would make the tool's answer unencodable
+    if restricted_to_spawned(caller):
+        raise SessionAccessError(f'Session not visible from this sandboxed agent session: {shown}')
+    raise InvalidInputError(f'Session not found: {shown} (use the full sessionKey from sessions_list)')
+
+
+def refusal(requested: object, key: str, snapshot: Snapshot, caller: Caller) -> SessionAccessError:
+    """The error for a session ``caller`` may not see: an incognito one with OpenClaw's wording."""
+    session = snapshot.sessions.get(key)
+    if is_incognito_session_key(key) or (session is not None and session.incognito):
+        return SessionAccessError(f'Session not visible from session tools: {preview(requested)}')
+    return not_visible(requested, caller)
 
 
 def not_visible(session_key: object, caller: Caller) -> SessionAccessError:

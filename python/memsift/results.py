@@ -1,0 +1,144 @@
+"""The shapes of the plain-dict answers users read: ``get``, ``status`` and ``compact`` of a memory index, and
+``sessions_search`` / ``sessions_history`` of a session store. They are OpenClaw's JSON shapes (the keys are its
+camelCase names), so a dict is what the tools and MCP send as they are; these types let a type checker and an editor
+know the keys. ``memory_search`` returns :class:`~memsift.search.results.SearchResult`, a dataclass whose
+``to_dict()`` is its tool result.
+
+>>> import tempfile, pathlib, memsift
+>>> ws = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
+>>> with memsift.MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+...     _ = index.sync()
+...     got: MemoryGetResult = index.get('MEMORY.md')
+>>> sorted(got) == sorted(MemoryGetResult.__required_keys__)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+__all__ = [
+    'CompactReport',
+    'HistoryMessage',
+    'MemoryGetResult',
+    'MemoryStatus',
+    'SessionHistory',
+    'SessionHit',
+    'SessionSearchResponse',
+]
+
+_MemoryGetFields = TypedDict(
+    '_MemoryGetFields', {'path': str, 'from': int, 'lines': int, 'totalLines': int, 'text': str}
+)
+
+
+class MemoryGetResult(_MemoryGetFields, total=False):
+    """``MemoryIndex.get`` (OpenClaw's ``memory_get``): ``lines`` lines of ``path`` from line ``from`` (1-based), of
+    ``totalLines``; past 20,000 characters ``truncated`` is true and ``nextFrom`` says where to continue."""
+
+    truncated: bool
+    nextFrom: int
+
+
+class _MemoryStatusFields(TypedDict):
+    backend: str
+    provider: str
+    model: str
+    requestedProvider: str
+    agentId: str
+    files: int
+    chunks: int
+    dirty: bool
+    workspaceDir: str
+    dbPath: str
+    store: dict[str, Any]
+    indexPath: str | None
+    extraPaths: list[str]
+    sources: list[str]
+    sourceCounts: list[dict[str, Any]]
+    cache: dict[str, Any]
+    disk: dict[str, Any]
+    fts: dict[str, Any]
+    vector: dict[str, Any]
+    batch: dict[str, Any]
+    generation: int
+    identity: dict[str, Any]
+    providerError: str | None
+    providerReason: str | None
+    fallback: dict[str, str] | None
+    skipped: list[dict[str, str]]
+    syncError: str | None
+    watching: bool
+    rerank: dict[str, Any]
+    watch: dict[str, Any]
+
+
+class MemoryStatus(_MemoryStatusFields, total=False):
+    """``MemoryIndex.status`` (OpenClaw's ``memory status --json`` plus memsift's own fields); ``issues`` with
+    ``deep``."""
+
+    issues: list[str]
+
+
+class CompactReport(TypedDict):
+    """``MemoryIndex.compact``: ``disk`` before and after (as in :class:`MemoryStatus`), what was pruned and merged."""
+
+    before: dict[str, Any]
+    after: dict[str, Any]
+    cacheRowsPruned: int
+    segmentsMerged: int
+    seconds: float
+
+
+class _SessionHitFields(TypedDict):
+    sessionKey: str
+    timestamp: int
+    role: str
+    snippet: str
+    score: float
+    sessionId: str
+    messageId: str
+
+
+class SessionHit(_SessionHitFields, total=False):
+    """One ``sessions_search`` hit; ``match`` (``all`` or ``partial``) in ``ranked`` mode."""
+
+    match: str
+
+
+class _SessionSearchFields(TypedDict):
+    results: list[SessionHit]
+
+
+class SessionSearchResponse(_SessionSearchFields, total=False):
+    """``SessionStore.search`` (OpenClaw's ``sessions_search``): hits best first; ``truncated`` when more matched or
+    the 32 KiB cap cut some; ``indexing`` and ``warning`` while a session waits for its index; ``debug`` when the
+    vector leg reports something."""
+
+    truncated: bool
+    indexing: bool
+    warning: str
+    debug: dict[str, Any]
+
+
+class HistoryMessage(TypedDict):
+    """One message of ``sessions_history``: redacted, capped at 4,000 characters."""
+
+    id: str
+    role: str
+    timestamp: int
+    content: str
+
+
+class _SessionHistoryFields(TypedDict):
+    sessionKey: str
+    sessionId: str
+    messages: list[HistoryMessage]
+
+
+class SessionHistory(_SessionHistoryFields, total=False):
+    """``SessionStore.history`` (OpenClaw's ``sessions_history``); ``truncated`` when the 32 KiB cap dropped the
+    oldest messages."""
+
+    truncated: bool

@@ -1,0 +1,127 @@
+"""The read path of ``sessions_search`` in one store: the all-terms lookup, then the ranked top-up (keyword leg,
+merged with the vector leg when the store has one), over the sessions the caller may see.
+
+:class:`~memsift.sessions.store.SessionStore` decides which sessions are visible (and refuses the others), then hands
+them here; the rules of a hit (snippets, order, ``truncated``) are in :mod:`~memsift.sessions.query`.
+
+>>> from memsift.sessions import SessionStore
+>>> event = {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'deploy to Tokyo on Friday'}}
+>>> with SessionStore(':memory:') as store:
+...     _ = store.append('agent:main:main', event)
+...     [hit['match'] for hit in store.search('when do we deploy to Tokyo', caller='main')['results']]
+['partial']
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from memsift._core import Analyzer
+from memsift.config import SessionSearchMode
+from memsift.redact import Redactor
+from memsift.results import SessionHit
+from memsift.sessions.database import Database
+from memsift.sessions.pgquery import Lookup
+from memsift.sessions.query import find_messages, query_clauses, search_results
+from memsift.sessions.ranked import MessageMirror, rows_of, sessions_of
+from memsift.sessions.reconcile import Reconciler
+from memsift.sessions.vectors import MessageVectors
+from memsift.sessions.visibility import Snapshot
+
+__all__ = ['VECTOR_MERGE_DEPTH', 'SessionSearch', 'StoreHits']
+
+VECTOR_MERGE_DEPTH = 50
+"""Keyword hits merged with the vector leg's (more than the few a top-up needs, so both legs can vote)."""
+
+
+class StoreHits(NamedTuple):
+    """One store's answer: its hits best first, whether some session waits for its index, and the vector leg's
+    report (if any)."""
+
+    results: list[SessionHit]
+    indexing: bool
+    debug: dict[str, Any]
+
+
+class SessionSearch:
+    """``sessions_search`` over one store's visible sessions.
+
+    Args:
+        db: The store's database.
+        lock: The store's lock (one connection: every read holds it).
+        snapshot: Reads the store's session list (cached), under the lock.
+        reconciler: Indexes sessions that wait for it before they are searched.
+        analyzer: The tokenizer the full-text rows were written with.
+        redactor: The store's redaction: a question is redacted as the rows were.
+        search_mode: ``ranked`` tops the all-terms hits up with ranked partial matches; ``all-terms`` does not.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        lock: threading.RLock,
+        snapshot: Callable[[], Snapshot],
+        reconciler: Reconciler,
+        analyzer: Analyzer,
+        redactor: Redactor,
+        search_mode: SessionSearchMode,
+    ) -> None:
+        self._db, self._lock, self._snapshot, self._reconciler = db, lock, snapshot, reconciler
+        self._analyzer, self._redactor, self.search_mode = analyzer, redactor, search_mode
+        self._find = Lookup() if db.dialect == 'postgres' else find_messages  # the all-terms lookup
+        self._mirror = MessageMirror()
+        self.vectors: MessageVectors | None = None
+        """The semantic leg of the top-up, when the store was given embeddings."""
+
+    def run(self, query: str, visible: frozenset[str], limit: int) -> StoreHits:
+        """The hits among the ``visible`` sessions (the store merges the answers of its peers and caps them)."""
+        indexing = self._reconciler.catch_up(visible)
+        clauses, terms = query_clauses(self._analyzer, query)
+        if not clauses:
+            return StoreHits([], indexing, {})
+        ranked = self.search_mode == 'ranked'
+        with self._lock, self._db.reading():  # one read snapshot: the session list and the rows agree
+            snapshot = self._snapshot()
+            searchable = (visible & snapshot.keys) - snapshot.stale
+            hidden = snapshot.keys - searchable
+            rows = self._find(self._db, clauses, searchable, hidden, limit + 1)
+        debug: dict[str, Any] = {}
+        partial = (
+            self._top_up(query, searchable, hidden, limit - len(rows), {row[0] for row in rows}, debug)
+            if ranked and len(rows) < limit
+            else []
+        )
+        match = 'all' if ranked else None
+        results = search_results(rows, snapshot.sessions, terms, self._redactor, self._analyzer, match)
+        results += search_results(partial, snapshot.sessions, terms, self._redactor, self._analyzer, 'partial')
+        return StoreHits(results, indexing, debug)
+
+    def _top_up(
+        self,
+        query: str,
+        searchable: frozenset[str],
+        hidden: frozenset[str],
+        wanted: int,
+        exclude: set[int],
+        debug: dict[str, Any],
+    ) -> list[tuple[Any, ...]]:
+        """The ranked partial matches (rows as :func:`rows_of` gives them) that fill a ``sessions_search`` list:
+        the keyword leg, merged with the vector leg when the store has one."""
+        question = self._redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
+        vectors = self.vectors
+        # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
+        query_vector = vectors.query_vector(question, debug) if vectors is not None else None
+        depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
+        with self._lock, self._db.reading():
+            scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)
+            if vectors is not None and query_vector is not None:
+                near = vectors.nearest(query_vector, searchable, hidden)
+                near = {s: v for s, v in near.items() if s not in exclude}
+                keyword = dict(scored)
+                scored = vectors.merge(keyword, near, sessions_of(self._db, keyword.keys() | near.keys()))
+            # Only the sessions the first read saw (one created since has no place in this answer); the slack
+            # covers rows of such sessions.
+            rows = rows_of(self._db, scored[: 2 * wanted])
+            return [row for row in rows if row[1] in searchable][:wanted]
