@@ -208,7 +208,7 @@ class MemoryTools:
             ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.
         """
         try:
-            return self._call(lambda: self.index.get(path, from_, lines))
+            return self._call(lambda: dict(self.index.get(path, from_, lines)))
         except FutureTimeout:
             return {
                 'path': _shown(path),
@@ -267,11 +267,11 @@ class MemoryTools:
         future: Future[T] = self._pool.submit(fn)
         return future.result(timeout=self.deadline_s)
 
-    def _session_call(self, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def _session_call(self, fn: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
         try:
             if self._refresh is not None:
                 self._refresh()
-            return self._call(fn)
+            return dict(self._call(fn))
         except FutureTimeout:
             return _error(f'the session store did not answer within {self.deadline_s:g} s; retry shortly')
         except SessionAccessError as exc:

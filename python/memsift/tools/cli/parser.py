@@ -1,0 +1,175 @@
+"""The ``memsift`` command's arguments: every command, option and help text, each shared option declared once.
+
+>>> args = build_parser().parse_args(['search', 'deploy checklist', '--max-results', '3', '--json'])
+>>> args.command, args.query, args.max_results, args.json, args.agent
+('search', 'deploy checklist', 3, True, 'main')
+>>> build_parser().parse_args(['sessions', 'history', 'agent:main:main', '--as', 'agent:main:chat']).caller
+'agent:main:chat'
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ['MCP_TOKEN_ENV', 'build_parser']
+
+MCP_TOKEN_ENV = 'MEMSIFT_MCP_TOKEN'
+"""The environment variable ``memsift mcp --http`` reads its bearer token from by default."""
+
+
+def common_options(
+    agent_default: str | None = 'main', agent_help: str = 'agent id (default: main)'
+) -> argparse.ArgumentParser:
+    """The options every command takes, as a parent parser."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
+    common.add_argument('--config', metavar='FILE', help='OpenClaw config file (JSON5)')
+    common.add_argument('--agent', metavar='ID', default=agent_default, help=agent_help)
+    common.add_argument('--store', metavar='PATH', help='index database file (overrides store.path)')
+    common.add_argument('--json', action='store_true', help='print JSON on stdout')
+    return common
+
+
+def add_sessions_db(parser: argparse.ArgumentParser) -> None:
+    """``--sessions-db``, for each command that opens the session store (sessions, migrate, mcp).
+
+    A function rather than a parent parser, so that each command's help lists it where it always did (after
+    migrate's ``--dsn``, mcp's ``--deadline``, and the sessions commands' common options)."""
+    parser.add_argument(
+        '--sessions-db', metavar='PATH', help='session database (default: ~/.memsift/agents/{agent}/sessions.sqlite)'
+    )
+
+
+def _version() -> str:
+    """The installed version: the Rust core's, which is Cargo.toml's and the wheel's."""
+    from memsift._core import __version__
+
+    return str(__version__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``memsift`` parser: one subcommand per command, ``sessions`` with its own subcommands."""
+    common = common_options()
+
+    parser = argparse.ArgumentParser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
+    parser.add_argument('--version', action='version', version=f'memsift {_version()}')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    index = commands.add_parser('index', parents=[common], help='index the workspace (incremental)')
+    index.add_argument('--force', action='store_true', help='re-chunk and re-embed every file')
+    search = commands.add_parser('search', parents=[common], help='search memory like memory_search')
+    search.add_argument('query', help='what to look for (any language, or a file name)')
+    search.add_argument('--max-results', type=int, metavar='N', help='results to return (default 6)')
+    search.add_argument('--min-score', type=float, metavar='X', help='minimum score in [0, 1] (default 0.35)')
+    search.add_argument('--no-sync', action='store_true', help='answer from the index as it is, without syncing')
+    search.add_argument('--explain', action='store_true', help='show how each result was scored, and what was cut')
+    status = commands.add_parser('status', parents=[common], help='show index state')
+    status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
+    get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
+    get.add_argument('path', help='workspace-relative path, as search results give it')
+    get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
+    get.add_argument('--lines', type=int, metavar='N', help='number of lines')
+    commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
+    compact = commands.add_parser(
+        'compact', parents=[common], help='give disk back: prune the embedding cache, merge the index, vacuum'
+    )
+    compact.add_argument(
+        '--cache-days',
+        type=float,
+        default=30.0,
+        metavar='N',
+        help='keep cache rows written in the last N days even for text no note holds any more (default 30)',
+    )
+    evaluate = commands.add_parser(
+        'eval',
+        parents=[common],
+        help='measure how well search finds your own notes: keyword-only vs hybrid (vs reranked)',
+        description='Known-item probes from the indexed notes (run `memsift index` first), searched keyword-only, '
+        'hybrid and hybrid + rerank: hit@1, hit@5, MRR@10 and the median time of each.',
+    )
+    evaluate.add_argument('--probes', type=int, default=200, metavar='N', help='at most N probes (default 200)')
+    evaluate.add_argument('--seed', type=int, default=0, metavar='S', help='which probes (default 0)')
+    # The index as it is: no sync on the query path (a sync could re-embed the whole workspace).
+    evaluate.set_defaults(no_sync=True)
+
+    migrate = commands.add_parser(
+        'migrate',
+        parents=[common],
+        help="copy the agent's memory and sessions between SQLite and PostgreSQL, then verify",
+        description='Copies the memory store (store.path) and the session store into the PostgreSQL database '
+        '(--to postgres) or back (--to sqlite), file by file and session by session: run it again to resume. '
+        'Verified by counts and sha256 digests of both sides; exit status 1 when they differ.',
+    )
+    migrate.add_argument('--to', choices=('postgres', 'sqlite'), required=True, help='where the stores go')
+    migrate.add_argument(
+        '--dsn',
+        metavar='DSN',
+        help='the database (default: store.dsn, else $MEMSIFT_PG_DSN, which keeps the '
+        'password out of the process list)',
+    )
+    add_sessions_db(migrate)
+
+    _add_sessions_commands(commands, common)
+    _add_mcp_command(commands)
+    return parser
+
+
+def _add_sessions_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
+    add_sessions_db(sessions_common)
+    sessions_common.add_argument(
+        '--as',
+        dest='caller',
+        metavar='KEY',
+        help="calling session; visibility starts there (default: the agent's main session)",
+    )
+    sessions = commands.add_parser('sessions', help='session transcripts: import, search, history')
+    session_commands = sessions.add_subparsers(dest='sessions_command', required=True, metavar='COMMAND')
+    imported = session_commands.add_parser('import', parents=[sessions_common], help='import an OpenClaw JSONL file')
+    imported.add_argument('path', help='transcript file (.jsonl)')
+    imported.add_argument('--key', help='session key (default: agent:{agent}:<file stem>)')
+    imported.add_argument('--spawned-by', metavar='KEY', help='session that spawned this one')
+    found = session_commands.add_parser('search', parents=[sessions_common], help='search transcripts')
+    found.add_argument('query', help='words or a question (any language)')
+    found.add_argument('--session', metavar='KEY', help='only this session')
+    found.add_argument('--limit', type=int, default=10, metavar='N', help='results (default 10, at most 25)')
+    session_commands.add_parser(
+        'status', parents=[sessions_common], help='sessions, indexed messages, search mode and message vectors'
+    )
+    history = session_commands.add_parser('history', parents=[sessions_common], help="print a session's messages")
+    history.add_argument('key', help='session key or session id')
+    history.add_argument('--limit', type=int, default=50, metavar='N', help='last N messages (default 50)')
+    history.add_argument('--include-tools', action='store_true', help='include tool results')
+
+
+def _add_mcp_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # Its own --agent default (None): with --openclaw, no --agent means OpenClaw's default agent.
+    mcp_common = common_options(None, "agent id (default: main; with --openclaw, OpenClaw's default agent)")
+    mcp = commands.add_parser(
+        'mcp',
+        parents=[mcp_common],
+        help='serve the memory tools over MCP (stdio or HTTP)',
+        description='Serve memory_search, memory_get, sessions_search and sessions_history '
+        'to MCP clients; stdio by default.',
+    )
+    mcp.add_argument('--http', type=int, metavar='PORT', help='serve streamable HTTP on this port instead of stdio')
+    mcp.add_argument('--host', default='127.0.0.1', help='HTTP address to bind (default 127.0.0.1)')
+    mcp.add_argument(
+        '--token-env',
+        metavar='NAME',
+        help='environment variable holding the bearer token HTTP clients must send (default: '
+        f'{MCP_TOKEN_ENV} when set)',
+    )
+    mcp.add_argument(
+        '--openclaw',
+        action='store_true',
+        help="serve an agent of the user's OpenClaw setup (--agent, default: OpenClaw's default agent)",
+    )
+    mcp.add_argument(
+        '--deadline',
+        type=float,
+        metavar='SECONDS',
+        help='longest a tool call may take before answering with what it has (default 15)',
+    )
+    add_sessions_db(mcp)

@@ -1,0 +1,190 @@
+"""The ``outputSchema`` of each MCP tool (JSON Schema): every shape of the dict the Python tool returns as
+structured content, the error dicts too.
+
+A client validates a successful result against it (the SDK's client does, with jsonschema) and may validate any
+result, so a shape missing here would turn a good answer into a client-side failure. Keys a later version may add
+stay allowed (no ``additionalProperties: false``). The schemas are written out rather than derived, because the
+result dicts are built in several places (:class:`~memsift.search.results.SearchResult`, the index reader, the
+session store, the tools' error dicts); ``tests/surfaces/test_mcp_schemas.py`` keeps them in step with those: each
+real result validates, and every key a result carries is named here.
+
+>>> sorted(OUTPUT_SCHEMAS)
+['memory_get', 'memory_search', 'sessions_history', 'sessions_search']
+>>> MEMORY_GET_SCHEMA['anyOf'][1]['required']
+['path', 'text', 'error']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsift.index.reader import MAX_GET_CHARS
+
+__all__ = [
+    'MEMORY_GET_SCHEMA',
+    'MEMORY_SEARCH_SCHEMA',
+    'OUTPUT_SCHEMAS',
+    'SESSIONS_HISTORY_SCHEMA',
+    'SESSIONS_SEARCH_SCHEMA',
+]
+
+_STRING = {'type': 'string'}
+_INTEGER = {'type': 'integer'}
+_NUMBER = {'type': 'number'}
+_BOOLEAN = {'type': 'boolean'}
+_FLAG = {'const': True}
+_DEBUG = {'type': 'object', 'description': 'Timings and decisions of this call, for diagnosis; keys may change.'}
+
+_REFUSED = {
+    'type': 'object',
+    'description': 'A refused call (isError): a bad argument, or a session the caller may not see.',
+    'properties': {'status': {'enum': ['error', 'forbidden']}, 'error': _STRING},
+    'required': ['status', 'error'],
+}
+
+_MEMORY_HIT = {
+    'type': 'object',
+    'properties': {
+        'path': _STRING,
+        'startLine': _INTEGER,
+        'endLine': _INTEGER,
+        'score': _NUMBER,
+        'snippet': _STRING,
+        'source': _STRING,
+        'corpus': {'enum': ['memory', 'sessions']},
+        'citation': _STRING,
+    },
+    'required': ['path', 'startLine', 'endLine', 'score', 'snippet', 'source', 'corpus'],
+}
+
+MEMORY_SEARCH_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'anyOf': [
+        {
+            'description': 'Results, best first (partial: keyword results only, the full search ran out of time).',
+            'properties': {
+                'results': {'type': 'array', 'items': _MEMORY_HIT},
+                'provider': _STRING,
+                'model': _STRING,
+                'citations': _STRING,
+                'mode': {'enum': ['hybrid', 'vector-only', 'fts-only']},
+                'fallback': {'type': 'object', 'properties': {'from': _STRING, 'reason': _STRING}},
+                'partial': _BOOLEAN,
+                'warning': _STRING,
+                'debug': _DEBUG,
+            },
+            'required': ['results', 'provider', 'model', 'citations', 'mode', 'debug'],
+        },
+        {
+            'description': 'Search could not run (disabled, or the configured embedding provider failed): error '
+            'says why, action how to fix it.',
+            'properties': {
+                'results': {'type': 'array', 'maxItems': 0},
+                'disabled': _FLAG,
+                'unavailable': _FLAG,
+                'error': _STRING,
+                'warning': {'type': ['string', 'null']},
+                'action': {'type': ['string', 'null']},
+                'partial': _BOOLEAN,
+                'debug': _DEBUG,
+            },
+            'required': ['results', 'disabled', 'unavailable', 'error'],
+        },
+        _REFUSED,
+    ],
+}
+
+MEMORY_GET_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'anyOf': [
+        {
+            'description': 'Lines from..from+lines-1; truncated: the 20,000-character cap cut it, read on at nextFrom.',
+            'properties': {
+                'path': _STRING,
+                'from': {'type': 'integer', 'minimum': 1},
+                'lines': {'type': 'integer', 'minimum': 0},
+                'totalLines': {'type': 'integer', 'minimum': 1},
+                'text': {'type': 'string', 'maxLength': MAX_GET_CHARS},
+                'truncated': _FLAG,
+                'nextFrom': {'type': 'integer', 'minimum': 1},
+            },
+            'required': ['path', 'from', 'lines', 'totalLines', 'text'],
+        },
+        {
+            'description': 'An unreadable path (isError): not an indexed memory file, or a bad range.',
+            'properties': {'path': _STRING, 'text': {'const': ''}, 'error': _STRING},
+            'required': ['path', 'text', 'error'],
+        },
+    ],
+}
+
+SESSIONS_SEARCH_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'anyOf': [
+        {
+            'description': 'Matching messages, best first; truncated: more matched than fit.',
+            'properties': {
+                'results': {
+                    'type': 'array',
+                    'items': {
+                        'type': 'object',
+                        'properties': {
+                            'sessionKey': _STRING,
+                            'timestamp': {'type': 'number', 'description': 'Milliseconds since 1970.'},
+                            'role': _STRING,
+                            'snippet': _STRING,
+                            'score': _NUMBER,
+                            'sessionId': _STRING,
+                            'messageId': _STRING,
+                            'match': {'enum': ['all', 'partial']},
+                        },
+                        'required': ['sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId'],
+                    },
+                },
+                'indexing': _BOOLEAN,
+                'warning': _STRING,
+                'truncated': _BOOLEAN,
+                'debug': _DEBUG,
+            },
+            'required': ['results'],
+        },
+        _REFUSED,
+    ],
+}
+
+SESSIONS_HISTORY_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'anyOf': [
+        {
+            'description': 'The most recent messages, oldest first; truncated: older ones were dropped.',
+            'properties': {
+                'sessionKey': _STRING,
+                'sessionId': _STRING,
+                'messages': {
+                    'type': 'array',
+                    'items': {
+                        'type': 'object',
+                        'properties': {
+                            'id': _STRING,
+                            'role': {'enum': ['user', 'assistant', 'toolResult']},
+                            'timestamp': {'type': 'number', 'description': 'Milliseconds since 1970.'},
+                            'content': _STRING,
+                        },
+                        'required': ['id', 'role', 'timestamp', 'content'],
+                    },
+                },
+                'truncated': _BOOLEAN,
+            },
+            'required': ['sessionKey', 'sessionId', 'messages'],
+        },
+        _REFUSED,
+    ],
+}
+
+OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
+    'memory_search': MEMORY_SEARCH_SCHEMA,
+    'memory_get': MEMORY_GET_SCHEMA,
+    'sessions_search': SESSIONS_SEARCH_SCHEMA,
+    'sessions_history': SESSIONS_HISTORY_SCHEMA,
+}
+"""Each tool's declared ``outputSchema`` (JSON Schema), by tool name."""
