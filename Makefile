@@ -24,13 +24,26 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The release wheels (fat LTO, stripped, abi3, manylinux2014) and the sdist, exactly as users get them.
-wheels: $(PY)
+# What goes into the wheel and the sdist: a change to any of these rebuilds them; otherwise `make setup`, `make test`
+# and `make install-test` reuse the last build (the fat-LTO link takes minutes). Build outputs (*.so of
+# `maturin develop`, bytecode) are left out. The sdist also carries tests, benches and docs, which do not trigger a
+# rebuild: before a release, `rm target/wheels/.built` (or `make clean`).
+WHEEL_SOURCES := Cargo.toml Cargo.lock pyproject.toml README.md LICENSE LICENSE-THIRD-PARTY.md \
+	$(shell find src python -type f ! -name '*.so' ! -name '*.pyc' ! -path '*/__pycache__/*')
+# Touched once the wheel, the sdist and their size check are done: make compares its time with the sources'.
+WHEELS_BUILT := $(WHEELS)/.built
+
+# The release wheels (fat LTO, stripped, abi3, manylinux2014) and the sdist, exactly as users get them; rebuilt only
+# when WHEEL_SOURCES changed.
+wheels: $(WHEELS_BUILT)
+
+$(WHEELS_BUILT): $(WHEEL_SOURCES) | $(PY)
 	$(PY) -m pip install --quiet $(WHEEL_TOOLS)
-	rm -f $(WHEELS)/memsift-*
+	rm -f $(WHEELS)/memsift-* $@
 	$(ZIG_BUILD) --compatibility manylinux2014
 	$(VENV)/bin/maturin sdist --out $(WHEELS)
 	@$(PY) scripts/install_test.py --sizes --wheels $(WHEELS)
+	touch $@
 
 # The aarch64 wheel, cross-built by zig (needs `rustup target add aarch64-unknown-linux-gnu`); run it under qemu with
 # `scripts/install_test.py --arm64-root DIR` (CONTRIBUTING.md).
@@ -39,8 +52,9 @@ wheels-aarch64: $(PY)
 	$(ZIG_BUILD) --compatibility manylinux2014 --target aarch64-unknown-linux-gnu
 	@$(PY) scripts/install_test.py --sizes --wheels $(WHEELS)
 
-# Installs the wheel users get, then the test, bench and local extras (maturin: the dev loop, CONTRIBUTING.md).
-# --force-reinstall: the rebuilt wheel keeps its version, which pip would otherwise take as installed already.
+# Installs the wheel users get (built by `wheels` only when its sources changed), then the test, bench and local
+# extras (maturin: the dev loop, CONTRIBUTING.md). --force-reinstall: a rebuilt wheel keeps its version, which pip
+# would otherwise take as installed already (and it replaces an editable install).
 setup: wheels
 	$(PY) -m pip install --quiet --force-reinstall --no-deps $(WHEEL)
 	$(PY) -m pip install --quiet "$$(ls $(WHEEL))[test,bench,local-multilingual,langchain,llamaindex,agents,aws,postgres]" mypy

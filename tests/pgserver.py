@@ -2,7 +2,11 @@
 folder, ``pg_ctl`` on a free loopback port, stopped (and the folder removed) afterwards.
 
 As root (CI), the server runs as the ``postgres`` user, since PostgreSQL refuses to run as root. Where no binaries
-are found, :func:`unavailable` says why, and tests skip with that reason.
+are found, :func:`unavailable` says why; where the server does not start, :class:`Server` raises :class:`ServerError`
+with the tool's own message. Tests skip with that reason, or fail under ``CI=true`` (``tests/conftest.py``).
+
+``MEMSIFT_PG_BINDIR`` names the folder holding ``initdb`` and ``pg_ctl`` instead of the search below (a build of
+one's own; pointing it at an empty folder shows what a machine without PostgreSQL does).
 """
 
 from __future__ import annotations
@@ -16,10 +20,22 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ['Server', 'unavailable']
+__all__ = ['Server', 'ServerError', 'unavailable']
+
+FIX = (
+    "install Debian's postgresql package (apt-get install postgresql), or set MEMSIFT_PG_BINDIR to a folder with initdb"
+)
+"""How to get a server, for the messages."""
+
+
+class ServerError(RuntimeError):
+    """The server could not be set up, started or stopped: the command, and what it printed."""
 
 
 def _bindir() -> Path | None:
+    chosen = os.environ.get('MEMSIFT_PG_BINDIR')
+    if chosen:
+        return Path(chosen) if (Path(chosen) / 'initdb').is_file() else None
     found = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'), key=lambda p: int(Path(p).parts[4]))
     if found:
         return Path(found[-1]).parent
@@ -30,7 +46,9 @@ def _bindir() -> Path | None:
 def unavailable() -> str | None:
     """Why no server can be started here, or None."""
     if _bindir() is None:
-        return 'PostgreSQL server binaries not found (apt-get install postgresql)'
+        chosen = os.environ.get('MEMSIFT_PG_BINDIR')
+        where = f'MEMSIFT_PG_BINDIR={chosen}' if chosen else '/usr/lib/postgresql/*/bin or on PATH'
+        return f'PostgreSQL server binaries not found (no initdb in {where}): {FIX}'
     if os.geteuid() == 0 and shutil.which('runuser') is None:
         return 'running as root without runuser: cannot start PostgreSQL as an unprivileged user'
     try:
@@ -52,7 +70,8 @@ class Server:
 
     def __init__(self, *, settings: dict[str, str] | None = None) -> None:
         bindir = _bindir()
-        assert bindir is not None, unavailable()
+        if bindir is None:
+            raise ServerError(unavailable())
         self.bindir = bindir
         self.folder = Path(tempfile.mkdtemp(prefix='memsift-pg-'))
         self.data = self.folder / 'data'
@@ -61,15 +80,28 @@ class Server:
         if os.geteuid() == 0:
             shutil.chown(self.folder, 'postgres')
             self.folder.chmod(0o700)
-        self._run('initdb', '-D', str(self.data), '-U', 'memsift', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8',
-                  '-N')  # fmt: skip
-        self.start()
+        try:
+            self._run('initdb', '-D', str(self.data), '-U', 'memsift', '--auth=trust', '-E', 'UTF8',
+                      '--locale=C.UTF-8', '-N')  # fmt: skip
+            self.start()
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
 
     def _run(self, tool: str, *args: str) -> None:
         command = [str(self.bindir / tool), *args]
         if os.geteuid() == 0:
             command = ['runuser', '-u', 'postgres', '--', *command]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
+        try:
+            subprocess.run(command, check=True, capture_output=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as exc:
+            said = b''.join(getattr(exc, name, None) or b'' for name in ('stdout', 'stderr'))
+            said_text = said.decode(errors='replace').strip()[-1500:]
+            log = self.folder / 'log'
+            if tool == 'pg_ctl' and log.is_file():
+                said_text += '\nserver log: ' + log.read_text(errors='replace').strip()[-1500:]
+            how = f'exited with status {exc.returncode}' if isinstance(exc, subprocess.CalledProcessError) else exc
+            raise ServerError(f'`{" ".join(command)}` failed ({how}): {said_text or "no output"}') from exc
 
     def start(self) -> None:
         options = ' '.join(
@@ -79,7 +111,7 @@ class Server:
         self._run('pg_ctl', '-D', str(self.data), '-o', options, '-l', str(self.folder / 'log'), '-w', 'start')
 
     def stop(self, *, immediate: bool = False) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):
+        with contextlib.suppress(ServerError):
             self._run('pg_ctl', '-D', str(self.data), '-m', 'immediate' if immediate else 'fast', '-w', 'stop')
 
     def dsn(self, database: str = 'postgres') -> str:

@@ -5,11 +5,11 @@ The cases in ``redact_openclaw_cases.json`` are ported by hand from OpenClaw's `
 cases come back unchanged, that the output equals ``expected`` where OpenClaw's test states one, and that it holds
 each ``contains`` substring.
 
-The redaction engine is being rewritten (issue 13), so many cases fail today: their ids are listed under ``xfail``
-in the JSON file and marked ``xfail(strict=True)``. The project sets ``xfail_strict = true``: a listed case that
-starts passing FAILS (XPASS(strict)) until its id is removed from the ``xfail`` list. The engine rewrite shrinks
-that list as it goes; the goal is an empty list. ``benches/redact_conformance.py`` runs the same cases against the
-real OpenClaw as well.
+Every case passes since the Rust engine (issue 13): the JSON file's ``xfail`` list is empty, and should stay so. A
+case known to fail (one ported from a newer OpenClaw test before the engine handles it) may be listed there by id;
+it is then marked ``xfail(strict=True)``, and since the project sets ``xfail_strict = true`` it FAILS
+(XPASS(strict)) once it passes, until its id is removed. ``benches/redact_conformance.py`` runs the same cases
+against the real OpenClaw as well.
 """
 
 import json
@@ -23,7 +23,7 @@ CASES_FILE = Path(__file__).with_name('redact_openclaw_cases.json')
 _DOC = json.loads(CASES_FILE.read_text(encoding='utf-8'))
 CASES = _DOC['cases']
 XFAIL = frozenset(_DOC['xfail'])
-XFAIL_REASON = 'redaction engine rewrite (issue 13)'
+XFAIL_REASON = 'listed under xfail in redact_openclaw_cases.json'
 
 
 def expand(value):

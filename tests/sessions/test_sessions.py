@@ -1,7 +1,7 @@
 """SessionStore: transcripts, sessions_search, sessions_history, visibility, redaction and import, on both backends:
 a real SQLite file and a real PostgreSQL database (each test that takes ``target`` or ``store`` runs on both; the
-PostgreSQL runs skip, with the reason, where no server can be started). PostgreSQL-only behaviour (agents sharing a
-database, concurrent processes, restarts) is tests/sessions/test_sessions_postgres.py's."""
+PostgreSQL runs skip, with the reason, where no server can be started; under CI=true they fail). PostgreSQL-only
+behaviour (agents sharing a database, concurrent processes, restarts) is tests/sessions/test_sessions_postgres.py's."""
 
 import json
 import sqlite3

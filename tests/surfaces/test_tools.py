@@ -2,7 +2,7 @@
 
 import asyncio
 import json
-import time
+import threading
 
 import pytest
 from conftest import HashEmbedder, memory_config, write
@@ -98,34 +98,48 @@ def test_corpus_sessions_needs_session_memory(tmp_path, ws):
         assert {h['source'] for h in both['results']} == {'sessions', 'memory'}
 
 
-class SlowQueries(HashEmbedder):
-    """Embeds documents at once but takes ``delay`` seconds per query (a provider stuck in traffic)."""
+STUCK_S = 20.0
+"""How long a stuck provider call waits for the test to release it: a hang guard, never reached when tools behave."""
 
-    delay = 2.0
+
+class Stuck(HashEmbedder):
+    """Once ``stuck`` is set, the calls named by ``what`` (``'query'`` or ``'documents'``) wait until the test sets
+    ``release`` (a provider stuck in traffic). ``returned`` counts the stuck calls that came back: a caller that
+    answered while it is 0 did not wait for the provider (no clock involved)."""
+
+    def __init__(self, what):
+        super().__init__()
+        self.what = what
+        self.stuck = False
+        self.release = threading.Event()
+        self.returned = 0
+
+    def _wait(self, what):
+        if self.stuck and what == self.what:
+            self.release.wait(STUCK_S)
+            self.returned += 1
 
     def embed_query(self, text):
-        time.sleep(self.delay)
+        self._wait('query')
         return super().embed_query(text)
 
-
-class SlowDocuments(HashEmbedder):
-    """Embeds queries at once but takes ``delay`` seconds per document batch (a slow re-index)."""
-
-    delay = 0.0
-
     def embed_documents(self, texts):
-        time.sleep(self.delay)
+        self._wait('documents')
         return super().embed_documents(texts)
 
 
 def test_deadline_answers_with_keyword_results_marked_partial(tmp_path, ws):
-    index = MemoryIndex(ws, memory_config(tmp_path), provider=SlowQueries())
+    embedder = Stuck('query')
+    index = MemoryIndex(ws, memory_config(tmp_path), provider=embedder)
     index.sync()
+    embedder.stuck = True
     with SessionStore(tmp_path / 's.sqlite') as sessions:
         tools = MemoryTools(index, sessions, deadline_s=0.3)
-        started = time.monotonic()
-        result = tools.memory_search('deploy key', minScore=0)
-        assert time.monotonic() - started < 1.5
+        try:
+            result = tools.memory_search('deploy key', minScore=0)
+            assert embedder.returned == 0  # answered while the query embedding was still stuck
+        finally:
+            embedder.release.set()
         assert result['partial'] is True and '0.3 s' in result['warning'] and result['mode'] == 'fts-only'
         assert [h['path'] for h in result['results']] == ['MEMORY.md']
         tools.close()
@@ -133,17 +147,21 @@ def test_deadline_answers_with_keyword_results_marked_partial(tmp_path, ws):
 
 
 def test_search_never_waits_for_a_reindex(tmp_path, ws):
-    embedder = SlowDocuments()
+    embedder = Stuck('documents')
     index = MemoryIndex(ws, memory_config(tmp_path), provider=embedder)
     index.sync()
-    embedder.delay = 3.0
+    embedder.stuck = True
     write(ws / 'memory' / 'new.md', 'A new note about the deploy key rotation.\n')
     index.mark_dirty()
     tools = MemoryTools(index, deadline_s=10)
-    started = time.monotonic()
-    result = tools.memory_search('deploy key', minScore=0)
-    assert time.monotonic() - started < 2.0 and 'partial' not in result  # answered from the index as it is
+    try:
+        result = tools.memory_search('deploy key', minScore=0)
+        assert embedder.returned == 0  # answered while the re-index it started was stuck embedding
+    finally:
+        embedder.release.set()
+    assert 'partial' not in result  # answered from the index as it is
     assert 'MEMORY.md' in [h['path'] for h in result['results']]
+    assert 'memory/new.md' not in [h['path'] for h in result['results']]
     tools.close()
     index.close()  # waits for the background sync
 
