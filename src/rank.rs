@@ -285,6 +285,9 @@ pub struct Candidate<'a> {
     pub chars: usize,
     /// The chunk's text: read by MMR only (empty when MMR is off).
     pub text: &'a str,
+    /// The query's time factor for this chunk (1: no time words, or the chunk lies in the window they name; less:
+    /// outside it), multiplying the merged score before temporal decay.
+    pub when: f64,
 }
 
 /// The settings of one query's ranking.
@@ -404,6 +407,9 @@ pub fn rank(
         })
         .collect();
     let merged = if params.explain { scores.clone() } else { Vec::new() };
+    for (score, c) in scores.iter_mut().zip(candidates) {
+        *score *= c.when;
+    }
     let mut factors: Vec<(f64, &'static str)> = Vec::new();
     if let Some((now, half_life)) = params.decay {
         let items: Vec<DecayItem<'_>> = candidates
@@ -667,7 +673,19 @@ mod tests {
 
     fn cand<'a>(id: u64, vector: f64, keyword: f64, tier: u8, path: &'a str, text: &'a str) -> Candidate<'a> {
         let chars = text.chars().count();
-        Candidate { id, vector, keyword, path_score: 0.0, tier, path, source: "memory", mtime: None, chars, text }
+        Candidate {
+            id,
+            vector,
+            keyword,
+            path_score: 0.0,
+            tier,
+            path,
+            source: "memory",
+            mtime: None,
+            chars,
+            text,
+            when: 1.0,
+        }
     }
 
     fn params(mode: Mode, best: f64) -> RankParams<'static> {

@@ -320,6 +320,7 @@ def rank_candidates(
     limit: int,
     texts: Sequence[str] | None = None,
     explain: bool = False,
+    whens: Sequence[float] | None = None,
 ) -> tuple[list[int], list[float], bool, list[dict[str, Any]] | None]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
@@ -328,12 +329,14 @@ def rank_candidates(
     2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and length in characters
     (``chars``). ``mode`` is ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best
     raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
-    it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
+    it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity. ``whens`` (default all 1) is each
+    chunk's time factor from the query's time words (1 inside the window they name, less outside), multiplying the
+    merged score before decay.
 
     Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
     reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
-    candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
-    decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
+    candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged),
+    ``merged`` (before the time factor and decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
     ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
     ``limit`` or ``None``).
     """

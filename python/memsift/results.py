@@ -1,7 +1,7 @@
-"""The shapes of the plain-dict answers users read: ``get``, ``status`` and ``compact`` of a memory index, and
-``sessions_search`` / ``sessions_history`` of a session store. They are OpenClaw's JSON shapes (the keys are its
-camelCase names), so a dict is what the tools and MCP send as they are; these types let a type checker and an editor
-know the keys. ``memory_search`` returns :class:`~memsift.search.results.SearchResult`, a dataclass whose
+"""The shapes of the plain-dict answers users read: ``get``, ``write``, ``status`` and ``compact`` of a memory
+index, and ``sessions_search`` / ``sessions_history`` of a session store. They are OpenClaw's JSON shapes (the keys
+are its camelCase names), so a dict is what the tools and MCP send as they are; these types let a type checker and an
+editor know the keys. ``memory_search`` returns :class:`~memsift.search.results.SearchResult`, a dataclass whose
 ``to_dict()`` is its tool result.
 
 >>> import tempfile, pathlib, memsift
@@ -23,6 +23,7 @@ __all__ = [
     'HistoryMessage',
     'MemoryGetResult',
     'MemoryStatus',
+    'MemoryWriteResult',
     'SessionHistory',
     'SessionHit',
     'SessionSearchResponse',
@@ -79,6 +80,16 @@ class MemoryStatus(_MemoryStatusFields, total=False):
     ``deep``."""
 
     issues: list[str]
+
+
+class MemoryWriteResult(TypedDict):
+    """``MemoryIndex.write`` (``memory_write``): the file the note went to, the lines it occupies there (1-based, as
+    ``memory_get`` numbers them: ``get(path, startLine)`` reads it back) and its length in characters."""
+
+    path: str
+    startLine: int
+    endLine: int
+    chars: int
 
 
 class CompactReport(TypedDict):

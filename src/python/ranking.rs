@@ -137,16 +137,18 @@ static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::La
 /// 2 basename, 1 stem, 0 none), and each chunk's ``paths``, ``sources``, ``mtimes`` and length in characters
 /// (``chars``). ``mode`` is ``hybrid``, ``vector-only`` or ``fts-only``; ``keyword_best`` is the keyword leg's best
 /// raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
-/// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity.
+/// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity. ``whens`` (default all 1) is each
+/// chunk's time factor from the query's time words (1 inside the window they name, less outside), multiplying the
+/// merged score before decay.
 ///
 /// Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
 /// reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
-/// candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged), ``merged`` (before
-/// decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
+/// candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged),
+/// ``merged`` (before the time factor and decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
 /// ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
 /// ``limit`` or ``None``).
 #[pyfunction(name = "rank_candidates")]
-#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None, explain = false))]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None, explain = false, whens = None))]
 #[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
 pub(super) fn rank_candidates_py(
     py: Python<'_>,
@@ -170,6 +172,7 @@ pub(super) fn rank_candidates_py(
     limit: Int,
     texts: Option<Vec<Text>>,
     explain: bool,
+    whens: Option<Vec<Num>>,
 ) -> PyResult<Py<PyAny>> {
     let n = ids.len();
     let lengths = [
@@ -182,6 +185,7 @@ pub(super) fn rank_candidates_py(
         mtimes.len(),
         chars.len(),
         texts.as_ref().map_or(n, Vec::len),
+        whens.as_ref().map_or(n, Vec::len),
     ];
     if lengths.iter().any(|&len| len != n) {
         return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
@@ -209,6 +213,7 @@ pub(super) fn rank_candidates_py(
                 mtime: mtimes[i].map(|m| m.0),
                 chars: chars[i],
                 text: texts.as_ref().map_or("", |texts| &texts[i]),
+                when: whens.as_ref().map_or(1.0, |whens| whens[i].0),
             })
             .collect();
         let params = rank::RankParams {

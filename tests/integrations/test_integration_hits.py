@@ -70,3 +70,20 @@ def test_options_are_checked_as_a_search_checks_them(index):
         check_options(index, 0, None)
     with pytest.raises(memsift.InvalidInputError, match='min_score'):
         check_options(index, None, float('inf'))
+
+
+def test_filters_are_checked_as_a_search_checks_them_and_passed_on(index):
+    assert check_options(index, None, None, since='7d', until='2026-12-31', paths=['memory'], tags=['ops']) is index
+    with pytest.raises(memsift.InvalidInputError, match='since'):
+        check_options(index, None, None, since='soonish')
+    with pytest.raises(memsift.InvalidInputError, match='since .* is after until'):
+        check_options(index, None, None, since='2026-11-10', until='2026-11-01')
+    with pytest.raises(memsift.InvalidInputError, match='paths'):
+        check_options(index, None, None, paths=['/etc'])
+    with pytest.raises(memsift.InvalidInputError, match='tags'):
+        check_options(index, None, None, tags=[3])
+    reader = HitReader(index)
+    assert {meta['path'] for _, meta in reader.search('deploy walrus', 5, 0.0, paths=['memory'])} == {
+        'memory/walrus.md'
+    }
+    assert [meta['path'] for _, meta in reader.search('deploy walrus', 5, 0.0, tags=['ops'])] == []

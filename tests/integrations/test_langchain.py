@@ -166,3 +166,60 @@ def test_it_composes_in_a_chain(index):
         lambda docs: [d.metadata['citation'] for d in docs]
     )
     assert chain.invoke('ERR_CONN_RESET backoff')[0] == 'memory/2026-11-20.md#L1-L4'
+
+
+def dated_index(tmp_path):
+    """The workspace plus a daily note of 2026-11-03 and a tagged project note, both about deploys."""
+    root = workspace(tmp_path)
+    write(root / 'memory' / '2026-11-03.md', 'Deploy: the canary goes out first.\n')
+    write(root / 'memory' / 'projects' / 'plan.md', '---\ntags: [ops, Budget]\n---\nDeploy tooling budget.\n')
+    return memsift.MemoryIndex(root, memory_config(tmp_path, provider='none'))
+
+
+def found(docs):
+    return sorted(doc.metadata['path'] for doc in docs)
+
+
+def test_filters_per_retriever_and_per_call(tmp_path):
+    with dated_index(tmp_path) as index:
+        index.sync()
+        everything = found(MemsiftRetriever(index=index, min_score=0).invoke('deploy'))
+        assert everything == ['MEMORY.md', 'memory/2026-11-03.md', 'memory/projects/plan.md']
+        assert found(MemsiftRetriever(index=index, min_score=0, until='2026-11-30').invoke('deploy')) == [
+            'memory/2026-11-03.md'
+        ]
+        assert found(MemsiftRetriever(index=index, min_score=0, tags=['budget']).invoke('deploy')) == [
+            'memory/projects/plan.md'
+        ]
+        projects = MemsiftRetriever(index=index, min_score=0, paths=['memory/projects/**'], since='2026-11-01')
+        assert found(projects.invoke('deploy')) == ['memory/projects/plan.md']
+        assert found(projects.invoke('deploy', paths=['MEMORY.md', 'memory/2026-*.md'])) == [
+            'MEMORY.md',
+            'memory/2026-11-03.md',
+        ]  # per call wins
+        assert found(asyncio.run(projects.ainvoke('deploy', paths=['memory'], until='2026-11-30'))) == [
+            'memory/2026-11-03.md'
+        ]
+        assert found(projects.invoke('deploy', tags=['nothing'])) == []
+        assert (projects.since, projects.paths, projects.tags) == ('2026-11-01', ['memory/projects/**'], None)
+
+
+@pytest.mark.parametrize(
+    ('options', 'named'),
+    [
+        ({'since': 'soonish'}, 'since'),
+        ({'until': '2026-02-30'}, 'until'),
+        ({'since': '2026-11-10', 'until': '2026-11-01'}, 'since'),
+        ({'paths': 'memory/*.md'}, 'paths'),
+        ({'paths': ['../outside']}, 'paths'),
+        ({'tags': ['']}, 'tags'),
+    ],
+)
+def test_a_bad_filter_is_refused_when_made_and_per_call(index, options, named):
+    with pytest.raises(memsift.InvalidInputError, match=named):
+        MemsiftRetriever(index=index, **options)
+    retriever = MemsiftRetriever(index=index)
+    with pytest.raises(memsift.InvalidInputError, match=named):
+        retriever.invoke('walrus', **options)
+    with pytest.raises(memsift.InvalidInputError, match=named):
+        asyncio.run(retriever.ainvoke('walrus', **options))

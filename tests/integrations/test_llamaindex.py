@@ -140,3 +140,37 @@ def test_it_serves_a_query_engine(index):
     engine = RetrieverQueryEngine(MemsiftRetriever(index, min_score=0, max_results=2), synthesizer)
     response = engine.query('ERR_CONN_RESET backoff')
     assert response.source_nodes[0].node.metadata['citation'] == 'memory/2026-11-20.md#L1-L4'
+
+
+def test_filters(tmp_path):
+    root = workspace(tmp_path)
+    write(root / 'memory' / '2026-11-03.md', 'Deploy: the canary goes out first.\n')
+    write(root / 'memory' / 'projects' / 'plan.md', '---\ntags: [ops, Budget]\n---\nDeploy tooling budget.\n')
+    with memsift.MemoryIndex(root, memory_config(tmp_path, provider='none')) as index:
+        index.sync()
+
+        def found(**options):
+            nodes = MemsiftRetriever(index, min_score=0, **options).retrieve('deploy')
+            return sorted(n.node.metadata['path'] for n in nodes)
+
+        assert found() == ['MEMORY.md', 'memory/2026-11-03.md', 'memory/projects/plan.md']
+        assert found(until='2026-11-30') == found(since='2026-11-01', until='2026-11-03') == ['memory/2026-11-03.md']
+        assert found(paths=['memory/projects', 'MEMORY.md']) == ['MEMORY.md', 'memory/projects/plan.md']
+        assert found(tags=['#OPS']) == found(tags=['budget'], since='30d') == ['memory/projects/plan.md']
+        retriever = MemsiftRetriever(index, min_score=0, paths=('memory/2026-*.md',))
+        assert [n.node.metadata['path'] for n in asyncio.run(retriever.aretrieve('deploy'))] == ['memory/2026-11-03.md']
+
+
+@pytest.mark.parametrize(
+    ('options', 'named'),
+    [
+        ({'since': 'soonish'}, 'since'),
+        ({'until': 20261101}, 'until'),
+        ({'since': '2026-11-10', 'until': '2026-11-01'}, 'since'),
+        ({'paths': 'memory/*.md'}, 'paths'),
+        ({'tags': 'ops'}, 'tags'),
+    ],
+)
+def test_a_bad_filter_is_refused_when_made(index, options, named):
+    with pytest.raises(memsift.InvalidInputError, match=named):
+        MemsiftRetriever(index, **options)

@@ -108,9 +108,10 @@ def test_temporal_decay_applies_to_dated_files_only(tmp_path):
     text = 'the rollout checklist for canary deploys\n'
     for path in ('MEMORY.md', 'memory/2020-01-01.md', 'memory/runbooks/deploy.md', 'memory/2026-11-29-ops.md'):
         write(ws / path, text)
-    with open_index(tmp_path, query={'hybrid': {'temporalDecay': {'enabled': True, 'halfLifeDays': 30}}}) as index:
+    decay = {'hybrid': {'temporalDecay': {'enabled': True, 'halfLifeDays': 30}}}
+    with open_index(tmp_path, query={**decay, 'dedupe': False}) as index:  # one text in four files: keep each copy
         scores = {h.path: h.score for h in index.search('rollout checklist', max_results=10, min_score=0).results}
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, query={'dedupe': False}) as index:
         plain = {h.path: h.score for h in index.search('rollout checklist', max_results=10, min_score=0).results}
     assert scores['MEMORY.md'] == plain['MEMORY.md']
     assert scores['memory/runbooks/deploy.md'] == plain['memory/runbooks/deploy.md']

@@ -35,6 +35,8 @@ SUB = 'agent:main:subagent:certs'
 T0 = 1767225600000  # 2026-01-01, in milliseconds
 SEARCH_KEYS = {'path', 'startLine', 'endLine', 'score', 'snippet', 'source', 'corpus'}
 HIT_KEYS = {'sessionKey', 'timestamp', 'role', 'snippet', 'score', 'sessionId', 'messageId'}
+SERVED = {name: schema for name, schema in OUTPUT_SCHEMAS.items() if name != 'memory_write'}
+"""The output schemas of the tools served by default (memory_write only with --allow-write: test_mcp_write.py)."""
 
 
 def message(event_id, parent, role, text, minutes=0):
@@ -130,9 +132,9 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert set(tools) == {'memory_search', 'memory_get', 'sessions_search', 'sessions_history'}
             params = {name: set(tool.input_schema['properties']) for name, tool in tools.items()}
             assert params == {
-                'memory_search': {'query', 'maxResults', 'minScore', 'corpus'},
+                'memory_search': {'query', 'maxResults', 'minScore', 'corpus', 'since', 'until', 'paths', 'tags'},
                 'memory_get': {'path', 'from', 'lines'},
-                'sessions_search': {'query', 'sessionKey', 'limit'},
+                'sessions_search': {'query', 'sessionKey', 'limit', 'since', 'until'},
                 'sessions_history': {'sessionKey', 'limit', 'includeTools'},
             }
             assert tools['memory_search'].input_schema['required'] == ['query']
@@ -149,7 +151,7 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             assert hit['path'] == 'memory/2026-11-28.md' and '周五' in hit['snippet']
             got = data(await client.call_tool('memory_get', {'path': hit['path'], 'from': 2, 'lines': 1}))
             assert got['text'] == '数据库迁移在周五完成' and got['from'] == 2
-            assert {name: tool.output_schema for name, tool in tools.items()} == OUTPUT_SCHEMAS
+            assert {name: tool.output_schema for name, tool in tools.items()} == SERVED
 
             # The memory files as resources, over the wire (the search above waited for the first sync).
             resources = {r.uri: r for r in (await client.list_resources()).resources}
@@ -686,7 +688,7 @@ def test_output_schemas_validate_every_result(agent):
         schemas, results = run(body, tools)
         # memory_search's own error dict: the MCP layer turns away what causes it, so the Python tool gives it.
         results.append(('memory_search', tools.memory_search('x', maxResults=0)))
-    assert schemas == OUTPUT_SCHEMAS
+    assert schemas == SERVED
     for schema in schemas.values():
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema['type'] == 'object'  # what tools/list requires of an outputSchema's root

@@ -19,6 +19,7 @@ from conftest import memory_config, write
 from mcp import Client
 
 import memsift
+from memsift.errors import StoreError
 from memsift.search.results import MemoryHit, SearchResult
 from memsift.sessions.query import search_response
 from memsift.tools.mcp import OUTPUT_SCHEMAS, build_server
@@ -111,6 +112,17 @@ def search_results() -> list[tuple[str, dict]]:
     hits = [
         MemoryHit('MEMORY.md', 1, 3, 0.9, 'The deploy key', 'memory', 'MEMORY.md#L1-L3'),
         MemoryHit('sessions/abc.jsonl', 4, 4, 0.5, 'orion-7', 'sessions', 'sessions/abc.jsonl#L4'),
+        # alsoIn: the copies query.dedupe folded into this hit (tests/search/test_dedupe.py reaches it for real).
+        MemoryHit(
+            'memory/a.md',
+            2,
+            2,
+            0.4,
+            'Deploy on Tuesday',
+            also_in=({'path': 'memory/b.md', 'startLine': 3, 'endLine': 3},),
+            # front: a note's front-matter (tests/search/test_when.py reaches it for real)
+            front={'title': 'Deploys', 'date': '2026-11-03', 'tags': ['ops']},
+        ),
     ]
     full = {
         'provider': 'openai',
@@ -125,6 +137,7 @@ def search_results() -> list[tuple[str, dict]]:
     ok = SearchResult(hits, **full).to_dict()
     unavailable = SearchResult([], **full, error='embedding provider failed').to_dict()
     assert ok['results'][1]['corpus'] == 'sessions' and unavailable['unavailable'] is True
+    assert 'alsoIn' not in ok['results'][0] and ok['results'][2]['alsoIn'][0]['path'] == 'memory/b.md'
     return [('memory_search', ok), ('memory_search', unavailable)]
 
 
@@ -155,6 +168,8 @@ def test_every_field_of_the_typed_search_results_is_in_the_memory_search_schema(
         'source',
         'citation',
         'explain',
+        'also_in',
+        'front',
     ]
     assert [f.name for f in dataclasses.fields(SearchResult)] == [
         'results',
@@ -169,7 +184,8 @@ def test_every_field_of_the_typed_search_results_is_in_the_memory_search_schema(
         'action',
     ]
     seen = check(search_results())['memory_search']
-    assert {'$.fallback.from', '$.results[].citation', '$.action'} <= seen
+    assert {'$.fallback.from', '$.results[].citation', '$.action', '$.results[].alsoIn[].endLine'} <= seen
+    assert {'$.results[].title', '$.results[].date', '$.results[].tags'} <= seen
 
 
 def test_every_sessions_search_response_key_is_in_the_schema():
@@ -195,6 +211,10 @@ def home(tmp_path):
     """A workspace of two memory files, and two sessions: a short one and one too long for one history answer."""
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', '# Facts\nThe deploy key lives in the team vault.\nStandup moved to 9:30 on Mondays.\n')
+    write(
+        ws / 'memory' / '2026-11-27.md',
+        '# 2026-11-27\n- The deploy key lives in the team vault.\n- Standup moved to 9:30 on Mondays.\n',
+    )  # a copy: alsoIn
     write(ws / 'memory' / '2026-11-28.md', '数据库迁移在周五完成\nERR_CONN_RESET retried with backoff\n' * 800)
     with memsift.SessionStore(tmp_path / 'sessions.sqlite', 'main') as store:
         store.append_many(
@@ -224,10 +244,14 @@ def open_tools(home, **search):
     )
 
 
+def raise_(error):
+    raise error
+
+
 def past_the_deadline(tools, monkeypatch):
     """Every call of ``tools`` runs out of time (as a slow provider or a locked store makes it)."""
 
-    def timeout(fn):
+    def timeout(fn, timeout=None):
         raise FutureTimeout
 
     monkeypatch.setattr(tools, '_call', timeout)
@@ -248,12 +272,16 @@ CALLS = [
     ('sessions_history', {'sessionKey': MAIN, 'includeTools': True}, False),
     ('sessions_history', {'sessionKey': LONG}, False),  # over 32 KiB: truncated
     ('sessions_history', {'sessionKey': 'agent:other:main'}, True),
+    # memory_write (with allow_write), last: the notes it writes must not change what the calls above find.
+    ('memory_write', {'text': 'Lunch moved to noon on Fridays.', 'path': 'memory/lunch.md'}, False),
+    ('memory_write', {'text': '   '}, True),
+    ('memory_write', {'text': 'x', 'path': '../outside.md'}, True),
 ]
 
 
 def test_every_result_of_every_tool_is_described_by_its_schema(home, monkeypatch, embedder):
     async def over_mcp(tools):
-        async with Client(build_server(tools)) as client:
+        async with Client(build_server(tools, allow_write=True)) as client:
             results = []
             for name, arguments, failed in CALLS:
                 result = await client.call_tool(name, arguments)
@@ -270,8 +298,12 @@ def test_every_result_of_every_tool_is_described_by_its_schema(home, monkeypatch
         tools.sessions.use_embeddings(embedder, background=False)
         embedder.fail = True
         results.append(('sessions_search', tools.sessions_search('when is the database migration')))
+        # A note written whose indexing failed: said in a warning.
+        monkeypatch.setattr(tools.index, 'sync', lambda *args, **kwargs: raise_(StoreError('the disk is full')))
+        results.append(('memory_write', tools.memory_write('Indexed later.', 'memory/lunch.md')))
         past_the_deadline(tools, monkeypatch)
         results += [
+            ('memory_write', tools.memory_write('Never written.')),  # timed out: whether it was written is unknown
             ('memory_search', tools.memory_search('deploy key', minScore=0)),  # keyword results, partial
             ('memory_get', tools.memory_get('MEMORY.md')),
             ('sessions_search', tools.sessions_search('orion-7')),
@@ -281,6 +313,8 @@ def test_every_result_of_every_tool_is_described_by_its_schema(home, monkeypatch
         results.append(('memory_search', off.memory_search('vault')))  # search unavailable
         past_the_deadline(off, monkeypatch)
         results.append(('memory_search', off.memory_search('vault')))  # unavailable, partial
+    hits = [hit for name, result in results if name == 'memory_search' for hit in result.get('results', [])]
+    assert any('alsoIn' in hit for hit in hits), hits  # the copy folded into the note it repeats
     by_shape = {(name, tuple(sorted(result))) for name, result in results}
     assert len(by_shape) >= 12, by_shape  # the successes and errors of each tool, not one shape over and over
 

@@ -304,6 +304,12 @@ class QueryConfig:
     redact_snippets: bool = key('redactSnippets', _boolean, True)
     """memsift: mask secrets in ``memory_search`` snippets (``memory_get`` stays verbatim: the files are the user's)."""
     rerank: RerankConfig = section('rerank', RerankConfig)
+    dedupe: bool = key('dedupe', _boolean, True)
+    """memsift: one hit per fact: a chunk whose text repeats a better-ranked one's (or nearly) folds into its
+    ``alsoIn``, and the next result takes the slot (``memsift.search.dedupe``); off: every copy is a result."""
+    time_words: bool = key('timeWords', _boolean, True)
+    """memsift: read time expressions in the query ("last week", "上周", "先週", "latest") as a window that ranks
+    material from then first (``memsift.search.when``); off: the query is read as keywords only, as OpenClaw does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +360,9 @@ class SessionToolsConfig:
     search_mode: SessionSearchMode = direct('tools.sessions.search.mode', _string('ranked', 'all-terms'), 'ranked')
     """``tools.sessions.search.mode`` (memsift's): ``ranked`` tops the all-terms hits of ``sessions_search`` up with
     ranked partial matches when they are fewer than asked for; ``all-terms`` is OpenClaw's search exactly."""
+    time_words: bool = direct('tools.sessions.search.timeWords', _boolean, True)
+    """``tools.sessions.search.timeWords`` (memsift's): time words in a ``sessions_search`` query rank messages of
+    the window they name first (``memsift.search.when``); off: OpenClaw's reading."""
 
 
 # ---------------------------------------------------------------- the whole

@@ -24,6 +24,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +38,13 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.freshness import Freshness, open_keyword_index
 from memsift.index.identity import extra_paths
+from memsift.index.notes import append_note
 from memsift.index.reader import memory_get
 from memsift.index.sync import Progress, SyncReport
 from memsift.index.workspace import extra_roots
 from memsift.providers import ProviderResolution, resolve_provider
 from memsift.redact import Redactor
-from memsift.results import CompactReport, MemoryGetResult, MemoryStatus
+from memsift.results import CompactReport, MemoryGetResult, MemoryStatus, MemoryWriteResult
 from memsift.search.pipeline import SearchOptions, SearchPipeline
 from memsift.search.rerank import Rerank
 from memsift.search.results import SearchResult
@@ -220,6 +222,11 @@ class MemoryIndex:
         deadline: float | None = None,
         rerank: bool = True,
         explain: bool = False,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        paths: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """Search memory as OpenClaw's ``memory_search`` does.
 
@@ -248,15 +255,28 @@ class MemoryIndex:
                 its position before MMR and after (1-based), and, when reranked, its position before reranking;
                 ``debug['cut']`` lists the best candidates that did not make the results and why (``minScore``:
                 under the floor; ``limit``: past ``max_results``).
+            since: Only material of this day or later: an ISO date (``2026-11-01``) or a span back from today
+                (``7d``, ``2w``, ``3m``, ``1y``). A chunk's day: a daily note's name, its front-matter ``date:``,
+                else its file's modification time; a transcript's newest message.
+            until: Only material of this day or earlier (same forms).
+            paths: Only files matching one of these workspace-relative globs (``memory/2026-11-*.md``,
+                ``projects/**``; a folder takes everything under it).
+            tags: Only notes whose front-matter ``tags`` include one of these.
+            now: The moment time words ("last week", "上周", "先週") and relative filters are read against
+                (default: now; naive means local time), for tests and replays. Time words rank material of the
+                window they name first (``debug['time']``); ``query.timeWords: false`` turns that off.
 
         Raises:
-            InvalidInputError: ``query``, ``max_results`` or ``min_score`` is not what it should be.
+            InvalidInputError: ``query``, ``max_results``, ``min_score`` or a filter is not what it should be (the
+                message names it).
         """
         self.freshness.check_open()
-        options = SearchOptions(session_key, sources, keyword_only, wait_for_sync, deadline, rerank, explain)
+        options = SearchOptions(
+            session_key, sources, keyword_only, wait_for_sync, deadline, rerank, explain, since, until, paths, tags, now
+        )
         return self.pipeline.search(query, max_results, min_score, options)
 
-    # ------------------------------------------------------------------ get, status, compact
+    # ------------------------------------------------------------------ get, write, status, compact
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryGetResult:
         """Read part of an indexed memory file, or the root ``DREAMS.md`` dream diary (OpenClaw's ``memory_get``).
@@ -273,6 +293,35 @@ class MemoryIndex:
         self.freshness.check_open()
         extra = extra_roots(self.workspace, extra_paths(self.config))
         return memory_get(self.workspace, extra, self.store.file, path, from_line, lines)
+
+    def write(
+        self, text: str, path: str | None = None, *, now: datetime | None = None, sync: bool = True
+    ) -> MemoryWriteResult:
+        """Append a note to today's daily file ``memory/YYYY-MM-DD.md`` (local date), or to the Markdown file under
+        ``memory/`` that ``path`` names (created, with its folders, when missing), after a blank line; then sync,
+        so the next search finds it, in this process or another. Atomic, and safe beside other writers and processes
+        (see :mod:`~memsift.index.notes`).
+
+        Args:
+            text: The note (Markdown), at most 20,000 characters.
+            path: A workspace-relative ``.md`` path under ``memory/``, e.g. ``memory/projects/deploy.md``.
+            now: Whose date names the daily file (default: now; for tests and replays).
+            sync: ``False``: leave indexing to the next search or the watcher (the index is marked dirty).
+
+        Returns ``{path, startLine, endLine, chars}``: ``get(path, startLine)`` reads the note back.
+
+        Raises:
+            InvalidInputError: an empty or too long ``text``; a ``path`` outside ``memory/``, not ``.md``, through a
+                symlink, or to a file that is not UTF-8 text.
+            StoreError: the file could not be written (permissions, a full disk).
+        """
+        self.freshness.check_open()
+        written = append_note(self.workspace, text, path, now=now)
+        if sync:
+            self.sync()
+        else:
+            self.mark_dirty()
+        return written
 
     def status(self, deep: bool = False) -> MemoryStatus:
         """Index state as OpenClaw's ``memory status --json`` reports it, plus skipped files with reasons.

@@ -17,6 +17,8 @@ on, the default) cut to 700 UTF-16 units. A retriever's document should hold the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from memsift.errors import ConfigError, InvalidInputError, ProviderError
@@ -39,17 +41,36 @@ class HitReader:
         self._redactor = Redactor(index.config.session_tools.redact_patterns) if query.redact_snippets else None
 
     def search(
-        self, query: str, max_results: int | None, min_score: float | None, session_key: str | None = None
+        self,
+        query: str,
+        max_results: int | None,
+        min_score: float | None,
+        session_key: str | None = None,
+        *,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        paths: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> list[tuple[str, dict[str, Any]]]:
         """``(chunk text, metadata)`` of each hit, best first (see :meth:`MemoryIndex.search
-        <memsift.MemoryIndex.search>` for the arguments; an empty or blank query finds nothing).
+        <memsift.MemoryIndex.search>` for the arguments, the filters included; an empty or blank query finds
+        nothing).
 
         Raises:
-            InvalidInputError: a query that is not a string, or a bad ``max_results`` / ``min_score``.
+            InvalidInputError: a query that is not a string, or a bad ``max_results`` / ``min_score`` or filter.
             ConfigError: memory search is disabled for the agent.
             ProviderError: an explicitly configured embedding provider failed (no silent keyword-only answer).
         """
-        result = self.index.search(query, max_results, min_score, session_key=session_key)
+        result = self.index.search(
+            query,
+            max_results,
+            min_score,
+            session_key=session_key,
+            since=since,
+            until=until,
+            paths=paths,
+            tags=tags,
+        )
         if result.unavailable:
             # A retriever that answered [] here would look like "nothing relevant" to the chain; say why instead.
             error = ConfigError if not self.index.config.enabled else ProviderError
@@ -76,19 +97,33 @@ class HitReader:
         return text if text.startswith(hit.snippet) else hit.snippet
 
 
-def check_options(index: object, max_results: object, min_score: object) -> MemoryIndex:
+def check_options(
+    index: object,
+    max_results: object,
+    min_score: object,
+    *,
+    since: Any = None,
+    until: Any = None,
+    paths: Any = None,
+    tags: Any = None,
+) -> MemoryIndex:
     """``index``, once it and the options are found usable: a retriever checks them when it is made rather than on
     its first query, with memsift's own checks (those of every search).
 
     Raises:
-        InvalidInputError: ``index`` is not a :class:`~memsift.MemoryIndex`, or ``max_results`` / ``min_score`` is
-            one a search would refuse.
+        InvalidInputError: ``index`` is not a :class:`~memsift.MemoryIndex`, or ``max_results`` / ``min_score`` or
+            a filter (``since``, ``until``, ``paths``, ``tags``) is one a search would refuse.
     """
     if not isinstance(index, MemoryIndex):
         raise InvalidInputError(
             f'expected a memsift.MemoryIndex, got {type(index).__name__} (for MemoryTools pass tools.index)'
         )
     SearchRequest.parse('', max_results, min_score, index.config.query)
+    if any(value is not None for value in (since, until, paths, tags)):
+        # The filters' checks are the search's own (since after until included): a search for nothing runs them and
+        # finds nothing, keyword-only so it neither syncs nor calls a provider. A span (7d) is read against today
+        # here and against the day of each query when searching.
+        index.search('', keyword_only=True, wait_for_sync=False, since=since, until=until, paths=paths, tags=tags)
     return index
 
 

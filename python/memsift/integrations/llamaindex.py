@@ -22,6 +22,8 @@ snippets), whose ``metadata`` holds ``path``, ``startLine``, ``endLine``, ``scor
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from datetime import date
 
 try:
     from llama_index.core.callbacks import CallbackManager
@@ -52,16 +54,23 @@ class MemsiftRetriever(BaseRetriever):
         min_score: Leave out hits scoring below this, 0 to 1 (default: ``query.minScore``, 0.35).
         session_key: The calling session, set by the application: the ``auto`` citation rule and, with session
             memory, which transcripts are visible depend on it (default: the agent's main session).
+        since: Only material of this day or later: an ISO date (``2026-11-01``), a date, or a span back from the
+            day of the query (``7d``, ``2w``, ``3m``, ``1y``).
+        until: Only material of this day or earlier (same forms).
+        paths: Only files matching one of these workspace-relative globs (``memory/2026-11-*.md``, ``projects/**``,
+            a folder).
+        tags: Only notes whose front-matter ``tags`` include one of these.
         callback_manager: LlamaIndex callbacks (default: ``Settings.callback_manager``'s handlers).
         verbose: LlamaIndex's verbose flag.
 
     Raises:
         InvalidInputError: ``index`` is not a :class:`~memsift.MemoryIndex`, or ``max_results`` / ``min_score``
-            is one a search would refuse.
+            or a filter is one a search would refuse.
 
-    An empty or blank query (or one of only unsearchable characters, such as NUL) finds nothing: ``[]``. A search
-    raises :class:`~memsift.ConfigError` when memory search is disabled and :class:`~memsift.ProviderError` when
-    an explicitly configured embedding provider fails.
+    Without filters the nodes are exactly ``memory_search``'s hits. An empty or blank query (or one of only
+    unsearchable characters, such as NUL) finds nothing: ``[]``. A search raises :class:`~memsift.ConfigError`
+    when memory search is disabled and :class:`~memsift.ProviderError` when an explicitly configured embedding
+    provider fails.
     """
 
     def __init__(
@@ -71,14 +80,21 @@ class MemsiftRetriever(BaseRetriever):
         max_results: int | None = None,
         min_score: float | None = None,
         session_key: str | None = None,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        paths: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        self._reader = HitReader(check_options(index, max_results, min_score))  # now, not on the first query
+        # Checked now, not on the first query.
+        checked = check_options(index, max_results, min_score, since=since, until=until, paths=paths, tags=tags)
+        self._reader = HitReader(checked)
         self.index = index
         self.max_results = max_results
         self.min_score = min_score
         self.session_key = session_key
+        self.since, self.until, self.paths, self.tags = since, until, paths, tags
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -89,7 +105,16 @@ class MemsiftRetriever(BaseRetriever):
         return await asyncio.to_thread(self._nodes, query_bundle.query_str)
 
     def _nodes(self, query: str) -> list[NodeWithScore]:
-        hits = self._reader.search(query, self.max_results, self.min_score, self.session_key)
+        hits = self._reader.search(
+            query,
+            self.max_results,
+            self.min_score,
+            self.session_key,
+            since=self.since,
+            until=self.until,
+            paths=self.paths,
+            tags=self.tags,
+        )
         return [
             NodeWithScore(node=TextNode(id_=hit_id(meta), text=text, metadata=meta), score=meta['score'])
             for text, meta in hits

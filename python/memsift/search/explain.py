@@ -31,13 +31,15 @@ def candidate_explains(
     rows: Sequence[dict[str, Any]],
     mode: SearchMode,
     hybrid: HybridConfig,
+    whens: Sequence[float] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Each candidate's scoring by chunk id: where it is, the legs' raw scores, the weights, and the stages as the
-    ranking call reports them in ``rows`` (one per head, in order; positions made 1-based)."""
+    ranking call reports them in ``rows`` (one per head, in order; positions made 1-based); ``timeFactor`` when the
+    query had time words (``whens``)."""
     weights = {'hybrid': normalize_weights(hybrid.vector_weight, hybrid.text_weight), 'vector-only': (1.0, 0.0)}
     vector_weight, text_weight = weights.get(mode, (0.0, 1.0))
     out = {}
-    for head, row in zip(heads, rows, strict=True):
+    for at, (head, row) in enumerate(zip(heads, rows, strict=True)):
         i = head.id
         out[i] = {
             'path': head.path,
@@ -51,6 +53,7 @@ def candidate_explains(
             'vectorWeight': vector_weight,
             'textWeight': text_weight,
             'merged': row['merged'],
+            **({'timeFactor': whens[at]} if whens is not None else {}),
             'decay': row['decay'],
             'dateSource': row['dateSource'],
             'positionBeforeMmr': row['beforeMmr'] + 1,

@@ -46,6 +46,7 @@ def rank(
     floor: float,
     keep: int | None = None,
     explain: bool = False,
+    whens: Sequence[float] | None = None,
 ) -> Ranking:
     """Rank the candidates ``heads`` by the ``legs``' scores.
 
@@ -53,7 +54,7 @@ def rank(
     ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
     ``keep`` (default ``limit``) results are returned: more extends the list past ``limit`` without changing its
     first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from. ``explain`` adds each
-    candidate's scoring."""
+    candidate's scoring. ``whens`` are the time stage's factors (default: all 1)."""
     ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
     with_mmr = mmr.enabled and mode == 'hybrid'
@@ -81,7 +82,8 @@ def rank(
         limit=min(limit if keep is None else max(limit, keep), len(heads)),  # (a huge max_results: "all of them")
         texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
         explain=explain,
+        whens=whens,
     )
     order, scores, relaxed, rows = ranking
-    explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid)
+    explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid, whens)
     return Ranking([(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed, explained)

@@ -19,22 +19,30 @@ on (:mod:`~memsift.search.rerank`); build the hits (:mod:`~memsift.search.result
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from memsift._text import preview
 from memsift.config import MemoryConfig
-from memsift.errors import ProviderError
+from memsift.errors import InvalidInputError, ProviderError
+from memsift.index.frontmatter import front_matter
 from memsift.index.records import ChunkHead, ChunkRow
 from memsift.providers import SILENT
 from memsift.redact import Redactor
+from memsift.search.dates import ChunkDates, path_filter
+from memsift.search.dedupe import collapse, ranked_for
 from memsift.search.explain import explained_hits
 from memsift.search.legs import LegScores, keyword_leg, path_leg, start_vector_leg
 from memsift.search.merge import Ranking, rank
 from memsift.search.request import SearchMode, SearchRequest
 from memsift.search.rerank import Rerank
 from memsift.search.results import MemoryHit, SearchResult, wants_citations
+from memsift.search.when import TimeWords, in_range, parse_bound, read_time, time_factors
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
@@ -57,6 +65,11 @@ class SearchOptions:
     deadline: float | None = None
     rerank: bool = True
     explain: bool = False
+    since: object = None
+    until: object = None
+    paths: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    now: datetime | None = None
 
 
 class _ProviderFailed(Exception):
@@ -89,6 +102,7 @@ class SearchPipeline:
         self.config, self.freshness, self.session_memory = config, freshness, session_memory
         self.rerank, self.snippet_redactor = rerank, snippet_redactor
         self.store, self.index, self.embeddings = freshness.store, freshness.index, freshness.embeddings
+        self.dates = ChunkDates(self.store, session_memory)
 
     def search(self, query: object, max_results: object, min_score: object, options: SearchOptions) -> SearchResult:
         """The result of one search (see ``MemoryIndex.search``).
@@ -97,23 +111,44 @@ class SearchPipeline:
             InvalidInputError: ``query``, ``max_results`` or ``min_score`` is not what it should be.
         """
         started = time.perf_counter()
-        try:
-            return self._search(self._request(query, max_results, min_score, options), options, started)
-        except _ProviderFailed as failed:
-            if not self.freshness.switch_to_fallback(failed.error):
-                return self._unavailable(str(failed.error), failed.debug, started)
-        # Once more with the fallback provider, from the start (the index is re-embedded for it).
-        try:
-            return self._search(self._request(query, max_results, min_score, options), options, started)
-        except _ProviderFailed as failed:
-            return self._unavailable(str(failed.error), failed.debug, started)
+        for attempt in range(2):
+            request = self._request(query, max_results, min_score, options)
+            try:
+                return self._search(request, options, self._when(request, options), started)
+            except _ProviderFailed as failed:
+                # Once more with the fallback provider, from the start (the index is re-embedded for it).
+                if attempt or not self.freshness.switch_to_fallback(failed.error):
+                    return self._unavailable(str(failed.error), failed.debug, started)
+        raise AssertionError('unreachable: the second attempt returns')
 
     def _request(self, query: object, max_results: object, min_score: object, options: SearchOptions) -> SearchRequest:
-        return SearchRequest.parse(
+        request = SearchRequest.parse(
             query, max_results, min_score, self.config.query, options.session_key, options.sources
         )
+        return request
 
-    def _search(self, request: SearchRequest, options: SearchOptions, started: float) -> SearchResult:
+    def _when(self, request: SearchRequest, options: SearchOptions) -> _When:
+        """The time stage's inputs: the filters, checked, and the query's time words, taken out of its text."""
+        now = options.now if options.now is not None else datetime.now()
+        today = (now.astimezone() if now.tzinfo is not None else now).date()
+        since, until = parse_bound(options.since, 'since', today), parse_bound(options.until, 'until', today)
+        if since is not None and until is not None and since > until:
+            raise InvalidInputError(f'since ({since}) is after until ({until}): nothing can lie between them')
+        tags = _check_tags(options.tags)
+        words = read_time(request.text, today) if self.config.query.time_words else None
+        if words is not None and (words.window is not None or words.recent):
+            request.text = words.text
+            window = words.window
+            request.debug['time'] = {
+                'window': None if window is None else [window.start.isoformat(), window.end.isoformat()],
+                'words': None if window is None else window.words,
+                'recent': words.recent,
+            }
+        else:
+            words = None
+        return _When(today, words, since, until, path_filter(options.paths), tags)
+
+    def _search(self, request: SearchRequest, options: SearchOptions, when: _When, started: float) -> SearchResult:
         debug = request.debug
         try:
             if not options.keyword_only:
@@ -128,27 +163,31 @@ class SearchPipeline:
             result.warning = 'memorySearch.enabled is false in the config'
             result.action = 'set agents.defaults.memorySearch.enabled (or memory.search.enabled) to true'
         elif request.text:
-            result.results, result.mode = self._hits(request, mode, options)
+            result.results, result.mode = self._hits(request, mode, options, when)
         debug['hits'] = len(result.results)
         debug['searchMs'] = round((time.perf_counter() - started) * 1000, 3)
         return result
 
-    def _hits(self, request: SearchRequest, mode: SearchMode, options: SearchOptions) -> tuple[list[MemoryHit], str]:
+    def _hits(
+        self, request: SearchRequest, mode: SearchMode, options: SearchOptions, when: _When
+    ) -> tuple[list[MemoryHit], str]:
         """Rank, rerank and build the hits; and the mode that answered (keyword-only when a silent provider
         failed)."""
         debug = request.debug
         # The keyword-only answer past a deadline must be immediate: no reranker there.
         reranker = self.rerank if options.rerank and not options.keyword_only else None
         keep = request.limit if reranker is None else max(request.limit, reranker.top_n)
+        if self.config.query.dedupe:  # copies of a fact fold away: rank spares to refill their slots
+            keep = max(keep, ranked_for(request.limit))
         try:
-            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain)
+            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain, when)
         except ProviderError as exc:
             if self.embeddings.resolution.requested not in SILENT:
                 raise _ProviderFailed(exc, debug) from exc
             # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
             debug['embeddingError'] = str(exc)
             mode = debug['effectiveMode'] = 'fts-only'
-            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain)
+            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain, when)
         redact = self.snippet_redactor.redact if self.snippet_redactor is not None else None
         merged_order = {row.id: at for at, (row, _) in enumerate(ranked, 1)}
         if reranker is not None:
@@ -160,12 +199,30 @@ class SearchPipeline:
                 debug,
                 deadline=options.deadline,
                 pinned=pinned,
-            )[: request.limit]
+            )
+        # One hit per fact (query.dedupe): a copy folds into the best-ranked one's alsoIn, the slots refill from below.
+        dedupe = self.config.query.dedupe
+        ranked, also_in = collapse(ranked, request.limit, debug, explained) if dedupe else (ranked[: request.limit], {})
         cite = wants_citations(self.config.citations, request.session_key)
-        hits = [MemoryHit.of(row, score, cite, redact) for row, score in ranked]
+        hits = [MemoryHit.of(row, score, cite, redact, also_in.get(row.id, ())) for row, score in ranked]
+        hits = self._with_front_matter(hits, [row for row, _ in ranked])
         if explained is not None:
             hits = explained_hits(hits, ranked, explained, merged_order, debug)
         return hits, mode
+
+    def _with_front_matter(self, hits: list[MemoryHit], rows: Sequence[ChunkRow]) -> list[MemoryHit]:
+        """The hits of notes that open with front-matter, with its ``title``, ``date`` and ``tags`` (read from the
+        hit itself when it is the note's first chunk, else from the note's first chunk, cached)."""
+        if not any(row.start_line > 1 or row.text.startswith('---') for row in rows):
+            return hits  # only first chunks, none with a block: nothing to read
+        later = sorted({row.path for row in rows if row.start_line > 1 and row.source != 'sessions'})
+        front = self.dates.front_matters(later) if later else {}
+        out = []
+        for hit, row in zip(hits, rows, strict=True):
+            meta = front_matter(row.text) if row.start_line == 1 else front.get(row.path)
+            shown = {} if meta is None else meta.shown()
+            out.append(dataclasses.replace(hit, front=shown) if shown else hit)
+        return out
 
     def _empty_result(self, debug: dict[str, Any]) -> SearchResult:
         provider = self.embeddings.provider  # read after prepare: a sync there may have switched to the fallback
@@ -225,13 +282,13 @@ class SearchPipeline:
         )
 
     def _ranked_rows(
-        self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool
+        self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool, when: _When
     ) -> tuple[list[tuple[ChunkRow, float]], int, dict[int, dict[str, Any]] | None]:
         """The ranked results with their chunks, read after ranking (only the kept ones need their text), how many
         lead as exact path hits, and the candidates' explain rows. A file replaced in between by a writer is ranked
         again, as the keyword leg does when it catches one."""
         for _ in range(RANKING_ATTEMPTS):
-            ranking, exact = self._rank_once(request, mode, keep, explain)
+            ranking, exact = self._rank_once(request, mode, keep, explain, when)
             rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranking.kept])}
             if len(rows) == len(ranking.kept):
                 break
@@ -241,7 +298,7 @@ class SearchPipeline:
         return kept, pinned, ranking.explained
 
     def _rank_once(
-        self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool
+        self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool, when: _When
     ) -> tuple[Ranking, set[int]]:
         """The legs, the visibility filter and the ranking call, each timed into ``debug``: the ranking of ``keep``
         results (at least ``request.limit``: more for a reranker), and the ids of the exact path hits (which
@@ -262,6 +319,7 @@ class SearchPipeline:
             clock.lap('vectorWaitMs')  # what the vector leg added after the others finished
         heads.update(self.store.chunk_heads([i for i in legs.ids() if i not in heads]))
         pool = self._visible([heads[i] for i in legs.ids() if i in heads], request)
+        pool, whens = self._timed(pool, when, debug)
         ranking = rank(
             legs,
             pool,
@@ -274,12 +332,39 @@ class SearchPipeline:
             floor=request.floor,
             keep=keep,
             explain=explain,
+            whens=whens,
         )
         clock.lap('mergeMs')  # merge, decay, path tiers, MMR and floor: one call
         if mode != 'vector-only' and (ranking.relaxed or not ranking.kept):
             debug['relaxed'] = ranking.relaxed  # nothing reached minScore: the relaxed pass ran
         debug['candidates'] = len(pool)
         return ranking, set(legs.tier)
+
+    def _timed(
+        self, pool: list[ChunkHead], when: _When, debug: dict[str, Any]
+    ) -> tuple[list[ChunkHead], list[float] | None]:
+        """The time stage: the candidates the filters keep (``since`` / ``until``, ``paths``, ``tags``), and their
+        time factors for the query's time words (``None``: it has none)."""
+        if not when.active:
+            return pool, None
+        if when.paths is not None:
+            pattern = when.paths
+            pool = [head for head in pool if pattern.fullmatch(head.path)]
+        if when.tags is not None:
+            front = self.dates.front_matters(sorted({head.path for head in pool}))
+            tagged = {path for path, meta in front.items() if meta is not None and when.tags & set(meta.tags)}
+            pool = [head for head in pool if head.path in tagged]
+        if when.since is None and when.until is None and when.words is None:
+            return pool, None
+        days = self.dates.days(pool)
+        if when.since is not None or when.until is not None:
+            kept = [i for i, day in enumerate(days) if in_range(day, when.since, when.until)]
+            pool, days = [pool[i] for i in kept], [days[i] for i in kept]
+        factors = time_factors(days, when.words, when.today) if when.words is not None else None
+        window = when.words.window if when.words is not None else None
+        if window is not None:
+            debug['time']['inWindow'] = sum(day is not None and window.distance(day) == 0 for day in days)
+        return pool, factors
 
     def _written(self, pool: Sequence[ChunkHead]) -> list[float | None]:
         """When each chunk was last written, for temporal decay: its file's mtime; a transcript's newest message."""
@@ -297,6 +382,41 @@ class SearchPipeline:
             visible = set() if memory is None else memory.visible_paths(request.session_key)
             pool = [head for head in pool if head.source != 'sessions' or head.path in visible]
         return pool
+
+
+@dataclass
+class _When:
+    """The time stage's inputs for one search: today (local), the query's time words (``None``: none), and the
+    filters."""
+
+    today: date
+    words: TimeWords | None
+    since: date | None
+    until: date | None
+    paths: re.Pattern[str] | None
+    tags: frozenset[str] | None
+
+    @property
+    def active(self) -> bool:
+        """Whether the stage has anything to do: without filters and time words, results are exactly as before."""
+        return any(part is not None for part in (self.words, self.since, self.until, self.paths, self.tags))
+
+
+def _check_tags(tags: object) -> frozenset[str] | None:
+    """The ``tags`` filter, case-folded (``#`` prefixes dropped).
+
+    Raises:
+        InvalidInputError: not a list of non-empty strings.
+    """
+    if tags is None:
+        return None
+    if (
+        isinstance(tags, str)
+        or not isinstance(tags, Sequence)
+        or not all(isinstance(t, str) and t.strip() for t in tags)
+    ):
+        raise InvalidInputError(f'tags must be a list of tag names, got {preview(tags)}')
+    return frozenset(tag.strip().lstrip('#').casefold() for tag in tags)
 
 
 class _StageClock:

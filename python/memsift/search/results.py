@@ -10,7 +10,7 @@ via ``to_dict``), with snippets bounded as OpenClaw bounds them and ``path#Lx-Ly
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,10 @@ class MemoryHit:
     citation: str | None = None
     explain: dict[str, Any] | None = None
     """With ``search(..., explain=True)``: how the result was scored (see :meth:`MemoryIndex.search`)."""
+    also_in: tuple[dict[str, Any], ...] = ()
+    """The other places of the same text (``query.dedupe``), best first: ``{'path', 'startLine', 'endLine'}`` each."""
+    front: dict[str, Any] | None = None
+    """The note's front-matter as shown: ``title``, ``date`` (ISO), ``tags``, each when the note's block has it."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -48,14 +52,25 @@ class MemoryHit:
         }
         if self.citation is not None:
             out['citation'] = self.citation
+        if self.also_in:  # only then: a result without copies keeps OpenClaw's exact shape
+            out['alsoIn'] = [dict(place) for place in self.also_in]
+        if self.front:  # likewise: only notes with front-matter carry its fields
+            out.update(self.front)
         if self.explain is not None:
             out['explain'] = self.explain
         return out
 
     @classmethod
-    def of(cls, row: ChunkRow, score: float, cite: bool, redact: Callable[[str], str] | None = None) -> MemoryHit:
+    def of(
+        cls,
+        row: ChunkRow,
+        score: float,
+        cite: bool,
+        redact: Callable[[str], str] | None = None,
+        also_in: Sequence[dict[str, Any]] = (),
+    ) -> MemoryHit:
         """The hit for a ranked chunk: score capped at 1, snippet (secrets masked by ``redact`` first, so a cut
-        cannot leave part of one) bounded, citation when ``cite``."""
+        cannot leave part of one) bounded, citation when ``cite``, the places of its copies ``also_in``."""
         return cls(
             row.path,
             row.start_line,
@@ -64,6 +79,7 @@ class MemoryHit:
             snippet(row.text if redact is None else redact(row.text)),
             row.source,
             citation(row) if cite else None,
+            also_in=tuple(also_in),
         )
 
 

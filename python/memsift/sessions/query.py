@@ -205,13 +205,23 @@ def search_results(
     return hits
 
 
-def search_response(hits: list[SessionHit], indexing: bool, limit: int) -> SessionSearchResponse:
+def search_response(
+    hits: list[SessionHit], indexing: bool, limit: int, lead: Collection[str] = ()
+) -> SessionSearchResponse:
     """The ``sessions_search`` response: the best ``limit`` of ``hits`` (from every searched store) that fit in
     32 KiB of JSON, ``truncated: true`` when more than ``limit`` matched or some did not fit, with the indexing warning
-    when some session waits."""
+    when some session waits. Hits whose ``messageId`` is in ``lead`` (those of the window the query's time words
+    name) come before the rest."""
     # All-terms hits first (OpenClaw's), then ranked partial matches; each best first.
     hits.sort(
-        key=lambda h: (h.get('match') == 'partial', -h['score'], -h['timestamp'], h['sessionKey'], h['messageId'])
+        key=lambda h: (
+            h['messageId'] not in lead,
+            h.get('match') == 'partial',
+            -h['score'],
+            -h['timestamp'],
+            h['sessionKey'],
+            h['messageId'],
+        )
     )
     response: SessionSearchResponse = {'results': []}
     if sum(h.get('match') != 'partial' for h in hits) > limit:  # OpenClaw: ``visibleHits.length > limit``

@@ -15,25 +15,34 @@ them here; the rules of a hit (snippets, order, ``truncated``) are in :mod:`~mem
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memsift._core import Analyzer
 from memsift.config import SessionSearchMode
+from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import Redactor
 from memsift.results import SessionHit
+from memsift.search.when import TimeWords, in_range, parse_bound, read_time, time_factors
 from memsift.sessions.database import Database
 from memsift.sessions.pgquery import Lookup
 from memsift.sessions.query import find_messages, query_clauses, search_results
 from memsift.sessions.ranked import MessageMirror, rows_of, sessions_of
 from memsift.sessions.reconcile import Reconciler
 from memsift.sessions.vectors import MessageVectors
-from memsift.sessions.visibility import Snapshot
+from memsift.sessions.visibility import Caller, Snapshot
 
-__all__ = ['VECTOR_MERGE_DEPTH', 'SessionSearch', 'StoreHits']
+if TYPE_CHECKING:
+    from memsift.sessions.catalog import SessionCatalog
+
+__all__ = ['TIMED_DEPTH', 'VECTOR_MERGE_DEPTH', 'SessionSearch', 'SessionTime', 'StoreHits', 'gather']
 
 VECTOR_MERGE_DEPTH = 50
 """Keyword hits merged with the vector leg's (more than the few a top-up needs, so both legs can vote)."""
+TIMED_DEPTH = 200
+"""Hits read per store when time words or filters will reorder or drop some (the answer still holds ``limit``)."""
 
 
 class StoreHits(NamedTuple):
@@ -125,3 +134,93 @@ class SessionSearch:
             # covers rows of such sessions.
             rows = rows_of(self._db, scored[: 2 * wanted])
             return [row for row in rows if row[1] in searchable][:wanted]
+
+
+def gather(
+    parts: Sequence[tuple[SessionSearch, SessionCatalog]],
+    query: str,
+    caller: Caller,
+    session_key: str | None,
+    depth: int,
+) -> StoreHits:
+    """The hits of every store (``(search, catalog)`` of this store and its peers) that the caller may see.
+
+    Raises:
+        SessionAccessError: ``session_key`` is visible in none of them (the first store's refusal).
+    """
+    hits: list[SessionHit] = []
+    indexing = False
+    debug: dict[str, Any] = {}
+    refusals: list[SessionAccessError] = []
+    for search, catalog in parts:
+        try:
+            found = search.run(query, catalog.visible_to(caller, session_key), depth)
+        except SessionAccessError as refused:  # the session may be another store's: refused if by none
+            refusals.append(refused)
+            continue
+        hits.extend(found.results)
+        indexing |= found.indexing
+        debug.update(found.debug)
+    if len(refusals) == len(parts):
+        raise refusals[0]
+    return StoreHits(hits, indexing, debug)
+
+
+@dataclass(frozen=True)
+class SessionTime:
+    """The time stage of one ``sessions_search``: the query without its time words, the window they name, and the
+    ``since`` / ``until`` filters (see :mod:`memsift.search.when`)."""
+
+    query: str
+    words: TimeWords | None
+    since: date | None
+    until: date | None
+    today: date
+
+    @classmethod
+    def read(cls, query: str, since: object, until: object, now: datetime | None, time_words: bool) -> SessionTime:
+        """Read ``query`` for time words (when ``time_words``) and check the filters, against ``now``.
+
+        Raises:
+            InvalidInputError: a filter that is no date or span, or ``since`` after ``until``.
+        """
+        moment = now if now is not None else datetime.now()
+        today = (moment.astimezone() if moment.tzinfo is not None else moment).date()
+        first, last = parse_bound(since, 'since', today), parse_bound(until, 'until', today)
+        if first is not None and last is not None and first > last:
+            raise InvalidInputError(f'since ({first}) is after until ({last}): nothing can lie between them')
+        words = read_time(query, today) if time_words else None
+        if words is None or (words.window is None and not words.recent):
+            return cls(query, None, first, last, today)
+        return cls(words.text, words, first, last, today)
+
+    @property
+    def active(self) -> bool:
+        return self.words is not None or self.since is not None or self.until is not None
+
+    def depth(self, limit: int) -> int:
+        return max(limit, TIMED_DEPTH) if self.active else limit
+
+    def apply(self, hits: list[SessionHit], debug: dict[str, Any]) -> tuple[list[SessionHit], set[str]]:
+        """The hits the filters keep, each score times its time factor (1 without time words), and the message ids
+        inside the window the time words name (they lead the answer, all-terms or not)."""
+        if not self.active:
+            return hits, set()
+        days = [datetime.fromtimestamp(hit['timestamp'] / 1000).date() for hit in hits]
+        kept = [i for i, day in enumerate(days) if in_range(day, self.since, self.until)]
+        hits, days = [hits[i] for i in kept], [days[i] for i in kept]
+        words = self.words
+        factors = time_factors(days, words, self.today) if words is not None else None
+        if factors is None or words is None:
+            return hits, set()
+        window = words.window
+        inside = set() if window is None else {h['messageId'] for h, d in zip(hits, days) if window.distance(d) == 0}
+        debug['time'] = {
+            'window': None if window is None else [window.start.isoformat(), window.end.isoformat()],
+            'words': None if window is None else window.words,
+            'recent': words.recent,
+            'inWindow': len(inside),
+        }
+        for hit, factor in zip(hits, factors, strict=True):
+            hit['score'] *= factor
+        return hits, inside

@@ -21,6 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from memsift._text import preview
 from memsift.config import SessionSearchMode, SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
-from memsift.results import SessionHistory, SessionHit, SessionSearchResponse
+from memsift.results import SessionHistory, SessionSearchResponse
 from memsift.sessions.catalog import SessionCatalog
 from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
 from memsift.sessions.history import history_response
@@ -43,7 +44,7 @@ from memsift.sessions.limits import (
 )
 from memsift.sessions.query import check_query, search_response
 from memsift.sessions.reconcile import Reconciler
-from memsift.sessions.search import SessionSearch
+from memsift.sessions.search import SessionSearch, SessionTime, gather
 from memsift.sessions.tables import (
     active_message_rows,
     branch_message_rows,
@@ -93,6 +94,7 @@ class SessionStore:
         peers: Other agents' stores, searched too when a caller may see other agents (``all`` + agent-to-agent).
         search_mode: ``tools.sessions.search.mode``: ``ranked`` (default) tops OpenClaw's all-terms hits up with
             ranked partial matches; ``all-terms`` is OpenClaw's search exactly.
+        time_words: ``tools.sessions.search.timeWords``: read time words in queries (``False``: as OpenClaw).
         setting: Where a DSN ``path`` came from (``store.dsn``, ``MEMSIFT_PG_DSN``), named in errors.
 
     Raises:
@@ -110,6 +112,7 @@ class SessionStore:
         redact_patterns: Sequence[str] = (),
         peers: Sequence[SessionStore] = (),
         search_mode: SessionSearchMode = 'ranked',
+        time_words: bool = True,
         sync_rebuild_max_events: int = SYNC_REBUILD_MAX_EVENTS,
         sync_rebuild_max_bytes: int = SYNC_REBUILD_MAX_BYTES,
         setting: str = 'store.dsn',
@@ -123,6 +126,7 @@ class SessionStore:
         if search_mode not in ('ranked', 'all-terms'):
             raise InvalidInputError(f'search_mode must be "ranked" or "all-terms", not {preview(search_mode)}')
         self.search_mode: SessionSearchMode = search_mode
+        self.time_words = time_words
         self.redactor = Redactor(redact_patterns)
         self._analyzer = Analyzer()
         self._lock = threading.RLock()
@@ -168,6 +172,7 @@ class SessionStore:
             agent_to_agent=settings.agent_to_agent,
             redact_patterns=settings.redact_patterns,
             search_mode=settings.search_mode,
+            time_words=settings.time_words,
             setting=setting,
         )
 
@@ -322,7 +327,15 @@ class SessionStore:
     # ------------------------------------------------------------------ sessions_search
 
     def search(
-        self, query: str, caller: str | Caller, session_key: str | None = None, limit: int = DEFAULT_LIMIT
+        self,
+        query: str,
+        caller: str | Caller,
+        session_key: str | None = None,
+        limit: int = DEFAULT_LIMIT,
+        *,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        now: datetime | None = None,
     ) -> SessionSearchResponse:
         """``sessions_search``: messages of the caller's visible sessions that contain every query term, then (in
         ``ranked`` mode, when those are fewer than ``limit``) the best messages that contain some of them.
@@ -340,6 +353,10 @@ class SessionStore:
             caller: The calling session key, or a :class:`Caller` with its visibility rules.
             session_key: Restrict to one visible session (``current`` and ``main`` accepted).
             limit: Results wanted, 1 to 25 (a larger one is an error, as in OpenClaw).
+            since: Only messages of this day or later: an ISO date or a span back (``7d``, ``2w``, ``3m``, ``1y``).
+            until: Only messages of this day or earlier (same forms).
+            now: What time words ("last week", "上周", "先週": they rank messages of that window first) and
+                relative filters are read against (default: now; naive: local time).
 
         Returns:
             ``{"results": [{sessionKey, timestamp, role, snippet, score, sessionId, messageId, match?}],
@@ -361,25 +378,13 @@ class SessionStore:
         who = self._caller(caller)
         if session_key is not None:
             self._check_known(session_key, who)
-        hits: list[SessionHit] = []
-        indexing = False
-        debug: dict[str, Any] = {}
-        refusals: list[SessionAccessError] = []
-        stores = self._stores(who)
-        for store in stores:
-            try:
-                found = store._search.run(query, store._catalog.visible_to(who, session_key), limit)
-            except SessionAccessError as refused:  # the session may be another store's: refused if by none
-                refusals.append(refused)
-                continue
-            hits.extend(found.results)
-            indexing |= found.indexing
-            debug.update(found.debug)
-        if len(refusals) == len(stores):
-            raise refusals[0]
-        response = search_response(hits, indexing, limit)
-        if debug:
-            response['debug'] = debug
+        when = SessionTime.read(query, since, until, now, self.time_words)
+        parts = [(store._search, store._catalog) for store in self._stores(who)]
+        found = gather(parts, when.query, who, session_key, when.depth(limit))
+        hits, lead = when.apply(found.results, found.debug)
+        response = search_response(hits, found.indexing, limit, lead)
+        if found.debug:
+            response['debug'] = found.debug
         return response
 
     # ------------------------------------------------------------------ sessions_history

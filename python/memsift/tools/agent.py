@@ -5,6 +5,8 @@ framework can hand it to the model as is. :class:`MemoryTools` binds the four to
 session store); the module-level functions use a default instance (:func:`configure`, or the user's OpenClaw setup,
 else the current folder). A call never hangs: past its deadline (15 s by default) ``memory_search`` answers with
 the keyword results it can give at once, marked ``partial``, and never re-indexes on the query path.
+:meth:`MemoryTools.memory_write` (memsift's own; OpenClaw's agents write files themselves) appends a note, for
+clients that have no file tools (the MCP server offers it with ``--allow-write``).
 
 >>> import tempfile, pathlib
 >>> ws = pathlib.Path(tempfile.mkdtemp())
@@ -20,9 +22,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -144,6 +147,10 @@ class MemoryTools:
         corpus: str = 'memory',
         *,
         sessionKey: str | None = None,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        paths: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> dict[str, Any]:  # noqa: N803
         """Search the agent's memory notes (and, with session memory, its past conversations) by meaning and words.
 
@@ -153,6 +160,13 @@ class MemoryTools:
             minScore: Drop results scoring below this, 0 to 1 (default 0.35).
             corpus: ``memory`` (the memory index), ``sessions`` (only conversation transcripts) or ``all``.
             sessionKey: The calling session, for citations and transcript visibility (default: the tools').
+            since: Only material of this day or later: an ISO date (``2026-11-01``) or a span back from today
+                (``7d``, ``2w``, ``3m``, ``1y``); see :meth:`~memsift.MemoryIndex.search`.
+            until: Only material of this day or earlier (same forms).
+            paths: Only files matching one of these workspace-relative globs (``memory/2026-11-*.md``, ``projects``).
+            tags: Only notes whose front-matter ``tags`` include one of these.
+
+        Without the four filters the result is exactly OpenClaw's.
 
         Returns:
             OpenClaw's ``memory_search`` result: ``{results: [{path, startLine, endLine, score, snippet, source,
@@ -175,6 +189,10 @@ class MemoryTools:
                 keyword_only=keyword_only,
                 wait_for_sync=False,
                 deadline=started + self.deadline_s,  # a reranker (query.rerank) gives up in time for it
+                since=since,
+                until=until,
+                paths=paths,
+                tags=tags,
             )
             return result.to_dict()
 
@@ -218,14 +236,50 @@ class MemoryTools:
         except MemsiftError as exc:
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
 
+    def memory_write(self, text: str, path: str | None = None) -> dict[str, Any]:
+        """Append a note to the agent's memory: today's ``memory/YYYY-MM-DD.md``, or the Markdown file under
+        ``memory/`` that ``path`` names (see :meth:`~memsift.MemoryIndex.write`), then index it, so the next
+        ``memory_search`` finds it. The MCP server offers it only when started with ``--allow-write``.
+
+        Returns:
+            ``{path, startLine, endLine, chars}``; with ``warning`` when the note was written but indexing did not
+            finish within the deadline (a search finds it once the sync in progress ends) or failed; ``{status:
+            "error", error}`` for a bad argument or a file that could not be written (nothing was written then).
+        """
+        started = time.monotonic()
+        try:
+            written: dict[str, Any] = dict(self._call(lambda: self.index.write(text, path, sync=False)))
+        except FutureTimeout:
+            return _error(
+                f'memory_write did not finish within {self.deadline_s:g} s; search for the note before writing it again'
+            )
+        except MemsiftError as exc:
+            return _error(str(exc))
+        try:
+            self._call(self.index.sync, timeout=max(self.deadline_s - (time.monotonic() - started), 0.1))
+        except FutureTimeout:
+            written['warning'] = (
+                f'the note was written, but indexing it did not finish within {self.deadline_s:g} s: memory_search '
+                'finds it once the sync in progress ends; do not write it again'
+            )
+        except MemsiftError as exc:
+            written['warning'] = f'the note was written, but indexing it failed ({exc}); do not write it again'
+        return written
+
     def sessions_search(
         self,
         query: str,
         sessionKey: str | None = None,  # noqa: N803
         limit: int | None = None,
+        *,
+        since: str | date | None = None,
+        until: str | date | None = None,
     ) -> dict[str, Any]:
         """Find messages of earlier conversations that contain every query term (any language), then, in the default
         ``ranked`` mode, the messages that best match the rest of a question.
+
+        ``since`` / ``until`` keep only messages of days from / to a bound: an ISO date (``2026-11-01``) or a span
+        back from today (``7d``, ``2w``, ``3m``, ``1y``); without them the result is exactly OpenClaw's.
 
         Returns:
             OpenClaw's ``sessions_search`` result: ``{results: [{sessionKey, timestamp, role, snippet, score,
@@ -236,7 +290,9 @@ class MemoryTools:
         if store is None:
             return _error('no session store is configured for this agent')
         return self._session_call(
-            lambda: store.search(query, Caller(self.session_key), sessionKey, 10 if limit is None else limit)
+            lambda: store.search(
+                query, Caller(self.session_key), sessionKey, 10 if limit is None else limit, since=since, until=until
+            )
         )
 
     def sessions_history(
@@ -262,10 +318,11 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _call(self, fn: Callable[[], T]) -> T:
-        """``fn()`` in the pool, waiting at most the deadline (``FutureTimeout`` past it; the work finishes later)."""
+    def _call(self, fn: Callable[[], T], timeout: float | None = None) -> T:
+        """``fn()`` in the pool, waiting at most ``timeout`` (default: the deadline; ``FutureTimeout`` past it, and
+        the work finishes later)."""
         future: Future[T] = self._pool.submit(fn)
-        return future.result(timeout=self.deadline_s)
+        return future.result(timeout=self.deadline_s if timeout is None else timeout)
 
     def _session_call(self, fn: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
         try:
@@ -362,9 +419,16 @@ def memory_search(
     maxResults: int | None = None,
     minScore: float | None = None,  # noqa: N803
     corpus: str = 'memory',
+    *,
+    since: str | date | None = None,
+    until: str | date | None = None,
+    paths: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """:meth:`MemoryTools.memory_search` on :func:`default_tools`."""
-    return default_tools().memory_search(query, maxResults, minScore, corpus)
+    return default_tools().memory_search(
+        query, maxResults, minScore, corpus, since=since, until=until, paths=paths, tags=tags
+    )
 
 
 def memory_get(path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
@@ -372,9 +436,16 @@ def memory_get(path: str, from_: int | None = None, lines: int | None = None) ->
     return default_tools().memory_get(path, from_, lines)
 
 
-def sessions_search(query: str, sessionKey: str | None = None, limit: int | None = None) -> dict[str, Any]:  # noqa: N803
+def sessions_search(
+    query: str,
+    sessionKey: str | None = None,  # noqa: N803
+    limit: int | None = None,
+    *,
+    since: str | date | None = None,
+    until: str | date | None = None,
+) -> dict[str, Any]:
     """:meth:`MemoryTools.sessions_search` on :func:`default_tools`."""
-    return default_tools().sessions_search(query, sessionKey, limit)
+    return default_tools().sessions_search(query, sessionKey, limit, since=since, until=until)
 
 
 def sessions_history(sessionKey: str, limit: int | None = None, includeTools: bool = False) -> dict[str, Any]:  # noqa: N803

@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from memsift.tools.agent import MemoryTools
@@ -47,21 +49,40 @@ class AsyncMemoryTools:
         corpus: str = 'memory',  # noqa: N803
         *,
         sessionKey: str | None = None,
+        since: str | date | None = None,
+        until: str | date | None = None,
+        paths: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> dict[str, Any]:  # noqa: N803
         return await asyncio.to_thread(
-            self.tools.memory_search, query, maxResults, minScore, corpus, sessionKey=sessionKey
+            self.tools.memory_search,
+            query,
+            maxResults,
+            minScore,
+            corpus,
+            sessionKey=sessionKey,
+            since=since,
+            until=until,
+            paths=paths,
+            tags=tags,
         )
 
     async def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return await asyncio.to_thread(self.tools.memory_get, path, from_, lines)
+
+    async def memory_write(self, text: str, path: str | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self.tools.memory_write, text, path)
 
     async def sessions_search(
         self,
         query: str,
         sessionKey: str | None = None,  # noqa: N803
         limit: int | None = None,
+        *,
+        since: str | date | None = None,
+        until: str | date | None = None,
     ) -> dict[str, Any]:
-        return await asyncio.to_thread(self.tools.sessions_search, query, sessionKey, limit)
+        return await asyncio.to_thread(self.tools.sessions_search, query, sessionKey, limit, since=since, until=until)
 
     async def sessions_history(
         self,

@@ -29,6 +29,7 @@ from memsift.tools.cli.render import (
     status_lines,
     sync_progress,
     synced_line,
+    written_line,
 )
 
 # Each command imports what only it needs (sessions, the agent tools, MCP, rich) when it runs: `memsift search`
@@ -68,7 +69,17 @@ def _search(args: argparse.Namespace) -> int:
     with _open(args) as index:
         if not args.no_sync:
             index.sync()
-        result = index.search(args.query, args.max_results, args.min_score, explain=args.explain)
+        result = index.search(
+            args.query,
+            args.max_results,
+            args.min_score,
+            explain=args.explain,
+            since=args.since,
+            until=args.until,
+            paths=args.paths,
+            tags=args.tags,
+            now=args.now,
+        )
     data = result.to_dict()
     if args.explain:
         data['debug']['cut'] = result.debug.get('cut', [])
@@ -104,6 +115,25 @@ def _get(args: argparse.Namespace) -> int:
         if data.get('truncated'):
             print(f'… (truncated; continue with --from {data["nextFrom"]})', file=sys.stderr)
     return 0
+
+
+def _write(args: argparse.Namespace) -> int:
+    text = _stdin_note() if args.text == '-' else args.text
+    with _open(args) as index:
+        written = index.write(text, args.path)
+    if args.json:
+        print_json(written)
+    else:
+        print(written_line(written))
+    return 0
+
+
+def _stdin_note() -> str:
+    """The note piped in: read up to just past the longest note (UTF-8 is at most 4 bytes a character, so a longer
+    input is still refused as too long, without reading all of it)."""
+    from memsift.index.notes import MAX_NOTE_CHARS
+
+    return sys.stdin.buffer.read(4 * MAX_NOTE_CHARS + 4).decode('utf-8', 'replace')
 
 
 def _compact(args: argparse.Namespace) -> int:
@@ -206,7 +236,11 @@ def _sessions(args: argparse.Namespace) -> int:
             )
             store.reconcile()
         elif args.sessions_command == 'search':
-            data = dict(store.search(args.query, caller, args.session, args.limit))
+            data = dict(
+                store.search(
+                    args.query, caller, args.session, args.limit, since=args.since, until=args.until, now=args.now
+                )
+            )
         elif args.sessions_command == 'status':
             data = store.status()
         else:
@@ -258,20 +292,21 @@ def _mcp(args: argparse.Namespace) -> int:
             'workspace': str(tools.index.workspace),
             'transport': where,
             'token': token is not None,
+            'write': args.allow_write,
         }
         # In stdio mode stdout carries the protocol and nothing else: the line goes to stderr there.
         print(
             json_line(serving)
             if args.json
-            else serving_line(tools.agent_id, str(tools.index.workspace), where, bool(token)),
+            else serving_line(tools.agent_id, str(tools.index.workspace), where, bool(token), args.allow_write),
             file=sys.stdout if args.json and args.http is not None else sys.stderr,
             flush=True,
         )
         try:
             if args.http is not None:
-                serve_http(tools, args.host, args.http, token=token)
+                serve_http(tools, args.host, args.http, token=token, allow_write=args.allow_write)
             else:
-                serve_stdio(tools)
+                serve_stdio(tools, allow_write=args.allow_write)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a server is stopped: a clean exit
     return 0
@@ -282,6 +317,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     'search': _search,
     'status': _status,
     'get': _get,
+    'write': _write,
     'watch': _watch,
     'compact': _compact,
     'migrate': _migrate,

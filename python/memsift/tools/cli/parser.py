@@ -5,11 +5,18 @@
 ('search', 'deploy checklist', 3, True, 'main')
 >>> build_parser().parse_args(['sessions', 'history', 'agent:main:main', '--as', 'agent:main:chat']).caller
 'agent:main:chat'
+>>> args = build_parser().parse_args(['write', '-', '--path', 'memory/projects/deploy.md'])
+>>> args.text, args.path, build_parser().parse_args(['mcp', '--allow-write']).allow_write
+('-', 'memory/projects/deploy.md', True)
+>>> args = build_parser().parse_args(['search', 'deploy', '--since', '7d', '--path', 'memory', '--path', 'notes/*.md'])
+>>> args.since, args.until, args.paths, args.tags
+('7d', None, ['memory', 'notes/*.md'], None)
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
 __all__ = ['MCP_TOKEN_ENV', 'build_parser']
 
@@ -40,6 +47,27 @@ def add_sessions_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_time_filters(parser: argparse.ArgumentParser) -> None:
+    """``--since``, ``--until`` and ``--now``, for the commands that search (``search``, ``sessions search``)."""
+    span = 'an ISO date (2026-11-01) or a span back from today (7d, 2w, 3m, 1y)'
+    parser.add_argument('--since', metavar='WHEN', help=f'only material of this day or later: {span}')
+    parser.add_argument('--until', metavar='WHEN', help=f'only material of this day or earlier: {span}')
+    parser.add_argument(
+        '--now',
+        type=_moment,
+        metavar='ISO-DATETIME',
+        help='read --since/--until spans and time words in the query against this moment, not now (for replays)',
+    )
+
+
+def _moment(text: str) -> datetime:
+    """``--now``'s value: an ISO date or date-time (naive: local time)."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not an ISO date-time (2026-11-20T10:00): {text!r}') from None
+
+
 def _version() -> str:
     """The installed version: the Rust core's, which is Cargo.toml's and the wheel's."""
     from memsift._core import __version__
@@ -62,12 +90,37 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument('--min-score', type=float, metavar='X', help='minimum score in [0, 1] (default 0.35)')
     search.add_argument('--no-sync', action='store_true', help='answer from the index as it is, without syncing')
     search.add_argument('--explain', action='store_true', help='show how each result was scored, and what was cut')
+    add_time_filters(search)
+    search.add_argument(
+        '--path',
+        dest='paths',
+        action='append',
+        metavar='GLOB',
+        help='only files matching this workspace-relative glob (memory/2026-11-*.md, projects/**, or a folder); '
+        'repeat for more',
+    )
+    search.add_argument(
+        '--tag',
+        dest='tags',
+        action='append',
+        metavar='TAG',
+        help='only notes whose front-matter tags include this one; repeat for more (any of them)',
+    )
     status = commands.add_parser('status', parents=[common], help='show index state')
     status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
     get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
     get.add_argument('path', help='workspace-relative path, as search results give it')
     get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
     get.add_argument('--lines', type=int, metavar='N', help='number of lines')
+    write = commands.add_parser(
+        'write',
+        parents=[common],
+        help="append a note to today's memory file (memory/YYYY-MM-DD.md) or --path, then index it",
+    )
+    write.add_argument('text', help='the note (Markdown, at most 20,000 characters); - reads it from stdin')
+    write.add_argument(
+        '--path', metavar='FILE', help='a Markdown file under memory/, e.g. memory/projects/deploy.md (default: today)'
+    )
     commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
     compact = commands.add_parser(
         'compact', parents=[common], help='give disk back: prune the embedding cache, merge the index, vacuum'
@@ -134,6 +187,7 @@ def _add_sessions_commands(
     found.add_argument('query', help='words or a question (any language)')
     found.add_argument('--session', metavar='KEY', help='only this session')
     found.add_argument('--limit', type=int, default=10, metavar='N', help='results (default 10, at most 25)')
+    add_time_filters(found)
     session_commands.add_parser(
         'status', parents=[sessions_common], help='sessions, indexed messages, search mode and message vectors'
     )
@@ -151,7 +205,7 @@ def _add_mcp_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         parents=[mcp_common],
         help='serve the memory tools over MCP (stdio or HTTP)',
         description='Serve memory_search, memory_get, sessions_search and sessions_history '
-        'to MCP clients; stdio by default.',
+        'to MCP clients (and memory_write with --allow-write); stdio by default.',
     )
     mcp.add_argument('--http', type=int, metavar='PORT', help='serve streamable HTTP on this port instead of stdio')
     mcp.add_argument('--host', default='127.0.0.1', help='HTTP address to bind (default 127.0.0.1)')
@@ -165,6 +219,11 @@ def _add_mcp_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         '--openclaw',
         action='store_true',
         help="serve an agent of the user's OpenClaw setup (--agent, default: OpenClaw's default agent)",
+    )
+    mcp.add_argument(
+        '--allow-write',
+        action='store_true',
+        help='also serve memory_write, which appends notes to Markdown files under memory/ (default: read-only)',
     )
     mcp.add_argument(
         '--deadline',

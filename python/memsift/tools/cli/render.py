@@ -42,6 +42,7 @@ __all__ = [
     'status_lines',
     'sync_progress',
     'synced_line',
+    'written_line',
 ]
 
 
@@ -255,6 +256,18 @@ def sessions_text(command: str, data: Mapping[str, Any]) -> str:
     return '\n'.join(f'[{m["role"]}] {m["content"]}' for m in data.get('messages', []))
 
 
-def serving_line(agent: str, workspace: str, where: str, token: bool) -> str:
-    """``memsift mcp``'s line once it serves: which agent, from where, on which transport."""
-    return f'memsift mcp: serving agent {agent} ({workspace}) on {where}{" (bearer token required)" if token else ""}'
+def serving_line(agent: str, workspace: str, where: str, token: bool, write: bool = False) -> str:
+    """``memsift mcp``'s line once it serves: which agent, from where, on which transport (and whether clients may
+    write memory)."""
+    notes = ' (bearer token required)' if token else ''
+    notes += ' (memory_write on: clients may append notes under memory/)' if write else ''
+    return f'memsift mcp: serving agent {agent} ({workspace}) on {where}{notes}'
+
+
+def written_line(written: Mapping[str, Any]) -> str:
+    """``memsift write``'s line: where the note went, as ``memsift get`` reads it back.
+
+    >>> written_line({'path': 'memory/2026-11-28.md', 'startLine': 3, 'endLine': 4, 'chars': 41})
+    'wrote memory/2026-11-28.md:3-4 (41 characters)'
+    """
+    return f'wrote {written["path"]}:{written["startLine"]}-{written["endLine"]} ({written["chars"]} characters)'

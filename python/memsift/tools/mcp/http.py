@@ -38,6 +38,7 @@ def http_app(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = LOCAL_ORIGINS,
     path: str = '/mcp',
+    allow_write: bool = False,
 ) -> ASGIApp:
     """The streamable HTTP app (ASGI) serving the tools at ``path``.
 
@@ -47,6 +48,7 @@ def http_app(
         allowed_hosts: Host header values accepted besides :data:`LOCAL_HOSTS` (``name:*`` allows any port).
         allowed_origins: Origin header values accepted (default :data:`LOCAL_ORIGINS`); requests from any other
             web page are refused with 403, so a browser page cannot reach the server (DNS rebinding).
+        allow_write: Also serve ``memory_write`` (see :func:`~memsift.tools.mcp.server.build_server`).
 
     >>> import anyio, httpx, tempfile, pathlib
     >>> from memsift.tools import MemoryTools
@@ -69,7 +71,7 @@ def http_app(
         allowed_hosts=[*hosts, *(f'{h}:*' for h in hosts if not h.endswith(':*'))],
         allowed_origins=list(allowed_origins),
     )
-    app: ASGIApp = build_server(tools).streamable_http_app(
+    app: ASGIApp = build_server(tools, allow_write=allow_write).streamable_http_app(
         streamable_http_path=path, transport_security=security, host=host
     )
     return _BearerAuth(app, token) if token else app
@@ -83,6 +85,7 @@ def serve_http(
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = LOCAL_ORIGINS,
+    allow_write: bool = False,
 ) -> None:
     """Serve the tools over streamable HTTP at ``http://{host}:{port}/mcp`` until interrupted (see :func:`http_app`).
 
@@ -96,7 +99,14 @@ def serve_http(
             f'memsift mcp: warning: serving on {host} without a token; anyone who can reach it can read this memory',
             file=sys.stderr,
         )
-    app = http_app(tools, host=host, token=token, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+    app = http_app(
+        tools,
+        host=host,
+        token=token,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        allow_write=allow_write,
+    )
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level='warning', lifespan='on')).run()
 
 

@@ -9,7 +9,7 @@ session store, the tools' error dicts); ``tests/surfaces/test_mcp_schemas.py`` k
 real result validates, and every key a result carries is named here.
 
 >>> sorted(OUTPUT_SCHEMAS)
-['memory_get', 'memory_search', 'sessions_history', 'sessions_search']
+['memory_get', 'memory_search', 'memory_write', 'sessions_history', 'sessions_search']
 >>> MEMORY_GET_SCHEMA['anyOf'][1]['required']
 ['path', 'text', 'error']
 """
@@ -23,6 +23,7 @@ from memsift.index.reader import MAX_GET_CHARS
 __all__ = [
     'MEMORY_GET_SCHEMA',
     'MEMORY_SEARCH_SCHEMA',
+    'MEMORY_WRITE_SCHEMA',
     'OUTPUT_SCHEMAS',
     'SESSIONS_HISTORY_SCHEMA',
     'SESSIONS_SEARCH_SCHEMA',
@@ -53,6 +54,18 @@ _MEMORY_HIT = {
         'source': _STRING,
         'corpus': {'enum': ['memory', 'sessions']},
         'citation': _STRING,
+        'title': {**_STRING, 'description': "The note's front-matter title."},
+        'date': {**_STRING, 'description': "The note's front-matter date (ISO)."},
+        'tags': {'type': 'array', 'items': _STRING, 'description': "The note's front-matter tags."},
+        'alsoIn': {
+            'type': 'array',
+            'description': 'Other places holding the same text (or nearly), folded into this result, best first.',
+            'items': {
+                'type': 'object',
+                'properties': {'path': _STRING, 'startLine': _INTEGER, 'endLine': _INTEGER},
+                'required': ['path', 'startLine', 'endLine'],
+            },
+        },
     },
     'required': ['path', 'startLine', 'endLine', 'score', 'snippet', 'source', 'corpus'],
 }
@@ -181,10 +194,30 @@ SESSIONS_HISTORY_SCHEMA: dict[str, Any] = {
     ],
 }
 
+MEMORY_WRITE_SCHEMA: dict[str, Any] = {
+    'type': 'object',
+    'anyOf': [
+        {
+            'description': 'The note was appended: the lines it occupies in path (memory_get from=startLine reads '
+            'it); warning: written, but not indexed yet.',
+            'properties': {
+                'path': _STRING,
+                'startLine': {'type': 'integer', 'minimum': 1},
+                'endLine': {'type': 'integer', 'minimum': 1},
+                'chars': {'type': 'integer', 'minimum': 1},
+                'warning': _STRING,
+            },
+            'required': ['path', 'startLine', 'endLine', 'chars'],
+        },
+        _REFUSED,
+    ],
+}
+
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     'memory_search': MEMORY_SEARCH_SCHEMA,
     'memory_get': MEMORY_GET_SCHEMA,
     'sessions_search': SESSIONS_SEARCH_SCHEMA,
     'sessions_history': SESSIONS_HISTORY_SCHEMA,
+    'memory_write': MEMORY_WRITE_SCHEMA,
 }
-"""Each tool's declared ``outputSchema`` (JSON Schema), by tool name."""
+"""Each tool's declared ``outputSchema`` (JSON Schema), by tool name (``memory_write``: with ``--allow-write``)."""

@@ -2,11 +2,12 @@
 
 :func:`build_server` registers ``memory_search``, ``memory_get``, ``sessions_search`` and ``sessions_history`` of
 one :class:`~memsift.tools.MemoryTools` on a :class:`~memsift.tools.mcp.resources.MemoryServer` (an
-:class:`mcp.server.mcpserver.MCPServer` that also serves the memory files as resources); :func:`serve_stdio` runs it
-over stdin/stdout (:mod:`memsift.tools.mcp.http` over HTTP). Each tool answers with the dict the Python tool
-returns, both as structured content and as its JSON text; a result whose dict is an error (``status: "error" |
-"forbidden"``, or ``memory_get``'s ``error``) is marked ``isError``. Arguments keep OpenClaw's names (camelCase);
-``memory_get``'s start line is ``from`` on the wire. The calling session is the server's
+:class:`mcp.server.mcpserver.MCPServer` that also serves the memory files as resources), and ``memory_write`` only
+when asked to (``allow_write``: a client with no file tools may then append notes; off, the server is read-only);
+:func:`serve_stdio` runs it over stdin/stdout (:mod:`memsift.tools.mcp.http` over HTTP). Each tool answers with the
+dict the Python tool returns, both as structured content and as its JSON text; a result whose dict is an error
+(``status: "error" | "forbidden"``, or ``memory_get``'s ``error``) is marked ``isError``. Arguments keep OpenClaw's
+names (camelCase); ``memory_get``'s start line is ``from`` on the wire. The calling session is the server's
 (``MemoryTools.session_key``), never an argument: it decides which transcripts are visible, so a model must not be
 able to pick it.
 
@@ -30,14 +31,17 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from memsift.index.notes import MAX_NOTE_CHARS
 from memsift.tools.agent import MemoryTools
 from memsift.tools.mcp.resources import MemoryServer
 from memsift.tools.mcp.schemas import OUTPUT_SCHEMAS
-from memsift.tools.mcp.texts import DESCRIPTIONS, INSTRUCTIONS, TITLES
+from memsift.tools.mcp.texts import DESCRIPTIONS, INSTRUCTIONS, TITLES, WRITE_INSTRUCTIONS
 
 __all__ = ['build_server', 'serve_stdio']
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+APPENDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+"""``memory_write``: it writes (not read-only), only ever adds (not destructive), and twice adds twice."""
 
 # ---------------------------------------------------------------- the tools' parameters, as clients see them
 
@@ -65,6 +69,44 @@ Corpus = Annotated[
         description=(
             'Where to search: "memory" (the memory files; default), "sessions" (past conversations, when '
             'session memory is on) or "all".'
+        )
+    ),
+]
+Since = Annotated[
+    str | None,
+    Field(
+        description=(
+            'Only material of this day or later: an ISO date ("2026-11-01") or a span back from today ("7d", '
+            '"2w", "3m", "1y"). A note is dated by its daily file name, its front-matter date, else its last change; '
+            'a message by when it was sent. Default: no limit.'
+        )
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(
+        description=(
+            'Only material up to this day (inclusive): an ISO date ("2026-11-30") or a span back from today '
+            '("7d", "2w", "3m", "1y"). Default: no limit.'
+        )
+    ),
+]
+PathGlobs = Annotated[
+    list[str] | None,
+    Field(
+        description=(
+            'Only files matching one of these workspace-relative globs, e.g. ["memory/2026-11-*.md", '
+            '"projects/**"] (* stays within a folder, ** crosses folders; a plain folder name takes everything '
+            'under it). Default: every file.'
+        )
+    ),
+]
+Tags = Annotated[
+    list[str] | None,
+    Field(
+        description=(
+            'Only notes whose front-matter tags include one of these, e.g. ["ops", "budget"] (case-insensitive). '
+            'Default: every note.'
         )
     ),
 ]
@@ -106,14 +148,33 @@ HistoryLimit = Annotated[
 IncludeTools = Annotated[
     bool, Field(description='Also return tool results (default false: only user and assistant messages).')
 ]
+NoteText = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_NOTE_CHARS,
+        description='The note to remember, in Markdown: self-contained (who, what, when), 1 to 20,000 characters.',
+    ),
+]
+NotePath = Annotated[
+    str | None,
+    Field(
+        description=(
+            'A Markdown file under memory/ to append to, e.g. "memory/projects/deploy.md" (created if missing); '
+            "default: today's memory/YYYY-MM-DD.md."
+        )
+    ),
+]
 
 
-def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]:
+def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool = False) -> MCPServer[Any]:
     """An MCP server exposing ``tools``' four memory tools (the tools stay open; closing them is the caller's).
 
     Args:
         tools: The agent's tools; every call goes to them.
         name: The server name announced to clients.
+        allow_write: Also expose ``memory_write`` (``memsift mcp --allow-write``), and say so in the instructions;
+            without it the tools and instructions are the read-only ones, unchanged.
 
     >>> import anyio, tempfile, pathlib
     >>> from mcp import Client
@@ -135,8 +196,16 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
         maxResults: MaxResults = None,  # noqa: N803
         minScore: MinScore = None,  # noqa: N803
         corpus: Corpus = 'memory',
+        since: Since = None,
+        until: Until = None,
+        paths: PathGlobs = None,
+        tags: Tags = None,
     ) -> CallToolResult:
-        return await _run(lambda: tools.memory_search(query, maxResults, minScore, corpus))
+        return await _run(
+            lambda: tools.memory_search(
+                query, maxResults, minScore, corpus, since=since, until=until, paths=paths, tags=tags
+            )
+        )
 
     async def memory_get(**arguments: Any) -> CallToolResult:
         return await _run(lambda: tools.memory_get(arguments['path'], arguments['from'], arguments['lines']))
@@ -147,8 +216,10 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
         query: SessionsQuery,
         sessionKey: SessionKeyFilter = None,  # noqa: N803
         limit: SearchLimit = None,
+        since: Since = None,
+        until: Until = None,
     ) -> CallToolResult:
-        return await _run(lambda: tools.sessions_search(query, sessionKey, limit))
+        return await _run(lambda: tools.sessions_search(query, sessionKey, limit, since=since, until=until))
 
     async def sessions_history(
         sessionKey: SessionKey,  # noqa: N803
@@ -157,24 +228,34 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift') -> MCPServer[Any]
     ) -> CallToolResult:
         return await _run(lambda: tools.sessions_history(sessionKey, limit, includeTools))
 
+    async def memory_write(text: NoteText, path: NotePath = None) -> CallToolResult:
+        return await _run(lambda: tools.memory_write(text, path))
+
     registered = [_tool(fn) for fn in (memory_search, memory_get, sessions_search, sessions_history)]
-    return MemoryServer(tools, name, instructions=INSTRUCTIONS, log_level='WARNING', tools=registered)
+    instructions = INSTRUCTIONS
+    if allow_write:
+        registered.append(_tool(memory_write, APPENDS))
+        instructions = f'{INSTRUCTIONS} {WRITE_INSTRUCTIONS}'
+    return MemoryServer(tools, name, instructions=instructions, log_level='WARNING', tools=registered)
 
 
-def serve_stdio(tools: MemoryTools) -> None:
-    """Serve the tools over stdin/stdout until stdin closes (the SDK keeps stray output off the protocol stream).
+def serve_stdio(tools: MemoryTools, *, allow_write: bool = False) -> None:
+    """Serve the tools over stdin/stdout until stdin closes (the SDK keeps stray output off the protocol stream);
+    ``allow_write`` as in :func:`build_server`.
 
     Raises:
         KeyboardInterrupt: on Ctrl-C (the caller decides how to exit).
     """
-    anyio.run(build_server(tools).run_stdio_async)
+    anyio.run(build_server(tools, allow_write=allow_write).run_stdio_async)
 
 
-def _tool(fn: Callable[..., Any]) -> Tool:
-    """``fn`` as a read-only tool named after it, with its title and description from :mod:`.texts`, publishing
-    its entry of :data:`OUTPUT_SCHEMAS` as ``outputSchema``."""
+def _tool(fn: Callable[..., Any], annotations: ToolAnnotations = READ_ONLY) -> Tool:
+    """``fn`` as a tool named after it (read-only unless ``annotations`` say otherwise), with its title and
+    description from :mod:`.texts`, publishing its entry of :data:`OUTPUT_SCHEMAS` as ``outputSchema``."""
     name = fn.__name__
-    tool = Tool.from_function(fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=READ_ONLY)
+    tool = Tool.from_function(
+        fn, name=name, title=TITLES[name], description=DESCRIPTIONS[name], annotations=annotations
+    )
     # The functions return a ready CallToolResult, so the SDK derives no schema from them. FuncMetadata reads
     # output_schema live: set here, before anything reads it, it is what tools/list publishes. With no output model
     # beside it the server does not re-validate results against it (that is the clients' side; the tests check it).
