@@ -19,8 +19,11 @@ the threshold on the BEIR corpora, the docs and edited copies of daily notes.
 
 from __future__ import annotations
 
+import heapq
 import re
+import string
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,17 +134,31 @@ def collapse(
     numbers and shingle counts before intersecting anything.
     """
     kept: list[tuple[ChunkRow, float]] = []
-    prints: list[Fingerprint] = []
+    words: list[frozenset[str]] = []
+    prints: dict[int, Fingerprint] = {}  # made only for the pairs whose words are alike
     also_in: dict[int, list[dict[str, Any]]] = {}
-    exact: dict[str, int] = {}  # normalized text -> position in kept
     folded = 0
+
+    def print_of(at: int) -> Fingerprint:
+        if at not in prints:
+            prints[at] = fingerprint(kept[at][0].text)
+        return prints[at]
+
+    by_word: dict[str, list[int]] = {}  # a few words of each kept result -> the results holding them
     for row, score in ranked:
         if len(kept) == limit:
             break
-        own = fingerprint(row.text)
-        at = exact.get(own.text)
-        if at is None:  # the best-ranked kept result it nearly repeats, if any
-            at = next((k for k, other in enumerate(prints) if same_fact(own, other)), None)
+        own_words = _word_set(row.text)
+        sketch = heapq.nsmallest(SKETCH, own_words)
+        shared = Counter(k for word in sketch for k in by_word.get(word, ()))
+        # A near copy keeps most words, so most of the few smallest too: only those results are looked at closely.
+        alike = sorted(k for k, n in shared.items() if n >= len(sketch) // 2 and _alike(own_words, words[k]))
+        at = None
+        if alike:  # the best-ranked kept result it repeats, if any
+            own = prints[len(kept)] = fingerprint(row.text)
+            at = next((k for k in alike if same_fact(own, print_of(k))), None)
+            if at is not None:
+                del prints[len(kept)]
         if at is not None:
             also_in.setdefault(kept[at][0].id, []).append(
                 {'path': row.path, 'startLine': row.start_line, 'endLine': row.end_line}
@@ -150,11 +167,34 @@ def collapse(
             if explained is not None and row.id in explained:
                 explained[row.id]['cut'] = 'duplicate'
             continue
-        exact.setdefault(own.text, len(kept))
-        prints.append(own)
+        for word in sketch:
+            by_word.setdefault(word, []).append(len(kept))
+        words.append(own_words)
         kept.append((row, score))
     debug['collapsed'] = folded
     return kept, also_in
+
+
+SKETCH = 8
+"""Words (the alphabetically first of a chunk) through which a result finds the kept ones it may repeat: a copy
+shares at least half of them, and comparing only those keeps a long result list cheap."""
+COARSE = 0.7
+"""A first look that spares most pairs the fingerprint: two chunks whose sets of words (casefolded, ASCII punctuation
+as space) have a Jaccard below this cannot be the same fact (a copy keeps most words; shingles change faster)."""
+_APART = str.maketrans(dict.fromkeys(string.punctuation, ' '))
+
+
+def _word_set(text: str) -> frozenset[str]:
+    """The casefolded words of ``text``, ASCII punctuation taken as space (in C: this look is for every result)."""
+    return frozenset(text.casefold().translate(_APART).split())
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    small, large = sorted((len(a), len(b)))
+    if small < COARSE * large:
+        return False
+    shared = len(a & b)
+    return shared >= COARSE * (len(a) + len(b) - shared)
 
 
 def _lines(text: str) -> list[list[str]]:
@@ -163,10 +203,23 @@ def _lines(text: str) -> list[list[str]]:
     for line in unicodedata.normalize('NFKC', text).casefold().splitlines():
         if _DATE_HEADING.match(line):
             continue
-        words = _WORD.findall(_LIST_NUMBER.sub('', line, count=1))
+        words = [word for token in _LIST_NUMBER.sub('', line, count=1).split() if (word := _trim(token))]
         if words:
             out.append(words)
     return out
+
+
+def _trim(token: str) -> str:
+    """``token`` from its first letter or digit to its last (``_WORD``: what a word is), by hand: a regex
+    backtracks through every token of a long chunk, this looks at the ends only."""
+    if token[0].isalnum() and token[-1].isalnum():
+        return token
+    start, end = 0, len(token)
+    while start < end and not token[start].isalnum():
+        start += 1
+    while end > start and not token[end - 1].isalnum():
+        end -= 1
+    return token[start:end]
 
 
 def _shingles(lines: list[list[str]]) -> Shingles:
