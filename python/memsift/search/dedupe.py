@@ -46,8 +46,9 @@ NEAR_DUPLICATE = 0.9
 """Distinct results stay under 0.75; one changed word reaches 0.9 only in chunks of ~60+ words (benches/dedupe.py)."""
 SHINGLE_WORDS = 3
 """Words per shingle (shingles never cross a line, so a reordered list keeps its shingles)."""
-REFILL = 2
-"""The search ranks ``REFILL × limit`` results, so that up to half of them may fold away and the slots still fill."""
+REFILL = 20
+"""The search ranks ``limit`` more results (at most this many more) for copies to fold into: six asked, twelve ranked,
+so that up to half may fold away and the slots still fill; a long list keeps a bounded margin."""
 
 _WORD = re.compile(r'[^\W_](?:\S*[^\W_])?')
 """A word: a run without spaces, trimmed to its first and last letter or digit (``**Deploy**,`` → ``Deploy``; inner
@@ -117,7 +118,7 @@ def similarity(a: Shingles, b: Shingles) -> float:
 
 def ranked_for(limit: int) -> int:
     """How many results the search ranks for :func:`collapse` to fill ``limit`` slots from."""
-    return REFILL * limit
+    return limit + min(limit, REFILL)
 
 
 def collapse(
