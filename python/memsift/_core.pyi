@@ -391,6 +391,11 @@ class Redactor:
         """``text`` with every secret masked; text without secrets comes back unchanged."""
     def redact_many(self, texts: Sequence[str]) -> list[str]:
         """:meth:`redact` of each text, in order (in parallel, without the GIL)."""
+    def redact_for_search(self, text: str) -> str:
+        """``text`` as a search indexes it: :meth:`redact`'s text with every mask it wrote replaced by ``***``, so no
+        fragment of a secret is searchable (a guessed secret reads as any other of its shape)."""
+    def redact_for_search_many(self, texts: Sequence[str]) -> list[str]:
+        """:meth:`redact_for_search` of each text, in order (in parallel, without the GIL)."""
 
 @final
 class PathCatalogue:

@@ -26,11 +26,14 @@ from memsift._core import Redactor as _CoreRedactor
 from memsift._text import preview
 from memsift.errors import RedactPatternError
 
-__all__ = ['REVISION', 'Redactor', 'mask', 'redact']
+__all__ = ['REVISION', 'SEARCH_MASK', 'Redactor', 'mask', 'redact']
 
-REVISION = 5
-"""The revision of the built-in patterns: stores that index redacted text re-index it when this changes."""
+REVISION = 6
+"""The revision of the built-in patterns and of the searchable form: stores that index redacted text re-index it when
+this changes (6: what is searched holds one constant per mask, :meth:`Redactor.redact_for_search`)."""
 
+SEARCH_MASK = '***'
+"""What stands for every mask in searchable text (:meth:`Redactor.redact_for_search`)."""
 _MIN_LENGTH = 18  # OpenClaw's DEFAULT_REDACT_MIN_LENGTH: shorter values are masked completely
 _KEEP_START = 6
 _KEEP_END = 4
@@ -104,6 +107,31 @@ class Redactor:
         if all(t.isascii() or not _SURROGATES.search(t) for t in texts):
             return self._core.redact_many(texts)
         return [self.redact(t) for t in texts]
+
+    def redact_for_search(self, text: str) -> str:
+        """``text`` as a search indexes it: :meth:`redact`'s text with every mask it wrote replaced by ``***``.
+
+        A long secret's mask keeps its first 6 and last 4 characters, for the agent reading it; were those
+        searchable, a search for a guessed secret (redacted as the rows were) would find the message only when the
+        guess was right. Full-text rows, the vectors' input and session memory are built from this form, and
+        questions read in it, so a right guess and a wrong one of the same shape find the same messages.
+
+        >>> r, text = Redactor(), 'OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv'
+        >>> r.redact(text), r.redact_for_search(text)
+        ('OPENAI_API_KEY=sk-pro…t7Uv', 'OPENAI_API_KEY=***')
+        """
+        if not text.isascii() and _SURROGATES.search(text):
+            return ''.join(
+                part if i % 2 else self._core.redact_for_search(part) for i, part in enumerate(_SURROGATES.split(text))
+            )
+        return self._core.redact_for_search(text)
+
+    def redact_for_search_many(self, texts: Sequence[str]) -> list[str]:
+        """:meth:`redact_for_search` of each text, in order (the core works on them in parallel)."""
+        texts = list(texts)
+        if all(t.isascii() or not _SURROGATES.search(t) for t in texts):
+            return self._core.redact_for_search_many(texts)
+        return [self.redact_for_search(t) for t in texts]
 
 
 _DEFAULT_REDACTOR = Redactor()

@@ -42,4 +42,22 @@ impl PyRedactor {
             Ok(texts.par_iter().map(|t| inner.redact(t)).collect())
         })
     }
+
+    /// ``text`` as a search indexes it: :meth:`redact`'s text with every mask it wrote replaced by ``***``, so no
+    /// fragment of a secret is searchable (a guessed secret reads as any other of its shape).
+    fn redact_for_search(&self, py: Python<'_>, text: Text) -> PyResult<String> {
+        let inner = Arc::clone(&self.inner);
+        let text = text.0;
+        detached(py, move || Ok(inner.redact_for_search(&text)))
+    }
+
+    /// :meth:`redact_for_search` of each text, in order (in parallel, without the GIL).
+    fn redact_for_search_many(&self, py: Python<'_>, texts: Vec<Text>) -> PyResult<Vec<String>> {
+        let inner = Arc::clone(&self.inner);
+        let texts = self::texts(texts);
+        detached(py, move || {
+            use rayon::prelude::*;
+            Ok(texts.par_iter().map(|t| inner.redact_for_search(t)).collect())
+        })
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-use super::masking::apply;
+use super::masking::{apply, apply_tracked, Spans};
 use super::rules::{Spec, SPECS};
 use super::scanners::rule_edits;
 use super::triggers::triggers;
@@ -59,6 +59,16 @@ pub(super) static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
 
 /// Redact with the built-in rules only.
 pub(super) fn redact_defaults(text: &str) -> String {
+    run(text, None).0
+}
+
+/// [`redact_defaults`], also moving `spans` (masks already written into `text`) and adding the masks written here.
+pub(super) fn redact_defaults_tracked(text: &str, spans: Spans) -> (String, Spans) {
+    let (out, spans) = run(text, Some(spans));
+    (out, spans.unwrap_or_default())
+}
+
+fn run(text: &str, mut spans: Option<Spans>) -> (String, Option<Spans>) {
     let defaults = &*DEFAULTS;
     let mut run = defaults.always.clone();
     for hit in defaults.triggers.find_overlapping_iter(text) {
@@ -68,10 +78,17 @@ pub(super) fn redact_defaults(text: &str) -> String {
     for index in (0..run.len()).filter(|&i| run[i]) {
         let edits = rule_edits(&defaults.rules[index], &current);
         if !edits.is_empty() {
-            current = apply(&current, &edits);
+            current = match spans.take() {
+                Some(before) => {
+                    let (out, after) = apply_tracked(&current, &edits, &before);
+                    spans = Some(after);
+                    out
+                }
+                None => apply(&current, &edits),
+            };
         }
     }
-    current
+    (current, spans)
 }
 
 #[cfg(test)]

@@ -24,9 +24,9 @@ mod user_patterns;
 
 use std::sync::LazyLock;
 
-use engine::{redact_defaults, DEFAULTS};
-use masking::apply;
-pub use masking::{mask, MIN_LENGTH};
+use engine::{redact_defaults, redact_defaults_tracked, DEFAULTS};
+use masking::{apply, apply_tracked, flatten};
+pub use masking::{mask, MIN_LENGTH, SEARCH_MASK};
 pub use user_patterns::PatternError;
 use user_patterns::{compile_user, UserPattern};
 
@@ -61,6 +61,30 @@ impl Redactor {
         }
         redact_defaults(current.as_deref().unwrap_or(text))
     }
+
+    /// `text` as a search indexes it: [`Redactor::redact`]'s text with every mask written replaced by
+    /// [`SEARCH_MASK`]. A long secret's mask keeps its first 6 and last 4 characters (what agents are shown); were
+    /// those searchable, a search for a guessed secret (redacted as the rows were) would find the message only when
+    /// the guess was right. Here a right guess and a wrong one of the same shape read alike.
+    pub fn redact_for_search(&self, text: &str) -> String {
+        let mut current: Option<String> = None;
+        let mut spans = Vec::new();
+        for pattern in &self.user {
+            let source = current.as_deref().unwrap_or(text);
+            let edits = pattern.edits(source);
+            if !edits.is_empty() {
+                let (out, after) = apply_tracked(source, &edits, &spans);
+                current = Some(out);
+                spans = after;
+            }
+        }
+        let (shown, spans) = redact_defaults_tracked(current.as_deref().unwrap_or(text), spans);
+        if spans.is_empty() {
+            shown
+        } else {
+            flatten(&shown, &spans)
+        }
+    }
 }
 
 /// The built-in rules only.
@@ -79,5 +103,23 @@ mod tests {
         let red = Redactor::new(&["(?:emp=(\\d+))|EMP-\\w+"]).unwrap();
         assert_eq!(red.redact("emp=4242 and EMP-X77"), "emp=*** and ***");
         assert_eq!(Redactor::new(&["", "  "]).unwrap().redact("plain"), "plain");
+    }
+
+    #[test]
+    fn the_search_form_is_the_shown_text_with_one_constant_per_mask() {
+        let red = Redactor::new(&["codename (\\w+)"]).unwrap();
+        for (text, search) in [
+            ("OPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv ok", "OPENAI_API_KEY=*** ok"),
+            ("codename nightingale, password=hunter2", "codename ***, password=***"),
+            ("https://u:p@ss-long-secret-value-1234@host.example/x", "https://u:***@host.example/x"),
+            ("plain text, no secret", "plain text, no secret"),
+            ("already sk-pro\u{2026}t7Uv shown", "already sk-pro\u{2026}t7Uv shown"),
+        ] {
+            assert_eq!(red.redact_for_search(text), search, "{text}");
+            assert_eq!(red.redact_for_search(search), search, "idempotent: {search}");
+        }
+        let right = red.redact_for_search("key ghp_abcdefghijklmnopqrstuvwxyz0123 end");
+        let wrong = red.redact_for_search("key ghp_zyxwvutsrqponmlkjihgfedcba9876 end");
+        assert_eq!(right, wrong);
     }
 }

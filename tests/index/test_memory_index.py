@@ -440,3 +440,31 @@ def test_explain_shows_how_each_result_was_scored_and_what_was_cut(tmp_path, ws,
         floored = index.search('deploy key vault', min_score=0.99, explain=True)
         reasons = {c['cut'] for c in floored.debug['cut']}
         assert 'minScore' in reasons  # under the floor (the relaxed pass keeps keyword hits only)
+
+
+SECRET_NOTE = (
+    '# Access\n\nOPENAI_API_KEY=sk-proj-4f9aXb81QzLmN0pRt7Uv\ndb password=hunter2hunter2\n'
+    '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8w\nggE7AgEAAkEAq7BFUpkGp3+LQmlQ\n'
+    '-----END PRIVATE KEY-----\nThe deploy runs at noon.\n'
+)
+
+
+def test_get_is_verbatim_unless_query_redact_get(tmp_path, ws):
+    write(ws / 'memory' / 'access.md', SECRET_NOTE)
+    with open_index(tmp_path) as index:  # OpenClaw's contract: the file as it is
+        index.sync()
+        assert index.get('memory/access.md')['text'] == SECRET_NOTE
+        assert memsift.MemoryTools(index).memory_get('memory/access.md')['text'] == SECRET_NOTE
+    with open_index(tmp_path, query={'redactGet': True}) as index:
+        index.sync()
+        got = index.get('memory/access.md')
+        assert got['totalLines'] == SECRET_NOTE.count('\n') + 1  # line numbers stay the file's
+        lines = got['text'].split('\n')
+        assert lines[2] == 'OPENAI_API_KEY=sk-pro\u2026t7Uv' and lines[3] == 'db password=***'
+        assert lines[4:8] == ['-----BEGIN PRIVATE KEY-----', '\u2026redacted\u2026', '', '-----END PRIVATE KEY-----']
+        assert lines[8] == 'The deploy runs at noon.'
+        for secret in ('4f9aXb81QzLmN0', 'hunter2', 'MIIBVQ', 'ggE7Ag'):
+            assert secret not in got['text']
+        part = index.get('memory/access.md', from_line=6, lines=3)  # a range inside the key: still masked
+        assert part['text'] == '\u2026redacted\u2026\n\n-----END PRIVATE KEY-----' and part['from'] == 6
+        assert memsift.MemoryTools(index).memory_get('memory/access.md')['text'] == got['text']

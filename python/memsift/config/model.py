@@ -303,6 +303,8 @@ class QueryConfig:
     hybrid: HybridConfig = section('hybrid', HybridConfig)
     redact_snippets: bool = key('redactSnippets', _boolean, True)
     """memsift: mask secrets in ``memory_search`` snippets (``memory_get`` stays verbatim: the files are the user's)."""
+    redact_get: bool = key('redactGet', _boolean, False)
+    """memsift: mask secrets in the text ``memory_get`` returns too; off (OpenClaw's contract): the file verbatim."""
     rerank: RerankConfig = section('rerank', RerankConfig)
     dedupe: bool = key('dedupe', _boolean, True)
     """memsift: one hit per fact: a chunk whose text repeats a better-ranked one's (or nearly) folds into its

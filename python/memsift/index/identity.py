@@ -1,8 +1,9 @@
 """What an index was built with (its identity), and what a change of it means.
 
-The identity records the provider, model, dims, chunking, analyzer, sources, extra paths and media settings. A
-sync that finds it changed re-chunks and re-embeds everything. When only the provider or model changed, the
-vectors already stored keep serving (embedding queries with the previous provider) until the re-embedding is done.
+The identity records the provider, model, dims, chunking, analyzer, sources, extra paths, media settings and, with
+session memory, the redaction revision transcripts were indexed with. A sync that finds it changed re-chunks and
+re-embeds everything. When only the provider or model changed, the vectors already stored keep serving (embedding
+queries with the previous provider) until the re-embedding is done.
 
 >>> from memsift.config import load_config
 >>> wanted_identity(load_config(None), None, None)['model']
@@ -21,6 +22,7 @@ from memsift.embedding import EmbeddingProvider
 from memsift.index.sync import load_vectors
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.providers import create_provider
+from memsift.redact import REVISION as REDACTION_REVISION
 
 if TYPE_CHECKING:
     from memsift.index.protocol import Store
@@ -49,7 +51,7 @@ def media_suffixes(config: MemoryConfig, provider: EmbeddingProvider | None) -> 
 def wanted_identity(config: MemoryConfig, provider: EmbeddingProvider | None, dims: int | None) -> dict[str, Any]:
     """The identity an index built now with ``provider`` (of ``dims`` dimensions) would have."""
     media = media_suffixes(config, provider)
-    return {
+    identity = {
         'provider': provider.id if provider is not None else 'none',
         'model': provider.model if provider is not None else 'fts-only',
         'dims': dims,
@@ -60,6 +62,11 @@ def wanted_identity(config: MemoryConfig, provider: EmbeddingProvider | None, di
         'extraPaths': sorted({os.path.normpath(p) for p in extra_paths(config)}),
         'media': [*media, config.multimodal.max_file_bytes] if media else None,
     }
+    if 'sessions' in config.sources:
+        # Transcripts are indexed in the redaction's searchable form: a new revision indexes them again (only with
+        # session memory on, so other indexes keep the identity they were built with).
+        identity['sessionRedaction'] = REDACTION_REVISION
+    return identity
 
 
 def previous_vectors(

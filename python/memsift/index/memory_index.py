@@ -134,10 +134,11 @@ class MemoryIndex:
             self.session_memory,
             writer,
         )
-        snippet_redactor = (
-            Redactor(self.config.session_tools.redact_patterns) if self.config.query.redact_snippets else None
-        )
+        redactor = Redactor(self.config.session_tools.redact_patterns)
+        snippet_redactor = redactor if self.config.query.redact_snippets else None
         self.pipeline = SearchPipeline(self.config, self.freshness, self.session_memory, self.rerank, snippet_redactor)
+        self._get_redact = redactor.redact if self.config.query.redact_get else None
+        """``query.redactGet``: how ``get`` masks secrets (None: verbatim, OpenClaw's contract)."""
         with contextlib.suppress(ProviderError):
             self.embeddings.ready()  # otherwise retried, and reported, by sync, search and status
 
@@ -279,7 +280,8 @@ class MemoryIndex:
     # ------------------------------------------------------------------ get, write, status, compact
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryGetResult:
-        """Read part of an indexed memory file, or the root ``DREAMS.md`` dream diary (OpenClaw's ``memory_get``).
+        """Read part of an indexed memory file, or the root ``DREAMS.md`` dream diary (OpenClaw's ``memory_get``):
+        verbatim, or with secrets masked when ``query.redactGet`` is on.
 
         Args:
             path: Workspace-relative path as search results give it.
@@ -292,7 +294,7 @@ class MemoryIndex:
         """
         self.freshness.check_open()
         extra = extra_roots(self.workspace, extra_paths(self.config))
-        return memory_get(self.workspace, extra, self.store.file, path, from_line, lines)
+        return memory_get(self.workspace, extra, self.store.file, path, from_line, lines, self._get_redact)
 
     def write(
         self, text: str, path: str | None = None, *, now: datetime | None = None, sync: bool = True

@@ -1,6 +1,8 @@
 """Session transcripts as memory (``experimental.sessionMemory`` with ``sessions`` in ``sources``): one document
-per transcript, ``sessions/<key>.jsonl``, whose lines are ``User: …`` / ``Assistant: …`` (redacted), with chunk
-lines mapped back to the transcript's lines; searches see only the transcripts the caller may see.
+per transcript, ``sessions/<key>.jsonl``, whose lines are ``User: …`` / ``Assistant: …`` in the searchable form
+(secrets masked, each mask one constant ``***``: :meth:`~memsift.redact.Redactor.redact_for_search`, so neither the
+keyword nor the vector leg can tell a right guess of a secret from a wrong one), with chunk lines mapped back to the
+transcript's lines; searches see only the transcripts the caller may see.
 
 >>> session_path('agent:main:telegram/dm:42')
 'sessions/agent:main:telegram_dm:42.jsonl'
@@ -91,10 +93,10 @@ class SessionMemory:
         return due
 
     def render(self, key: str) -> tuple[str, tuple[int, ...]]:
-        """A transcript's document text and, per line, the transcript line it came from."""
+        """A transcript's document text (searchable form) and, per line, the transcript line it came from."""
         lines, line_map = [], []
         for line, role, text in self.sessions.active_messages(key):
-            text = ' '.join(self.sessions.redactor.redact(text).split())
+            text = ' '.join(self.sessions.redactor.redact_for_search(text).split())
             lines.append(f'{"User" if role == "user" else "Assistant"}: {text}')
             line_map.append(line)
         return '\n'.join(lines), tuple(line_map)

@@ -84,8 +84,9 @@ def memory_tool_functions(tools: MemoryTools) -> list[MemoryToolFunction]:
     def memory_get(path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         """Read lines of a memory file that memory_search returned, to see the whole note around a hit.
 
-        Returns {path, from, lines, totalLines, text, truncated?, nextFrom?}: at most 20,000 characters; when
-        truncated is true, call again with from_line=nextFrom. An unreadable path gives {path, text: "", error}.
+        Returns {path, from, lines, totalLines, text, truncated?, nextFrom?}: the file's text verbatim (secrets
+        masked only when query.redactGet is on), at most 20,000 characters; when truncated is true, call again with
+        from_line=nextFrom. An unreadable path gives {path, text: "", error}.
 
         Args:
             path: The path exactly as memory_search returned it, e.g. "memory/2026-11-28.md".

@@ -125,6 +125,10 @@ class SearchPipeline:
         request = SearchRequest.parse(
             query, max_results, min_score, self.config.query, options.session_key, options.sources
         )
+        if self.session_memory is not None:
+            # Transcripts are indexed in the redaction's searchable form (each mask one constant): the question is
+            # read in it too, so a guessed secret reads as any other of its shape and cannot be confirmed.
+            request.text = self.session_memory.sessions.redactor.redact_for_search(request.text)
         return request
 
     def _when(self, request: SearchRequest, options: SearchOptions) -> _When:

@@ -63,7 +63,7 @@ class SessionSearch:
         snapshot: Reads the store's session list (cached), under the lock.
         reconciler: Indexes sessions that wait for it before they are searched.
         analyzer: The tokenizer the full-text rows were written with.
-        redactor: The store's redaction: a question is redacted as the rows were.
+        redactor: The store's redaction: a question is read in the rows' searchable form (each mask one constant).
         search_mode: ``ranked`` tops the all-terms hits up with ranked partial matches; ``all-terms`` does not.
     """
 
@@ -87,6 +87,9 @@ class SessionSearch:
     def run(self, query: str, visible: frozenset[str], limit: int) -> StoreHits:
         """The hits among the ``visible`` sessions (the store merges the answers of its peers and caps them)."""
         indexing = self._reconciler.catch_up(visible)
+        # Read as the rows were written: secrets masked, each mask one constant. A guessed secret then reads as any
+        # other of its shape, in the lookup, the top-up and the snippets' centring alike.
+        query = self._redactor.redact_for_search(query)
         clauses, terms = query_clauses(self._analyzer, query)
         if not clauses:
             return StoreHits([], indexing, {})
@@ -118,7 +121,7 @@ class SessionSearch:
     ) -> list[tuple[Any, ...]]:
         """The ranked partial matches (rows as :func:`rows_of` gives them) that fill a ``sessions_search`` list:
         the keyword leg, merged with the vector leg when the store has one."""
-        question = self._redactor.redact(query)  # redacted as the rows were: a guessed secret finds only its mask
+        question = query  # already in the rows' searchable form (run)
         vectors = self.vectors
         # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
         query_vector = vectors.query_vector(question, debug) if vectors is not None else None

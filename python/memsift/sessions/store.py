@@ -135,7 +135,7 @@ class SessionStore:
         self.path = self._db.shown
         """The database file, or the DSN without its password."""
         self._catalog = SessionCatalog(self._db, self._lock, agent_id)
-        self._writer = Writer(self._db, self._analyzer, self.redactor.redact)
+        self._writer = Writer(self._db, self._analyzer, self.redactor.redact_for_search)
         self._reconciler = Reconciler(
             self._writer,
             self._lock,
@@ -196,7 +196,7 @@ class SessionStore:
             self._db,
             self._lock,
             self._writer.transaction,
-            self.redactor.redact,
+            self.redactor.redact_for_search,
             provider,
             embed,
             weights,

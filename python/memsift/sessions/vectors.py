@@ -3,10 +3,11 @@ cosine, merged with the keyword leg.
 
 When the store is given an embedding provider (:meth:`~memsift.sessions.SessionStore.use_embeddings`; the agent
 tools pass the memory index's provider, through its embedding cache), a background thread embeds every indexed
-message (its redacted text) that has no vector for that provider yet, in batches, and stores the vectors in the
-``message_vectors`` table, so another process or a restart never embeds them again. Appends, imports and rebuilds
-wake it up, and it looks again every minute for messages other processes wrote; it never runs on the append path.
-Searches keep an in-memory :class:`memsift._core.VectorStore` caught up from that table.
+message (its searchable text: secrets masked, each mask one constant) that has no vector for that provider yet, in
+batches, and stores the vectors in the ``message_vectors`` table, so another process or a restart never embeds them
+again. Appends, imports and rebuilds wake it up, and it looks again every minute for messages other processes wrote;
+it never runs on the append path. Searches keep an in-memory :class:`memsift._core.VectorStore` caught up from
+that table.
 
 Messages are embedded as a reader sees them: a short turn ("Yes, twice!") after the end of the message it answers.
 A search embeds the question (outside the store's lock), takes the nearest messages of the visible sessions and
@@ -80,7 +81,7 @@ class MessageVectors:
         db: The store's connection (every use is under ``lock``).
         lock: The store's lock.
         transaction: Opens a write transaction on ``db`` (the store writer's).
-        redact: The store's redaction, applied to message text before it is embedded.
+        redact: The searchable form of message text (secrets masked, each mask one constant), which is embedded.
         provider: The embedding provider.
         embed: Embeds message texts (default ``embed_documents(provider, texts)``; the agent tools pass the
             memory index's cached embedding).
@@ -208,7 +209,7 @@ class MessageVectors:
             return -1, 0
         with self._lock:
             texts = self._reader_view(rows)
-        vectors = self._embed([self._redact(text) for text in texts])
+        vectors = self._embed(texts)
         with self._lock, self._transaction():
             stored = self._db.executemany(
                 Sql(
@@ -230,10 +231,11 @@ class MessageVectors:
         previous message of its session (under the lock: it reads the store)."""
         texts = []
         for seq, body in rows:
-            text = body_text(body)
+            # Each message in its searchable form before any cut: a secret cut in two would escape its rule.
+            text = self._redact(body_text(body))
             if len(text.split()) < CONTEXT_WORDS:
                 found = self._db.execute(_PREVIOUS, {'seq': seq}).fetchone()
-                previous = body_text(found[0]) if found else ''
+                previous = self._redact(body_text(found[0])) if found else ''
                 if previous:
                     text = f'{previous[-CONTEXT_CHARS:]}\n{text}'
             texts.append(text)

@@ -2,14 +2,15 @@
 full-text row and its session's counters in one transaction), as a session's active branch is recomputed, and as
 sessions are flagged or deleted.
 
-The full-text rows hold memsift's analyzer tokens of the *redacted* message text, joined by spaces (FTS5 splits them
-again; PostgreSQL keeps them split as FTS5 splits them, :mod:`~memsift.sessions.fts5`): a search for a raw secret
-finds nothing, so it cannot confirm a guessed one.
+The full-text rows hold memsift's analyzer tokens of the message text in its *searchable* form (redacted, each mask
+one constant: :meth:`~memsift.redact.Redactor.redact_for_search`), joined by spaces (FTS5 splits them again;
+PostgreSQL keeps them split as FTS5 splits them, :mod:`~memsift.sessions.fts5`): no fragment of a secret is there,
+so a search cannot confirm a guessed one.
 
 >>> from memsift._core import Analyzer
 >>> from memsift.redact import Redactor
 >>> from memsift.sessions.tables import open_database
->>> writer = Writer(open_database(':memory:'), Analyzer(), Redactor().redact)
+>>> writer = Writer(open_database(':memory:'), Analyzer(), Redactor().redact_for_search)
 >>> with writer.transaction():
 ...     writer.append('agent:main:main', {'type': 'message', 'id': 'm1', 'timestamp': 1767225600000,
 ...                   'message': {'role': 'user', 'content': 'ERR_CONN_RESET, DB_PASSWORD=hunter2'}}, '{}', None,
@@ -89,7 +90,7 @@ class Writer:
     Attributes:
         db: The store's connection.
         analyzer: Turns message text into the tokens of the full-text rows.
-        redact: Masks secrets in message text before it is tokenized.
+        redact: The searchable form of message text (secrets masked, each mask one constant), which is tokenized.
         agent_id: The agent that new sessions are recorded under (the store's).
     """
 
@@ -296,12 +297,13 @@ class Writer:
         )
 
     def _tokens(self, texts: list[str]) -> list[str]:
-        """The full-text row of each message text: the analyzer tokens of its redacted text."""
+        """The full-text row of each message text: the analyzer tokens of its searchable form."""
         return [' '.join(t) for t in self.analyzer.tokenize_batch([self.redact(text) for text in texts])]
 
     def reindex_redacted(self, redaction: str, batch: int = REINDEX_BATCH) -> int:
         """Bring every full-text row to the redaction ``redaction`` (a fingerprint of the patterns), if another one
-        built them: older stores indexed raw text, and changed patterns change what is masked. Returns the rows
+        built them: older stores indexed raw text, and changed patterns change what is masked. The messages' vectors
+        in that range go too (the embedding thread embeds them again from the new text). Returns the rows
         re-indexed.
 
         Resumable: each batch commits with its progress, so a process killed midway continues where it stopped.
@@ -333,6 +335,14 @@ class Writer:
                         'WHERE agent = :agent AND seq = :seq',
                     ),
                     [{'seq': seq, **self.db.fts_row(t)} for (seq, _), t in zip(rows, tokens, strict=True)],
+                )
+                upto = rows[-1][0] if len(rows) == batch else 2**62  # the last batch: every vector past `after`
+                self.db.execute(
+                    Sql(
+                        'DELETE FROM message_vectors WHERE seq > :after AND seq <= :upto',
+                        'DELETE FROM session_message_vectors WHERE agent = :agent AND seq > :after AND seq <= :upto',
+                    ),
+                    {'after': after, 'upto': upto},
                 )
                 self._rewritten('*')
                 progress = {'fts_redaction_target': redaction, 'fts_redaction_upto': str(rows[-1][0] if rows else 0)}

@@ -220,7 +220,8 @@ class MemoryTools:
         return data
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
-        """Read lines of a memory file that ``memory_search`` returned (at most 20,000 characters).
+        """Read lines of a memory file that ``memory_search`` returned (at most 20,000 characters), verbatim
+        (OpenClaw's contract) unless ``query.redactGet`` is on, which masks secrets in the text.
 
         Returns:
             ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.

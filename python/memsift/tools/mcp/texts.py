@@ -53,8 +53,9 @@ Read lines of a memory file, usually one that memory_search returned, to see the
 indexed memory files can be read (MEMORY.md, memory/**/*.md and configured extra paths); conversations are read \
 with sessions_history.
 
-Returns {path, from, lines, totalLines, text, truncated?, nextFrom?}: at most 20,000 characters per call; when \
-truncated is true, call again with from=nextFrom. An unreadable path gives {path, text: "", error}."""
+Returns {path, from, lines, totalLines, text, truncated?, nextFrom?}: the file's text verbatim (secrets masked \
+only when query.redactGet is on), at most 20,000 characters per call; when truncated is true, call again with \
+from=nextFrom. An unreadable path gives {path, text: "", error}."""
 
 SESSIONS_SEARCH = """\
 Find messages of this agent's earlier conversations (session transcripts) by their words, in any language: \
