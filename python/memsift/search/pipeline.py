@@ -42,7 +42,7 @@ from memsift.search.merge import Ranking, rank
 from memsift.search.request import SearchMode, SearchRequest
 from memsift.search.rerank import Rerank
 from memsift.search.results import MemoryHit, SearchResult, wants_citations
-from memsift.search.when import TimeWords, in_range, parse_bound, read_time, time_factors
+from memsift.search.when import TimeWords, in_range, read_query_time, time_factors
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
@@ -133,24 +133,12 @@ class SearchPipeline:
 
     def _when(self, request: SearchRequest, options: SearchOptions) -> _When:
         """The time stage's inputs: the filters, checked, and the query's time words, taken out of its text."""
-        now = options.now if options.now is not None else datetime.now()
-        today = (now.astimezone() if now.tzinfo is not None else now).date()
-        since, until = parse_bound(options.since, 'since', today), parse_bound(options.until, 'until', today)
-        if since is not None and until is not None and since > until:
-            raise InvalidInputError(f'since ({since}) is after until ({until}): nothing can lie between them')
+        read = read_query_time(request.text, options.since, options.until, options.now, self.config.query.time_words)
         tags = _check_tags(options.tags)
-        words = read_time(request.text, today) if self.config.query.time_words else None
-        if words is not None and (words.window is not None or words.recent):
-            request.text = words.text
-            window = words.window
-            request.debug['time'] = {
-                'window': None if window is None else [window.start.isoformat(), window.end.isoformat()],
-                'words': None if window is None else window.words,
-                'recent': words.recent,
-            }
-        else:
-            words = None
-        return _When(today, words, since, until, path_filter(options.paths), tags)
+        if read.words is not None:
+            request.text = read.text
+            request.debug['time'] = read.words.report()
+        return _When(read.today, read.words, read.since, read.until, path_filter(options.paths), tags)
 
     def _search(self, request: SearchRequest, options: SearchOptions, when: _When, started: float) -> SearchResult:
         debug = request.debug

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memsift._text import preview
 from memsift.errors import InvalidInputError
@@ -37,10 +37,12 @@ from memsift.errors import InvalidInputError
 __all__ = [
     'OUTSIDE',
     'RECENT_HALF_LIFE_DAYS',
+    'QueryTime',
     'TimeWords',
     'Window',
     'in_range',
     'parse_bound',
+    'read_query_time',
     'read_time',
     'time_factors',
 ]
@@ -80,6 +82,44 @@ class TimeWords:
     text: str
     window: Window | None
     recent: bool
+
+    def report(self) -> dict[str, Any]:
+        """What ``debug['time']`` shows of them: the window's days and words, and ``recent``."""
+        window = self.window
+        return {
+            'window': None if window is None else [window.start.isoformat(), window.end.isoformat()],
+            'words': None if window is None else window.words,
+            'recent': self.recent,
+        }
+
+
+class QueryTime(NamedTuple):
+    """A query read for time (:func:`read_query_time`): its text without time words, the words (``None``: none),
+    the ``since`` / ``until`` filters, and today (local)."""
+
+    text: str
+    words: TimeWords | None
+    since: date | None
+    until: date | None
+    today: date
+
+
+def read_query_time(query: str, since: object, until: object, now: datetime | None, time_words: bool) -> QueryTime:
+    """Read ``query`` for time words (when ``time_words``) and check the filters, against ``now`` (default: now;
+    naive: local time).
+
+    Raises:
+        InvalidInputError: a filter that is no date or span, or ``since`` after ``until``.
+    """
+    moment = now if now is not None else datetime.now()
+    today = (moment.astimezone() if moment.tzinfo is not None else moment).date()
+    first, last = parse_bound(since, 'since', today), parse_bound(until, 'until', today)
+    if first is not None and last is not None and first > last:
+        raise InvalidInputError(f'since ({first}) is after until ({last}): nothing can lie between them')
+    words = read_time(query, today) if time_words else None
+    if words is None or (words.window is None and not words.recent):
+        return QueryTime(query, None, first, last, today)
+    return QueryTime(words.text, words, first, last, today)
 
 
 # ---------------------------------------------------------------- resolving

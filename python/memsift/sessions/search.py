@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memsift._core import Analyzer
 from memsift.config import SessionSearchMode
-from memsift.errors import InvalidInputError, SessionAccessError
+from memsift.errors import SessionAccessError
 from memsift.redact import Redactor
 from memsift.results import SessionHit
-from memsift.search.when import TimeWords, in_range, parse_bound, read_time, time_factors
+from memsift.search.when import TimeWords, in_range, read_query_time, time_factors
 from memsift.sessions.database import Database
 from memsift.sessions.pgquery import Lookup
 from memsift.sessions.query import find_messages, query_clauses, search_results
@@ -187,15 +187,7 @@ class SessionTime:
         Raises:
             InvalidInputError: a filter that is no date or span, or ``since`` after ``until``.
         """
-        moment = now if now is not None else datetime.now()
-        today = (moment.astimezone() if moment.tzinfo is not None else moment).date()
-        first, last = parse_bound(since, 'since', today), parse_bound(until, 'until', today)
-        if first is not None and last is not None and first > last:
-            raise InvalidInputError(f'since ({first}) is after until ({last}): nothing can lie between them')
-        words = read_time(query, today) if time_words else None
-        if words is None or (words.window is None and not words.recent):
-            return cls(query, None, first, last, today)
-        return cls(words.text, words, first, last, today)
+        return cls(*read_query_time(query, since, until, now, time_words))
 
     @property
     def active(self) -> bool:
@@ -218,12 +210,7 @@ class SessionTime:
             return hits, set()
         window = words.window
         inside = set() if window is None else {h['messageId'] for h, d in zip(hits, days) if window.distance(d) == 0}
-        debug['time'] = {
-            'window': None if window is None else [window.start.isoformat(), window.end.isoformat()],
-            'words': None if window is None else window.words,
-            'recent': words.recent,
-            'inWindow': len(inside),
-        }
+        debug['time'] = words.report() | {'inWindow': len(inside)}
         for hit, factor in zip(hits, factors, strict=True):
             hit['score'] *= factor
         return hits, inside
