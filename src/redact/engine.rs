@@ -6,6 +6,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
+use super::gitleaks::{self, GitleaksRule};
 use super::masking::apply;
 use super::rules::{Spec, SPECS};
 use super::scanners::rule_edits;
@@ -39,22 +40,41 @@ impl Rule {
 
 pub(super) struct Defaults {
     rules: Vec<Rule>,
-    /// Trigger literals of the rules that have some (ASCII case-insensitive); `trigger_rules[i]` is the rule of
-    /// literal `i`.
+    /// gitleaks' default rules (`gitleaks.rs`), run after the built-in ones.
+    pub(super) gitleaks: Vec<GitleaksRule>,
+    /// Trigger literals of the rules that have some (ASCII case-insensitive), the built-in rules' then gitleaks'
+    /// keywords: one scan picks both. `trigger_rules[i]` is the rule of literal `i`: `rules[i]`, or
+    /// `gitleaks[i - rules.len()]` past the built-in ones.
     triggers: AhoCorasick,
     trigger_rules: Vec<usize>,
-    /// Rules without a literal trigger, which always run.
+    /// Rules without a literal trigger, which always run (same numbering).
     always: Vec<bool>,
 }
 
 pub(super) static DEFAULTS: LazyLock<Defaults> = LazyLock::new(|| {
     let specs: &'static [Spec] = SPECS.as_slice();
     let rules: Vec<Rule> = specs.iter().map(|spec| Rule { spec, compiled: OnceLock::new() }).collect();
-    let always = specs.iter().map(|spec| triggers(spec).is_empty()).collect();
-    let (words, trigger_rules): (Vec<&str>, Vec<usize>) =
-        specs.iter().enumerate().flat_map(|(i, spec)| triggers(spec).iter().map(move |&w| (w, i))).unzip();
+    // A rule-set file that does not load stops here, with a message naming it (a test loads it on every build).
+    let gitleaks = gitleaks::load().unwrap_or_else(|e| panic!("{e}"));
+    let n = rules.len();
+    let always = specs
+        .iter()
+        .map(|spec| triggers(spec).is_empty())
+        .chain(gitleaks.iter().map(|rule| rule.def.keywords.is_empty()))
+        .collect();
+    let (words, trigger_rules): (Vec<&str>, Vec<usize>) = specs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, spec)| triggers(spec).iter().map(move |&w| (w, i)))
+        .chain(
+            gitleaks
+                .iter()
+                .enumerate()
+                .flat_map(|(i, rule)| rule.def.keywords.iter().map(move |w| (w.as_str(), n + i))),
+        )
+        .unzip();
     let triggers = AhoCorasick::builder().ascii_case_insensitive(true).build(words).expect("redact triggers");
-    Defaults { rules, triggers, trigger_rules, always }
+    Defaults { rules, gitleaks, triggers, trigger_rules, always }
 });
 
 /// Redact with the built-in rules only.
@@ -65,8 +85,14 @@ pub(super) fn redact_defaults(text: &str) -> String {
         run[defaults.trigger_rules[hit.pattern().as_usize()]] = true;
     }
     let mut current = text.to_owned();
+    let n = defaults.rules.len();
     for index in (0..run.len()).filter(|&i| run[i]) {
-        let edits = rule_edits(&defaults.rules[index], &current);
+        // OpenClaw's rules first, then gitleaks': where both match, OpenClaw's mask stands and gitleaks leaves it.
+        let edits = if index < n {
+            rule_edits(&defaults.rules[index], &current)
+        } else {
+            defaults.gitleaks[index - n].edits(&current)
+        };
         if !edits.is_empty() {
             current = apply(&current, &edits);
         }
