@@ -28,7 +28,7 @@ from memsift.errors import RedactPatternError
 
 __all__ = ['REVISION', 'Redactor', 'mask', 'redact']
 
-REVISION = 5
+REVISION = 6
 """The revision of the built-in patterns: stores that index redacted text re-index it when this changes."""
 
 _MIN_LENGTH = 18  # OpenClaw's DEFAULT_REDACT_MIN_LENGTH: shorter values are masked completely

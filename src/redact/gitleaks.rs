@@ -6,7 +6,8 @@
 //! case-insensitive; the engine's one Aho-Corasick scan decides); its secret is the `secretGroup` capture, else the
 //! first non-empty capture, else the whole match; a secret whose Shannon entropy is not above the rule's `entropy`,
 //! that holds one of the rule's stopwords, or whose line (or secret) matches one of the rule's allowlist regexes is
-//! left alone, and `generic-*` secrets need a digit. Each regex compiles with the `regex` crate (linear time) on
+//! left alone, and `generic-*` secrets need a digit. One departure, where OpenClaw's rules decide: a whole-match
+//! token shape inside a longer alphanumeric run (a base64 blob) is left alone. Each regex compiles with the `regex` crate (linear time) on
 //! the first text that triggers its rule. The global allowlist lists file paths only and does not apply to text.
 
 use std::fmt;
@@ -183,7 +184,8 @@ impl<'s> Cursor<'s> {
         if self.rest().starts_with(['"', '\'']) {
             return self.string().map(Value::Str);
         }
-        let len = self.rest().find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).unwrap_or(self.rest().len());
+        let len =
+            self.rest().find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).unwrap_or(self.rest().len());
         let number = self.rest()[..len].parse::<f64>().map_err(|_| self.err("expected a value"))?;
         self.pos += len;
         Ok(Value::Num(number))
@@ -377,6 +379,15 @@ impl GitleaksRule {
             };
             let Some(secret) = secret.filter(|m| !m.is_empty()) else { continue };
             let value = secret.as_str();
+            // A bare token shape inside a longer run of letters and digits (a base64 blob holding `AKIA…`) is part
+            // of that run, not a token: OpenClaw leaves such blobs alone, and where the rule sets overlap its
+            // behaviour stays.
+            let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+            if secret.range() == whole.range()
+                && (alnum(text[..whole.start()].chars().next_back()) || alnum(text[whole.end()..].chars().next()))
+            {
+                continue;
+            }
             if self.def.entropy.is_some_and(|min| shannon_entropy(value) <= min)
                 || (self.def.id.starts_with("generic") && !value.bytes().any(|b| b.is_ascii_digit()))
                 || compiled.stopwords.as_ref().is_some_and(|s| s.is_match(value))
@@ -397,7 +408,8 @@ impl GitleaksRule {
                     continue;
                 }
             }
-            if already_masked(text, secret.start(), secret.end()) || edits.last().is_some_and(|e| e.end > secret.start())
+            if already_masked(text, secret.start(), secret.end())
+                || edits.last().is_some_and(|e| e.end > secret.start())
             {
                 continue;
             }
