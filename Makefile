@@ -28,7 +28,7 @@ $(PY):
 # and `make install-test` reuse the last build (the fat-LTO link takes minutes). Build outputs (*.so of
 # `maturin develop`, bytecode) are left out. The sdist also carries tests, benches and docs, which do not trigger a
 # rebuild: before a release, `rm target/wheels/.built` (or `make clean`).
-WHEEL_SOURCES := Cargo.toml Cargo.lock pyproject.toml README.md LICENSE LICENSE-THIRD-PARTY.md \
+WHEEL_SOURCES := Cargo.toml Cargo.lock pyproject.toml README.md LICENSE LICENSE-THIRD-PARTY.md LICENSE-gitleaks \
 	$(shell find src python -type f ! -name '*.so' ! -name '*.pyc' ! -path '*/__pycache__/*')
 # Touched once the wheel, the sdist and their size check are done: make compares its time with the sources'.
 WHEELS_BUILT := $(WHEELS)/.built

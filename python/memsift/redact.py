@@ -28,9 +28,10 @@ from memsift.errors import RedactPatternError
 
 __all__ = ['REVISION', 'SEARCH_MASK', 'Redactor', 'mask', 'redact']
 
-REVISION = 6
+REVISION = 7
 """The revision of the built-in patterns and of the searchable form: stores that index redacted text re-index it when
-this changes (6: what is searched holds one constant per mask, :meth:`Redactor.redact_for_search`)."""
+this changes (6: what is searched holds one constant per mask, :meth:`Redactor.redact_for_search`; 7: gitleaks'
+default rules)."""
 
 SEARCH_MASK = '***'
 """What stands for every mask in searchable text (:meth:`Redactor.redact_for_search`)."""

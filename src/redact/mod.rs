@@ -16,6 +16,7 @@
 //! blocks, authorization headers, form bodies), `masking` (the mask and the text edits) and `user_patterns`.
 
 mod engine;
+mod gitleaks;
 mod masking;
 mod rules;
 mod scanners;
