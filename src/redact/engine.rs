@@ -7,7 +7,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 
 use super::gitleaks::{self, GitleaksRule};
-use super::masking::{apply, apply_tracked, Edit, Spans};
+use super::masking::{apply_tracked, unmasked_rest, Edit, Spans};
 use super::rules::{Spec, SPECS};
 use super::scanners::rule_edits;
 use super::triggers::triggers;
@@ -94,46 +94,43 @@ pub(super) fn redact_defaults_tracked(text: &str, spans: Spans) -> (String, Span
     (out, spans.unwrap_or_default())
 }
 
-fn run(text: &str, mut spans: Option<Spans>) -> (String, Option<Spans>) {
+fn run(text: &str, spans: Option<Spans>) -> (String, Option<Spans>) {
     let defaults = &*DEFAULTS;
     let mut run = defaults.always.clone();
     for hit in defaults.triggers.find_overlapping_iter(text) {
         run[defaults.trigger_rules[hit.pattern().as_usize()]] = true;
     }
+    let tracked = spans.is_some();
+    let mut spans = spans.unwrap_or_default();
     let mut current = text.to_owned();
     let n = defaults.rules.len();
-    let mut write = |current: &mut String, edits: Vec<Edit>| {
+    let write = |current: &mut String, spans: &mut Spans, edits: Vec<Edit>| {
         if !edits.is_empty() {
-            *current = match spans.take() {
-                Some(before) => {
-                    let (out, after) = apply_tracked(current, &edits, &before);
-                    spans = Some(after);
-                    out
-                }
-                None => apply(current, &edits),
-            };
+            let (out, after) = apply_tracked(current, &edits, spans);
+            *current = out;
+            *spans = after;
         }
     };
-    let mut built_in_masked = false;
     for index in (0..run.len()).filter(|&i| run[i]) {
-        // OpenClaw's rules first, then gitleaks': where both match, OpenClaw's mask stands and gitleaks leaves it.
+        // The built-in rules first (OpenClaw's, then memsift's context rules), then gitleaks': where two match the
+        // same secret, the earlier mask stands.
         let edits = if index < n {
             rule_edits(&defaults.rules[index], &current)
         } else {
             defaults.gitleaks[index - n].edits(&current)
         };
-        built_in_masked |= index < n && !edits.is_empty();
-        write(&mut current, edits);
+        write(&mut current, &mut spans, edits);
     }
-    // A built-in mask next to a gitleaks secret can stop gitleaks' regex from matching while the secret stays:
-    // what gitleaks finds in the original text must not survive verbatim.
-    if built_in_masked {
+    // An earlier mask inside or next to a gitleaks secret can stop gitleaks' regex from matching in what is left
+    // while part of the secret stays: each secret gitleaks finds in the original text that is not all masked now
+    // becomes one mask.
+    if current != text {
         for rule in (n..run.len()).filter(|&i| run[i]).map(|i| &defaults.gitleaks[i - n]) {
-            let edits = rule.leftover_edits(text, &current);
-            write(&mut current, edits);
+            let edits = unmasked_rest(text, &current, &spans, &rule.secrets(text));
+            write(&mut current, &mut spans, edits);
         }
     }
-    (current, spans)
+    (current, tracked.then_some(spans))
 }
 
 #[cfg(test)]

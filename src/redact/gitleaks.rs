@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexBuilder};
 
-use super::masking::{already_masked, mask, Edit, ELLIPSIS};
+use super::masking::{already_masked, mask, shannon_entropy, Edit, ELLIPSIS};
 
 /// The rule set, as named in every load error.
 pub(super) const FILE: &str = "src/redact/gitleaks.toml";
@@ -326,19 +326,6 @@ pub(super) fn load() -> Result<Vec<GitleaksRule>, LoadError> {
     Ok(defs.into_iter().map(|def| GitleaksRule { def, compiled: OnceLock::new() }).collect())
 }
 
-/// Shannon entropy of `s` in bits per character (gitleaks' `ShannonEntropy`, over bytes).
-pub(super) fn shannon_entropy(s: &str) -> f64 {
-    if s.is_empty() {
-        return 0.0;
-    }
-    let mut counts = [0_usize; 256];
-    for b in s.bytes() {
-        counts[b as usize] += 1;
-    }
-    let n = s.len() as f64;
-    counts.iter().filter(|&&c| c > 0).map(|&c| c as f64 / n).map(|p| -p * p.log2()).sum()
-}
-
 impl GitleaksRule {
     fn compiled(&self) -> &Compiled {
         self.compiled.get_or_init(|| {
@@ -433,24 +420,6 @@ impl GitleaksRule {
             }
             edits.push(Edit { start: secret.start, end: secret.end, with: mask(&text[secret.clone()]) });
         }
-        edits
-    }
-
-    /// The masks that finish what an earlier rule began: where this rule finds a secret in `original` that an
-    /// earlier rule's mask changed around (so its regex no longer matches in `current`) but left whole, each place
-    /// `current` still holds it verbatim. (OpenClaw's `password=>"…"` masks the `>` and keeps the quoted value.)
-    pub(super) fn leftover_edits(&self, original: &str, current: &str) -> Vec<Edit> {
-        let mut edits: Vec<Edit> = Vec::new();
-        for secret in self.secrets(original) {
-            let value = &original[secret];
-            for (start, _) in current.match_indices(value) {
-                let end = start + value.len();
-                if !already_masked(current, start, end) && edits.iter().all(|e| e.end <= start || end <= e.start) {
-                    edits.push(Edit { start, end, with: mask(value) });
-                }
-            }
-        }
-        edits.sort_unstable_by_key(|e| e.start);
         edits
     }
 }

@@ -23,6 +23,19 @@ pub fn mask(secret: &str) -> String {
     format!("{head}{ELLIPSIS}{tail}")
 }
 
+/// Shannon entropy of `s` in bits per character (gitleaks' `ShannonEntropy`, over bytes).
+pub(super) fn shannon_entropy(s: &str) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0_usize; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts.iter().filter(|&&c| c > 0).map(|&c| c as f64 / n).map(|p| -p * p.log2()).sum()
+}
+
 /// Whether `text[start..end]` lies within a mask written by an earlier pass (`***`, or at most 6 characters +
 /// `…` + 4), so redacting stays idempotent. Containment, not "an ellipsis nearby": a value that holds an earlier
 /// mask *and* real secret text around it is still masked.
@@ -102,6 +115,89 @@ pub(super) fn apply_tracked(text: &str, edits: &[Edit], spans: &[(usize, usize)]
     (out, merged)
 }
 
+/// Where the text between the masks of `current` (`spans`) stands in `original`, the text it was made from by
+/// replacing those spans: `(original start, current start, length)` per run, in order. `None` when a run is not
+/// found (not an edit of `original`).
+fn unmasked_runs(original: &str, current: &str, spans: &[(usize, usize)]) -> Option<Vec<(usize, usize, usize)>> {
+    let mut runs = Vec::with_capacity(spans.len() + 1);
+    let (mut from, mut at) = (0, 0);
+    for (i, &(mask_start, mask_end)) in spans.iter().chain([&(current.len(), current.len())]).enumerate() {
+        let run = &current[at..mask_start];
+        let found = if i == 0 {
+            original.starts_with(run).then_some(0)?
+        } else if i == spans.len() {
+            (original.len() >= from + run.len() && original.ends_with(run)).then(|| original.len() - run.len())?
+        } else {
+            // A mask replaced at least one character.
+            let next = original[from..].chars().next().map_or(from, |c| from + c.len_utf8());
+            next + original[next..].find(run)?
+        };
+        runs.push((found, at, run.len()));
+        from = found + run.len();
+        at = mask_end;
+    }
+    Some(runs)
+}
+
+/// The masks that finish what earlier ones began: each of `secrets` (ranges of `original`) that `current` (made
+/// from `original` by writing the masks `spans`) does not hold wholly masked is masked whole, together with the
+/// masks inside it.
+pub(super) fn unmasked_rest(
+    original: &str,
+    current: &str,
+    spans: &[(usize, usize)],
+    secrets: &[std::ops::Range<usize>],
+) -> Vec<Edit> {
+    if secrets.is_empty() {
+        return Vec::new();
+    }
+    let Some(runs) = unmasked_runs(original, current, spans) else { return Vec::new() };
+    // A position of `original` in `current`: within a run, moved with it; inside a mask, that mask's start (or
+    // end, for the end of a range).
+    let place = |p: usize, end: bool| -> usize {
+        let mut mask_edge = 0;
+        for &(o, c, len) in &runs {
+            if (o <= p && p < o + len) || (end && p == o + len && len > 0) {
+                return c + (p - o);
+            }
+            if p < o {
+                return if end { c } else { mask_edge };
+            }
+            mask_edge = c + len;
+        }
+        current.len()
+    };
+    let mut edits: Vec<Edit> = Vec::new();
+    for secret in secrets {
+        let (start, end) = (place(secret.start, false), place(secret.end, true));
+        if start >= end || edits.last().is_some_and(|e| e.end > start) || !key_text_left(current, spans, start, end) {
+            continue;
+        }
+        edits.push(Edit { start, end, with: mask(&original[secret.clone()]) });
+    }
+    edits
+}
+
+/// Whether `current[start..end]` holds, outside the masks `spans`, a run that looks like key material (token
+/// characters with a digit, or with upper and lower case): what a partly masked secret must not keep. A PEM block's
+/// `-----BEGIN PRIVATE KEY-----` frame around OpenClaw's `…redacted…` is not.
+fn key_text_left(current: &str, spans: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let mut at = start;
+    let bounds = spans.iter().filter(|&&(a, b)| b > start && a < end).map(|&(a, b)| (a.max(start), b.min(end)));
+    for (mask_start, mask_end) in bounds.chain([(end, end)]) {
+        let piece = &current[at..mask_start.max(at)];
+        let key_like = piece.split(|c: char| !(c.is_ascii_alphanumeric() || "+/=_.~-".contains(c))).any(|run| {
+            let has = |f: fn(&u8) -> bool| run.as_bytes().iter().any(f);
+            has(u8::is_ascii_digit) || (has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase))
+        });
+        if key_like {
+            return true;
+        }
+        at = mask_end.max(at);
+    }
+    false
+}
+
 /// `text` with each span replaced by [`SEARCH_MASK`].
 pub(super) fn flatten(text: &str, spans: &[(usize, usize)]) -> String {
     let edits: Vec<Edit> =
@@ -141,5 +237,21 @@ mod tests {
         // An edit inside an earlier span keeps it one span.
         let (out, spans) = apply_tracked("xx[abcdef]yy", &[edit(4, 6, "-")], &[(2, 10)]);
         assert_eq!((out.as_str(), spans), ("xx[a-def]yy", vec![(2, 9)]));
+    }
+
+    #[test]
+    fn a_partly_masked_secret_is_masked_whole() {
+        // An earlier rule masked `hf_000…` inside a longer secret; the secret's rest is masked with it.
+        let original = "coinbase=0000000000hf_00000000000000000000; ok";
+        let current = "coinbase=0000000000hf_000…0000; ok";
+        let spans = vec![(19, 32)];
+        assert_eq!(unmasked_runs(original, current, &spans), Some(vec![(0, 0, 19), (42, 32, 4)]));
+        let edits = unmasked_rest(original, current, &spans, &[9..42]);
+        assert_eq!(apply(current, &edits), "coinbase=000000\u{2026}0000; ok");
+        // A PEM frame around OpenClaw's mask is not key material: the mask stays as it is.
+        let original = "-----BEGIN PRIVATE KEY-----\nABC\n-----END PRIVATE KEY-----";
+        let current = "-----BEGIN PRIVATE KEY-----\n\u{2026}redacted\u{2026}\n-----END PRIVATE KEY-----";
+        let spans = vec![(28, 42)];
+        assert!(unmasked_rest(original, current, &spans, &[0..original.len()]).is_empty());
     }
 }

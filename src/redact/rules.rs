@@ -48,6 +48,9 @@ pub(super) enum Check {
     /// `sk_…` / `am_…`: a random token, not a code identifier (`sk_write_queue`): no `_` and 16+ characters after
     /// the prefix, or upper case, lower case and a digit.
     NotSnakeIdentifier,
+    /// memsift's context rules: the value looks generated, not like a name, path, version or date
+    /// (`scanners::regex_rules::random_token`).
+    RandomToken,
     /// A flag value starting with `-`: only after `=`, or when it looks random (16+ characters with upper case,
     /// lower case and a digit), so `--token -v` stays.
     DashValue,
@@ -394,5 +397,43 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             checks: &[AwsBare, NotBase64Data, NotInUrl],
             kind: Kind::Regex,
         },
+        // memsift's context rules, beyond OpenClaw's list: a key without a fixed prefix is known by where it
+        // stands, and masked when it looks random (`RandomToken`).
+        // A short or bare key flag: `-k KEY`, `-a KEY` (redis-cli), `--key KEY`, `--auth KEY`, `--pw KEY`.
+        rule(
+            "context-cli-key-flag",
+            r#"(?:^|\s)(?:-[ka]|--(?:key|auth|pw|pass|apikey|api))(?:=|[ \t]+)["']?([A-Za-z0-9_\-+/.~]{20,}=*)"#,
+            &[1],
+            &[RandomToken],
+        ),
+        // A client constructor's quoted argument: `OpenAI("…")`, `new Stripe('…')`, `Twilio("AC…", "…")`.
+        rule(
+            "context-constructor-argument",
+            concat!(
+                r#"(?:^|[^A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[ \t]*\([ \t]*"#,
+                r#"(?:[^()\n]{0,120}?,[ \t]*)?(?:"([A-Za-z0-9_\-+/.~]{20,}=*)"|'([A-Za-z0-9_\-+/.~]{20,}=*)')"#
+            ),
+            &[1, 2],
+            &[RandomToken],
+        ),
+        // A credential word, then the key within four words: `my api key is …`, `token …`, `sessionid: …`.
+        rule(
+            "context-credential-word",
+            concat!(
+                r"(?i)(?:^|[^A-Za-z0-9])(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|auth[ _-]?key|client[ _-]?secret",
+                r"|session[ _-]?(?:id|key|token)|sessionid|token|secret|password|passwd|passphrase|credentials?)s?",
+                r#"(?:[ \t]+[A-Za-z']{1,12}){0,4}"#,
+                r#"(?:[ \t]*(?:[:=]|=>|->)[ \t]*|[ \t]+)["'`]?([A-Za-z0-9_\-+/.~]{20,}=*)"#
+            ),
+            &[1],
+            &[RandomToken],
+        ),
+        // Cloud OAuth client secrets with their own prefix or alphabet: Google's `GOCSPX-…`, Microsoft Entra's
+        // `abc8Q~…`.
+        token("google-oauth-client-secret", r"(GOCSPX-[A-Za-z0-9_-]{20,})"),
+        token(
+            "entra-client-secret",
+            r"(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])",
+        ),
     ]
 });

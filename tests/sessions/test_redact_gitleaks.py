@@ -4,7 +4,8 @@ matches, and ordinary text stays as it was.
 The file carries no examples, so each rule's secrets are generated from its own regex (``from_regex``, after
 translating the Go-only spelling), wrapped in a line with one of its keywords, and must not survive
 ``memsift.redact.redact``. gitleaks' own filters apply, so generated values they would let pass (entropy too low, a
-stopword, ``generic-*`` without a digit) are not asked for.
+stopword, ``generic-*`` without a digit) are not asked for. A wrong guess of each secret must read, in the searchable
+form (what full-text rows, the vector leg and session memory hold), exactly as the true secret does.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_guess_oracle import _shift
 
-from memsift.redact import redact
+from memsift.redact import Redactor, redact
 
 tomllib = pytest.importorskip('tomllib')
 
@@ -29,6 +31,7 @@ if not RULES_FILE.is_file():
     pytest.skip('not a source checkout: src/redact/gitleaks.toml is missing', allow_module_level=True)
 RULES = tomllib.loads(RULES_FILE.read_text(encoding='utf-8'))['rules']
 BY_ID = {rule['id']: rule for rule in RULES}
+SEARCHABLE = Redactor().redact_for_search
 
 
 def python_regex(rule: dict) -> re.Pattern[str]:
@@ -45,6 +48,38 @@ def secret_of(rule: dict, match: re.Match[str]) -> str:
     if rule.get('secretGroup'):
         return match.group(rule['secretGroup']) or ''
     return next((g for g in match.groups() if g), match.group(0))
+
+
+def secret_span(rule: dict, match: re.Match[str]) -> tuple[int, int]:
+    """Where memsift masks the rule's secret: gitleaks' secret, or the whole match where that is a group that
+    token text follows (slack-webhook-url's ``https://``)."""
+    group = rule.get('secretGroup') or next((g for g in range(1, len(match.groups()) + 1) if match.group(g)), 0)
+    start, end = match.span(group)
+    if not rule.get('secretGroup') and any(c.isascii() and c.isalnum() for c in match.string[end : match.end()]):
+        return match.span()
+    return start, end
+
+
+def wrong_guess(rule: dict, pattern: re.Pattern[str], line: str, match: re.Match[str]) -> str | None:
+    """``line`` with as many of its secret's characters as the rule allows changed (each to another of its class:
+    a hex digit to a hex digit, a capital to a capital), where the rule still reports a secret at the same place:
+    a wrong guess of the same shape. None when no character can change."""
+    start, end = secret_span(rule, match)
+    chars = list(line)
+    for i in range(start, end):
+        trial = [*chars[:i], _shift(chars[i]), *chars[i + 1 :]]
+        text = ''.join(trial)
+        found = pattern.search(text)
+        if (
+            trial[i] != chars[i]
+            and found is not None
+            and found.span() == match.span()
+            and secret_span(rule, found) == (start, end)
+            and gitleaks_would_report(rule, secret_of(rule, found), text)
+        ):
+            chars = trial
+    guess = ''.join(chars)
+    return guess if guess != line else None
 
 
 def entropy(s: str) -> float:
@@ -91,6 +126,10 @@ def test_every_rule_masks_what_it_matches(rule_id, data):
     assert match.group(0) not in out, f'{rule_id}: {line!r} -> {out!r}'
     if len(secret) > 10:
         assert secret not in out, f'{rule_id}: {line!r} -> {out!r}'
+    # Where search looks, a wrong guess that the rule reports the same way reads as the true secret.
+    guess = wrong_guess(rule, pattern, line, match)
+    assume(guess is not None)
+    assert SEARCHABLE(guess) == SEARCHABLE(line), f'{rule_id}: {line!r} / {guess!r}'
 
 
 def test_a_secret_inside_an_earlier_mask_is_not_masked_again():

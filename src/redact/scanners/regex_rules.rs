@@ -8,7 +8,7 @@ use regex::{Captures, Regex};
 
 use super::keys::sensitive_key;
 use crate::redact::engine::Rule;
-use crate::redact::masking::{already_masked, mask, masked_edit, Edit};
+use crate::redact::masking::{already_masked, mask, masked_edit, shannon_entropy, Edit};
 use crate::redact::rules::Check;
 
 /// Per-text facts computed at most once, on demand.
@@ -88,6 +88,54 @@ fn aws_bare(v: &str) -> bool {
         && v.bytes().any(|b| matches!(b, b'G'..=b'Z' | b'g'..=b'z' | b'/' | b'+' | b'='))
 }
 
+/// A value that looks like a generated key rather than a name, path, version or date: 20+ characters with 3+ bits
+/// of entropy per character; mixed case with a digit, or letters and digits each a fifth of it (hex and lower-case
+/// keys); at most one `/`; no file extension, date or dotted name; and few letters in word-length runs
+/// (`GatherLastToken_0_`, `claude-3-5-sonnet` are names).
+fn random_token(v: &str) -> bool {
+    let count = |f: fn(&u8) -> bool| v.bytes().filter(f).count();
+    let (upper, lower, digits) =
+        (count(u8::is_ascii_uppercase), count(u8::is_ascii_lowercase), count(u8::is_ascii_digit));
+    let mixed = upper > 0 && lower > 0 && digits > 0;
+    let balanced = digits * 5 >= v.len() && (upper + lower) * 5 >= v.len();
+    v.len() >= 20
+        && (mixed || balanced)
+        && count(|&b| b == b'/') <= 1
+        && !NOT_A_KEY.is_match(v)
+        && letters_in_words(v) * 5 <= v.len() * 2
+        && shannon_entropy(v) >= 3.0
+}
+
+/// How many letters of `v` stand in word-length runs: 5+ letters, a capital starting a new run (`camelCase`).
+fn letters_in_words(v: &str) -> usize {
+    let (mut total, mut run) = (0, 0);
+    let mut previous = 0_u8;
+    for &b in v.as_bytes().iter().chain(&[0]) {
+        let continues = b.is_ascii_lowercase() && previous.is_ascii_alphabetic()
+            || b.is_ascii_uppercase() && previous.is_ascii_uppercase();
+        if continues {
+            run += 1;
+        } else {
+            if run >= 5 {
+                total += run;
+            }
+            run = usize::from(b.is_ascii_alphabetic());
+        }
+        previous = b;
+    }
+    total
+}
+
+/// A file name's extension, a date, a version, a dotted name (`ipaddress.IPv4Address`) or a UUID (a session's or a
+/// record's id, which agents quote): what a path or a name holds.
+static NOT_A_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\.[A-Za-z]{1,5}$|[0-9]{4}-[0-9]{2}-[0-9]{2}|^v?[0-9]+\.[0-9]+|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$",
+        r"|^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+    ))
+    .expect("not a key")
+});
+
 /// Where a rule's match puts the secret, after the checks; `None` leaves the match alone.
 fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize, usize)> {
     let spec = rule.spec;
@@ -161,6 +209,7 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
                         && has(u8::is_ascii_lowercase)
                         && has(u8::is_ascii_digit))
             }
+            Check::RandomToken => random_token(value),
             Check::NotSnakeIdentifier => {
                 let body = &value[3..];
                 let has = |f: fn(&u8) -> bool| body.as_bytes().iter().any(f);
