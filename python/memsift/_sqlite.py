@@ -18,7 +18,7 @@ that roll back on any error, so a failed write leaves nothing behind.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,13 +38,22 @@ MMAP_BYTES = 1 << 30
 """How much of a database file SQLite reads through a memory map."""
 
 
-def connect(path: str, schema: str, version: int, error: type[MemsiftError], what: str, fix: str) -> sqlite3.Connection:
+def connect(
+    path: str,
+    schema: str,
+    version: int,
+    error: type[MemsiftError],
+    what: str,
+    fix: str,
+    upgrades: Mapping[int, Sequence[str]] | None = None,
+) -> sqlite3.Connection:
     """Open ``path`` (or ``':memory:'``) with memsift's settings and ``schema`` (statements that must be idempotent;
-    a ``meta(key, value)`` table among them).
+    a ``meta(key, value)`` table among them). A file of an older schema for which ``upgrades`` holds the statements
+    (``upgrades[v]`` takes schema ``v`` to ``v + 1``) is upgraded in place, in one transaction, before ``schema`` runs.
 
     Raises:
-        error: the file cannot be opened, or holds another schema ``version`` (the message says ``fix``); ``what``
-            names the file's role in messages (``"the memory store"``).
+        error: the file cannot be opened, or holds another schema ``version`` that no upgrade reaches (the message
+            says ``fix``); ``what`` names the file's role in messages (``"the memory store"``).
     """
     try:
         if path != ':memory:':
@@ -59,6 +68,7 @@ def connect(path: str, schema: str, version: int, error: type[MemsiftError], wha
         # Reads through a memory map instead of a read call per page: a new process (the command line) ranking a
         # few hundred chunk rows went from ~13 ms to ~1 ms. Address space only; the OS pages it in and out.
         db.execute(f'PRAGMA mmap_size = {MMAP_BYTES}')
+        _upgrade(db, version, upgrades or {}, error, f'{what} {path}')
         db.executescript(schema)
         with transaction(db, error, f'{what} {path}'):
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -70,6 +80,27 @@ def connect(path: str, schema: str, version: int, error: type[MemsiftError], wha
         db.close()
         raise error(f'{path} has {what} schema {row[0]}, this memsift expects {version}; {fix}')
     return db
+
+
+def _upgrade(
+    db: sqlite3.Connection, version: int, upgrades: Mapping[int, Sequence[str]], error: type[MemsiftError], what: str
+) -> None:
+    """Take a file of an older schema to ``version`` with ``upgrades``, when they reach it (else leave it for the
+    version check to refuse)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return  # a new file: no meta table yet
+    if row is None or not str(row[0]).isdigit():
+        return
+    found = int(row[0])
+    if found >= version or any(v not in upgrades for v in range(found, version)):
+        return
+    with transaction(db, error, what):
+        for v in range(found, version):
+            for statement in upgrades[v]:
+                db.execute(statement)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
 
 
 @contextmanager

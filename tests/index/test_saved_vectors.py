@@ -85,3 +85,24 @@ def test_a_torn_vector_file_is_rebuilt_from_the_store(tmp_path, notes, monkeypat
         assert len(index.embeddings.vectors) == len(NOTES)
         assert hits(index, 'hiring review') == expected
     assert saved.stat().st_size > 100  # saved again, whole
+
+
+def test_another_processs_write_reaches_these_vectors_as_its_changes(tmp_path, notes, monkeypatch):
+    # SQLite keeps a change log as PostgreSQL does: a reader's vectors (and their HNSW graph) take the chunks a
+    # writer added and removed, in place, instead of being read again from the store or the saved file.
+    with open_index(tmp_path, provider=HashEmbedder()) as writer:
+        writer.sync()
+        with open_index(tmp_path, provider=HashEmbedder()) as reader:
+            assert hits(reader, 'deploy review')
+            vectors = reader.embeddings.vectors
+            assert vectors.ann_active and len(vectors) == len(NOTES)
+            monkeypatch.setattr(embeddings_module, 'load_vectors', no_full_read)
+            monkeypatch.setattr(embeddings_module, 'catch_up', no_full_read)
+            monkeypatch.setattr(embeddings_module.Embeddings, '_load_saved', no_full_read)
+            write(tmp_path / 'ws' / 'memory' / 'new.md', 'The zeppelin hangar opens on Monday.\n')
+            (tmp_path / 'ws' / 'memory' / '2026-11-01.md').unlink()
+            writer.sync()
+            assert 'memory/new.md' in hits(reader, 'zeppelin hangar')
+            assert 'memory/2026-11-01.md' not in hits(reader, 'budget review room 1')
+            assert reader.embeddings.vectors is vectors and len(vectors) == len(NOTES)  # one gone, one new
+            assert reader.embeddings.generation == writer.store.generation

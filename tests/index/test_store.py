@@ -1,6 +1,7 @@
 """The memory store, on both backends (SQLite files and a shared PostgreSQL database): atomic writes, generations,
 persistence, crash safety, and on PostgreSQL catching up by generation and keeping agents apart."""
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -164,6 +165,32 @@ def test_a_future_schema_is_refused_with_a_fix(tmp_path):
         store._write(lambda db: store._set_meta('schema_version', '99'))
     with pytest.raises(StoreError, match='delete the file to rebuild'):
         MemoryStore(path)
+
+
+def test_a_store_of_the_previous_schema_is_upgraded_in_place(tmp_path):
+    # Schema 2 (before the change log): chunks without a generation, no removal log.
+    path = tmp_path / 'agent.sqlite'
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory', hash TEXT NOT NULL,
+                            mtime REAL NOT NULL, size INTEGER NOT NULL, indexed_at REAL NOT NULL);
+        CREATE TABLE chunks (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL REFERENCES files(path)
+                             ON DELETE CASCADE, source TEXT NOT NULL, start_line INTEGER NOT NULL,
+                             end_line INTEGER NOT NULL, hash TEXT NOT NULL, text TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '2'), ('generation', '7');
+        INSERT INTO files VALUES ('MEMORY.md', 'memory', 'f', 0, 5, 0);
+        INSERT INTO chunks VALUES (1, 'MEMORY.md', 'memory', 1, 1, 'h', 'hello');
+    """)
+    db.close()
+    with MemoryStore(path) as store:
+        assert store.generation == 7 and [c.text for c in store.chunks([1])] == ['hello']
+        assert store.changes_since(6) is None  # what schema 2 changed was never logged: rebuild
+        store.delete_file('MEMORY.md')
+        changes = store.changes_since(7)
+        assert changes is not None and changes.removed == [1] and changes.generation == 8
+    with MemoryStore(path) as store:  # opens as schema 3 from now on
+        assert store.generation == 8
 
 
 # ---------------------------------------------------------------- PostgreSQL only

@@ -166,23 +166,29 @@ def test_the_embedding_cache(store):
     assert store.evict_cache(2) == 2 and store.cache_size() == 2
 
 
-def test_the_change_log_where_the_store_keeps_one(store):
+def test_the_change_log(store):
     kept = store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('one'), vectors(1))
     mark = store.generation
     gone = store.replace_file('b.md', 'memory', 'g', 0.0, 1, chunks('two'))
     added = store.replace_file('a.md', 'memory', 'f2', 0.0, 1, chunks('three'), vectors(1, value=5))
     store.delete_file('b.md')
     changes = store.changes_since(mark, dims=4)
-    if not store.catches_up:
-        assert changes is None and store.prune_removed(keep_s=-1) == 0
-        return
     assert isinstance(changes, Changes) and changes.generation == store.generation == mark + 3
     assert sorted(changes.removed) == sorted(kept + gone)
     assert [(c.id, c.text) for c in changes.added] == [(added[0], 'three')]
     assert np.frombuffer(changes.vectors[added[0]], dtype=np.float32).tolist() == [5.0] * 4
     assert store.changes_since(store.generation) == Changes(store.generation, [], [], {})
+    assert store.changes_since(mark, text=False).added[0].text == ''  # the vectors need no text
+    assert store.changes_since(mark).vectors == {}  # nor does the keyword index need vectors
     assert store.prune_removed(keep_s=-1) == 2  # the two removed chunks' entries
     assert store.changes_since(mark) is None  # the log no longer reaches back there: rebuild
+    latest = store.generation
+    store.replace_file('c.md', 'memory', 'h', 0.0, 1, chunks('four'))
+    assert [c.text for c in store.changes_since(latest).added] == ['four']
+    store.clear()
+    assert store.changes_since(latest) is None  # what a clear removed is not logged one by one: rebuild
+    assert store.changes_since(store.generation) == Changes(store.generation, [], [], {})
+    assert store.changes_since(store.generation + 1) is None  # ahead of the store: another store's index
 
 
 def test_vacuum_and_table_sizes(store):

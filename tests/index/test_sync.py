@@ -77,7 +77,7 @@ def test_a_file_turning_bad_is_skipped_with_its_reason_and_unindexed(tmp_path):
     assert hit_paths(store, index, 'echo') == []
 
 
-def test_an_index_behind_the_store_is_rebuilt(tmp_path):
+def test_an_index_behind_the_store_catches_up_or_is_rebuilt(tmp_path):
     ws = tmp_path / 'ws'
     write(ws / 'MEMORY.md', 'foxtrot')
     store, index = open_pair(tmp_path)
@@ -87,9 +87,18 @@ def test_an_index_behind_the_store_is_rebuilt(tmp_path):
     del index  # the crashed process is gone, and with it the index writer lock
     reopened = memsift.Bm25Index(str(tmp_path / 'state' / 'bm25'))
     assert reopened.generation < store.generation
-    assert ensure_index_current(store, reopened) is True
+    assert ensure_index_current(store, reopened) is False  # the store's change log says what it missed
+    assert reopened.generation == store.generation
     assert hit_paths(store, reopened, 'golf') == ['memory/new.md']
     assert hit_paths(store, reopened, 'foxtrot') == ['MEMORY.md']
+    # An index from before what the log keeps (here: a clear, then a new note) is rebuilt.
+    behind = reopened.generation
+    store.clear()
+    store.replace_file('memory/hotel.md', 'memory', 'h2', 0.0, 1, [(1, 1, 'hotel', 'c2')])
+    assert reopened.generation == behind < store.generation
+    assert ensure_index_current(store, reopened) is True
+    assert hit_paths(store, reopened, 'hotel') == ['memory/hotel.md']
+    assert hit_paths(store, reopened, 'foxtrot') == []
     assert ensure_index_current(store, reopened) is False
 
 

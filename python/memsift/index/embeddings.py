@@ -156,12 +156,13 @@ class Embeddings:
     def reload(self) -> None:
         """Replace the vectors with the store's, built aside and swapped in: searches meanwhile use the old ones.
 
-        Starts from the saved vector file (``<store>.vectors``, with its HNSW graph) when there is one, and applies
-        what the store changed since; otherwise reads every vector from the store (and builds the graph). On a shared
-        store (PostgreSQL) the vectors in memory take just the changes other processes made since their generation.
+        Vectors that reflect a generation the store's change log still covers take just the changes other
+        processes made since (ids removed, chunks added: O(changes), the HNSW graph updated in place). Otherwise
+        starts from the saved vector file (``<store>.vectors``, with its HNSW graph) when there is one, and applies
+        what the store changed since; else reads every vector from the store (and builds the graph).
         """
         assert self.vectors is not None
-        if self.store.catches_up and self.generation >= 0:
+        if self.generation >= 0:
             if not self._catching_up.acquire(blocking=False):
                 return  # another thread is applying the same changes
             try:
@@ -184,8 +185,8 @@ class Embeddings:
         self.save_if_due()
 
     def _apply_changes(self) -> bool:
-        """Apply to the vectors in memory what a shared store changed since their generation; False when the store
-        no longer knows (the caller reloads them all)."""
+        """Apply to the vectors in memory what the store changed since their generation; False when the store no
+        longer knows (the caller reloads them all)."""
         import numpy as np
 
         vectors = self.vectors

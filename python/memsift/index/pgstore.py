@@ -27,7 +27,7 @@ from memsift._postgres import AdvisoryLock, Postgres, mask_dsn
 from memsift._sql import Sql, pyformat
 from memsift._text import without_nul
 from memsift.errors import StoreError
-from memsift.index.records import Changes, ChunkHead, ChunkRow
+from memsift.index.records import Changes, ChunkHead
 from memsift.index.storebase import ChunkInsert, StoreBase
 
 if TYPE_CHECKING:
@@ -46,9 +46,6 @@ head read once stays true until the chunk is removed; ranking then needs no roun
 GENERATION_TTL_S = 0.05
 """How long a generation read from the database is reused: one search asks for it several times, and another host's
 write then shows here at most this much later (this store's own writes at once)."""
-
-REMOVED_KEEP_S = 7 * 86400.0
-"""How long the log of removed chunks is kept: a process that was away longer rebuilds its indexes in full."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memory_agents (
@@ -180,6 +177,17 @@ class PgMemoryStore(StoreBase):
     def _cache_transaction(self, doing: str) -> contextlib.AbstractContextManager[Any]:
         return self._transaction(doing)
 
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A ``REPEATABLE READ`` transaction: every read inside sees one snapshot. Because the generation row lock
+        orders the writes, a snapshot that sees generation *G* sees every write up to *G* and none after."""
+        with self._lock, self._pg.transaction('read', repeatable=True) as conn:
+            self._tx = conn
+            try:
+                yield
+            finally:
+                self._tx = None
+
     # ------------------------------------------------------------------ meta
 
     @property
@@ -215,22 +223,11 @@ class PgMemoryStore(StoreBase):
             self._generation = (int(generation), time.monotonic())  # committed: this store's own write shows at once
             return result
 
-    def _removing(self, generation: int, paths: list[str]) -> list[int]:
-        """The chunks of ``paths``, logged in ``memory_removed`` as removed at ``generation``."""
-        ids = super()._removing(generation, paths)
-        self._forget(ids)
-        if ids:
-            assert self._tx is not None
-            self._tx.execute(
-                'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) '
-                'SELECT %s, %s, unnest(%s::bigint[]), %s',
-                (self.agent, generation, ids, time.time()),
-            )
-        return ids
-
-    def _forget(self, ids: Collection[int]) -> None:
-        """Drop the cached heads of removed chunks."""
-        for chunk_id in ids:
+    def _forget(self, ids: Collection[int] | None) -> None:
+        """Drop the cached heads of removed chunks (``None``: all of them)."""
+        if ids is None:
+            self._heads.clear()
+        for chunk_id in ids or ():
             self._heads.pop(chunk_id, None)
 
     def _new_ids(self, count: int) -> list[int]:
@@ -256,68 +253,6 @@ class PgMemoryStore(StoreBase):
                 copy.write_row(
                     (chunk_id, self.agent, path, source, start, end, digest, without_nul(text), generation, vector)
                 )
-
-    def _cleared(self, generation: int) -> None:
-        """Readers behind this generation rebuild their indexes rather than replay the removals."""
-        assert self._tx is not None
-        self._heads.clear()
-        self._tx.execute('DELETE FROM memory_removed WHERE agent = %s', (self.agent,))
-        self._tx.execute('UPDATE memory_agents SET horizon = %s WHERE agent = %s', (generation, self.agent))
-
-    # ------------------------------------------------------------------ catching up
-
-    def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
-        """What changed after ``generation``, in one snapshot; ``None`` when that is not known any more (before a
-        :meth:`clear`, or older than the removal log keeps), so the caller rebuilds from :meth:`iter_chunks`.
-
-        ``text``: read the added chunks' text (the keyword index needs it, vectors do not); ``dims``: also read
-        their stored embeddings of that dimension."""
-        columns = 'id, path, source, start_line, end_line, hash, ' + ('text' if text else "''")
-        vector = ', CASE WHEN octet_length(vector) = %s THEN vector END' if dims is not None else ', NULL'
-        with self._lock, self._pg.transaction('read', repeatable=True) as conn:
-            row = conn.execute(
-                'SELECT generation, horizon FROM memory_agents WHERE agent = %s', (self.agent,)
-            ).fetchone()
-            current, horizon = (int(row[0]), int(row[1])) if row else (0, 0)
-            if generation == current:
-                return Changes(current, [], [], {})
-            if generation > current or generation < horizon:
-                self._heads.clear()  # what was removed since is not known any more
-                return None
-            removed = [
-                r[0]
-                for r in conn.execute(
-                    'SELECT chunk_id FROM memory_removed WHERE agent = %s AND generation > %s',
-                    (self.agent, generation),
-                )
-            ]
-            self._forget(removed)
-            params: tuple[Any, ...] = (self.agent, generation) if dims is None else (dims * 4, self.agent, generation)
-            rows = conn.execute(
-                f'SELECT {columns}{vector} FROM memory_chunks WHERE agent = %s AND generation > %s ORDER BY id',
-                params,
-            ).fetchall()
-        return Changes(
-            current,
-            removed,
-            [ChunkRow(*r[:7]) for r in rows],
-            {r[0]: bytes(r[7]) for r in rows if r[7] is not None},
-        )
-
-    def prune_removed(self, keep_s: float = REMOVED_KEEP_S) -> int:
-        """Drop removal-log rows older than ``keep_s`` seconds; processes further behind rebuild. Returns how many.
-        Not a generation change: nothing searchable moves."""
-        with self._lock, self._pg.transaction() as conn:
-            rows = conn.execute(
-                'DELETE FROM memory_removed WHERE agent = %s AND removed_at < %s RETURNING generation',
-                (self.agent, time.time() - keep_s),
-            ).fetchall()
-            if rows:
-                conn.execute(
-                    'UPDATE memory_agents SET horizon = GREATEST(horizon, %s) WHERE agent = %s',
-                    (max(r[0] for r in rows), self.agent),
-                )
-            return len(rows)
 
     # ------------------------------------------------------------------ reads
 

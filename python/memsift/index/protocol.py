@@ -37,11 +37,11 @@ class Store(Protocol):
     location: str
     """Where the store is, as status shows it (a DSN without its password on PostgreSQL)."""
     catches_up: bool
-    """Capability: other hosts write this store, and it logs what each write changed. A process brings its derived
-    indexes to a newer generation by applying :meth:`changes_since` (a rebuild only when that answers ``None``), and
-    a search that finds a chunk gone applies those changes rather than reloading the index. False: only processes
-    of this host write the store, they share its derived indexes, and :meth:`changes_since` always answers ``None``
-    (one behind is rebuilt or reloaded)."""
+    """Capability: other hosts write this store. A process brings its keyword index to a newer generation by
+    applying :meth:`changes_since` (a rebuild only when that answers ``None``), and a search that finds a chunk gone
+    applies those changes rather than reloading the index. False: only processes of this host write the store and
+    they share its keyword index folder (one behind is reloaded, or rebuilt by a sync). Either way each process's
+    vectors in memory take the changes from :meth:`changes_since`."""
 
     @property
     def generation(self) -> int:
@@ -87,8 +87,9 @@ class Store(Protocol):
     # ------------------------------------------------------------------ catching up
 
     def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
-        """What changed after ``generation``, in one snapshot; ``None`` when the store cannot tell (see
-        :attr:`catches_up`), so the caller rebuilds from :meth:`iter_chunks`."""
+        """What changed after ``generation``, in one snapshot: chunks added (each write stamps its chunks with its
+        generation) and ids removed (each write logs them); ``None`` when the log cannot tell (before a clear, an
+        upgrade or the log's horizon), so the caller rebuilds from :meth:`iter_chunks`."""
         ...
 
     def prune_removed(self, keep_s: float = ...) -> int:

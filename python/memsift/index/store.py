@@ -1,8 +1,10 @@
 """The SQLite store: the source of truth for indexed memory files and their chunks.
 
-Every write is one transaction that also bumps ``generation``; derived indexes (tantivy BM25, vectors) record
-the generation they reflect, so a derived index that is missing or behind the store is rebuilt from it. A crash
-in the middle of a write rolls back to the previous state: no lost or duplicated chunks.
+Every write is one transaction that also bumps ``generation``, stamps the chunks it adds with it and logs the ones it
+removes (as the PostgreSQL store does); derived indexes (tantivy BM25, vectors) record the generation they reflect,
+so one that is behind the store takes the changes since (:meth:`MemoryStore.changes_since`) or, when the log cannot
+tell, is rebuilt from it. A crash in the middle of a write rolls back to the previous state: no lost or duplicated
+chunks.
 
 >>> store = MemoryStore(':memory:')
 >>> ids = store.replace_file('MEMORY.md', 'memory', 'h1', 0.0, 5, [(1, 1, 'hello', 'c1')])
@@ -32,7 +34,18 @@ __all__ = ['ChunkHead', 'ChunkRow', 'FileRecord', 'FileWrite', 'MemoryStore']
 
 T = TypeVar('T')
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+_UPGRADES = {
+    # 3: chunks carry the generation that added them and removals are logged, so other processes apply just the
+    # changes (:meth:`MemoryStore.changes_since`); what came before is not logged, so catching up from before the
+    # upgrade rebuilds.
+    2: [
+        'ALTER TABLE chunks ADD COLUMN generation INTEGER NOT NULL DEFAULT 0',
+        "INSERT INTO meta (key, value) SELECT 'horizon', COALESCE((SELECT value FROM meta WHERE key = 'generation'), "
+        "'0') WHERE true ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ],
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,9 +64,17 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_generation ON chunks(generation);
+CREATE TABLE IF NOT EXISTS removed (
+    generation INTEGER NOT NULL,
+    chunk_id INTEGER NOT NULL,
+    removed_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS removed_generation ON removed(generation);
 CREATE TABLE IF NOT EXISTS embeddings (
     chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     vector BLOB NOT NULL
@@ -81,8 +102,9 @@ class MemoryStore(StoreBase):
     """
 
     catches_up = False
-    """Only processes of this host write it, and they share the derived indexes beside it (see
-    :attr:`memsift.index.protocol.Store.catches_up`)."""
+    """Only processes of this host write it, and they share the keyword index beside it (see
+    :attr:`memsift.index.protocol.Store.catches_up`); each process's vectors in memory take the changes other
+    processes made from :meth:`changes_since`, as on PostgreSQL."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -96,6 +118,7 @@ class MemoryStore(StoreBase):
             StoreError,
             'the memory store',
             'delete the file to rebuild it from the workspace',
+            _UPGRADES,
         )
 
     # ------------------------------------------------------------------ statements
@@ -145,6 +168,19 @@ class MemoryStore(StoreBase):
             return result
 
     @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A read transaction: every read inside sees one snapshot (WAL), whatever other processes commit."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            self._db.execute('BEGIN')
+            try:
+                yield
+            finally:
+                self._db.execute('COMMIT')
+
+    @contextlib.contextmanager
     def _cache_transaction(self, doing: str) -> Iterator[None]:
         try:
             with self._db:
@@ -162,8 +198,9 @@ class MemoryStore(StoreBase):
 
     def _insert_chunks(self, generation: int, rows: list[ChunkInsert]) -> None:
         self._db.executemany(
-            'INSERT INTO chunks(id, path, source, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?, ?, ?)',
-            [row[:7] for row in rows],
+            'INSERT INTO chunks(id, path, source, start_line, end_line, hash, text, generation) '
+            'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            [(*row[:7], generation) for row in rows],
         )
         self._db.executemany(
             'INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',
@@ -173,8 +210,10 @@ class MemoryStore(StoreBase):
     # ------------------------------------------------------------------ upkeep
 
     def vacuum(self) -> None:
-        """Rewrite the database without free pages, then fold the write-ahead log back into it. Readers in other
-        processes keep their snapshot while it runs; writers wait for it (callers hold the writer lock)."""
+        """Prune the removal log, rewrite the database without free pages, then fold the write-ahead log back into
+        it. Readers in other processes keep their snapshot while it runs; writers wait for it (callers hold the writer
+        lock)."""
+        self.prune_removed()
         with self._lock:
             try:
                 self._db.execute('VACUUM')
@@ -185,7 +224,12 @@ class MemoryStore(StoreBase):
     def table_bytes(self) -> dict[str, int] | None:
         """Bytes of database pages per table, its indexes included (SQLite's ``dbstat``); ``None`` where this
         SQLite is built without it."""
-        tables = {'chunks_path': 'chunks', 'embedding_cache_age': 'embedding_cache'}
+        tables = {
+            'chunks_path': 'chunks',
+            'chunks_generation': 'chunks',
+            'removed_generation': 'removed',
+            'embedding_cache_age': 'embedding_cache',
+        }
         with self._lock:
             try:
                 rows = self._db.execute('SELECT name, SUM(pgsize) FROM dbstat GROUP BY name').fetchall()

@@ -156,6 +156,50 @@ _VECTORS_OF = _scoped(
         'id = ANY(:ids) AND octet_length(vector) = :width',
     ),
 )
+# ---------------------------------------------------------------------- change log
+# A write stamps the chunks it adds with its generation and logs the ids it removes; ``horizon``: changes up to it
+# are no longer logged (a clear, a pruned log, an upgraded SQLite file), so catching up from before it rebuilds.
+_LOG_BOUNDS = Sql(
+    "SELECT (SELECT value FROM meta WHERE key = 'generation'), (SELECT value FROM meta WHERE key = 'horizon')",
+    'SELECT generation, horizon FROM memory_agents WHERE agent = :agent',
+)
+_SINCE = Sql('generation > :generation', 'generation > :generation')
+_REMOVED_SINCE = _scoped('SELECT chunk_id FROM removed {where}', 'SELECT chunk_id FROM memory_removed {where}', _SINCE)
+_LOG_REMOVED = Sql(
+    'INSERT INTO removed (generation, chunk_id, removed_at) SELECT :generation, value, :now FROM json_each(:ids)',
+    'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) '
+    'SELECT :agent, :generation, unnest(:ids::bigint[]), :now',
+)
+_CLEAR_LOG = _scoped('DELETE FROM removed', 'DELETE FROM memory_removed {where}')
+_PRUNE_LOG = _scoped(
+    'DELETE FROM removed {where} RETURNING generation',
+    'DELETE FROM memory_removed {where} RETURNING generation',
+    Sql('removed_at < :before', 'removed_at < :before'),
+)
+_RAISE_HORIZON = Sql(
+    "INSERT INTO meta (key, value) VALUES ('horizon', :horizon) "
+    'ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))',
+    'UPDATE memory_agents SET horizon = GREATEST(horizon, :horizon) WHERE agent = :agent',
+)
+
+
+def _added_since(text: bool) -> Sql:
+    """The chunks added after ``:generation`` in id order, with their text (or ``''``) and their vector where it is
+    ``:width`` bytes wide."""
+    columns = 'c.id, c.path, c.source, c.start_line, c.end_line, c.hash, ' + ('c.text' if text else "''")
+    return Sql(
+        f'SELECT {columns}, CASE WHEN length(e.vector) = :width THEN e.vector END FROM chunks c '
+        'LEFT JOIN embeddings e ON e.chunk_id = c.id WHERE c.generation > :generation ORDER BY c.id',
+        f'SELECT {columns}, CASE WHEN octet_length(c.vector) = :width THEN c.vector END FROM memory_chunks c '
+        'WHERE c.agent = :agent AND c.generation > :generation ORDER BY c.id',
+    )
+
+
+_ADDED_SINCE = {True: _added_since(True), False: _added_since(False)}
+
+REMOVED_KEEP_S = 7 * 86400.0
+"""How long the log of removed chunks is kept: a process that was away longer rebuilds its indexes in full."""
+
 # ---------------------------------------------------------------------- embedding cache
 _CACHED = _scoped(
     'SELECT hash, vector FROM embedding_cache {where}',
@@ -195,9 +239,9 @@ class StoreBase:
     lock, so calls are serialized on its one connection.
 
     A backend implements :meth:`_rows` and :meth:`_run` (one statement, inside the write in progress if any),
-    :meth:`_many`, :meth:`_write` (a transaction that moves the generation), :meth:`_cache_transaction`,
-    :meth:`_new_ids` and :meth:`_insert_chunks`; a store with a change log extends :meth:`_removing` and
-    :meth:`_cleared` to keep it.
+    :meth:`_many`, :meth:`_write` (a transaction that moves the generation), :meth:`_snapshot`,
+    :meth:`_cache_transaction`, :meth:`_new_ids` and :meth:`_insert_chunks` (which stamps the chunks with their
+    generation); the change log (:meth:`changes_since`) is kept here, for both.
     """
 
     catches_up = False
@@ -231,10 +275,21 @@ class StoreBase:
         """A transaction that does not move the generation (the embedding cache)."""
         raise NotImplementedError
 
+    def _snapshot(self) -> contextlib.AbstractContextManager[Any]:
+        """A read transaction: every read inside sees one snapshot of the store."""
+        raise NotImplementedError
+
     def _removing(self, generation: int, paths: list[str]) -> list[int]:
-        """The ids of the chunks of ``paths``, ascending, which the write at ``generation`` removes (a store that
-        keeps a change log logs them)."""
-        return [row[0] for row in self._rows(_CHUNK_IDS_OF, {'paths': paths})]
+        """The ids of the chunks of ``paths``, ascending, which the write at ``generation`` removes: logged, so
+        that other processes' derived indexes drop them too (:meth:`changes_since`)."""
+        ids = [row[0] for row in self._rows(_CHUNK_IDS_OF, {'paths': paths})]
+        self._forget(ids)
+        if ids:
+            self._run(_LOG_REMOVED, {'generation': generation, 'ids': ids, 'now': time.time()})
+        return ids
+
+    def _forget(self, ids: Collection[int] | None) -> None:
+        """Drop what this process caches of removed chunks (``None``: of every chunk)."""
 
     def _new_ids(self, count: int) -> list[int]:
         """``count`` chunk ids never used before, ascending."""
@@ -244,7 +299,11 @@ class StoreBase:
         raise NotImplementedError
 
     def _cleared(self, generation: int) -> None:
-        """After :meth:`clear` removed every file and chunk, in its transaction."""
+        """After :meth:`clear` removed every file and chunk, in its transaction: processes behind this generation
+        rebuild their indexes rather than replay the removals."""
+        self._forget(None)
+        self._run(_CLEAR_LOG, {})
+        self._run(_RAISE_HORIZON, {'horizon': generation})
 
     @property
     def generation(self) -> int:
@@ -358,12 +417,39 @@ class StoreBase:
     # ------------------------------------------------------------------ catching up
 
     def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
-        """``None``: this store keeps no log of its changes (see :attr:`catches_up`)."""
-        return None
+        """What changed after ``generation``, in one snapshot; ``None`` when that is not known any more (before a
+        :meth:`clear`, an upgrade of the file, or older than the removal log keeps), so the caller rebuilds from
+        :meth:`iter_chunks`.
 
-    def prune_removed(self, keep_s: float = 0.0) -> int:
-        """0: this store keeps no log of its changes."""
-        return 0
+        ``text``: read the added chunks' text (the keyword index needs it, vectors do not); ``dims``: also read
+        their stored embeddings of that dimension."""
+        with self._snapshot():
+            [(current, horizon)] = self._rows(_LOG_BOUNDS)
+            current, horizon = int(current or 0), int(horizon or 0)
+            if generation == current:
+                return Changes(current, [], [], {})
+            if generation > current or generation < horizon:
+                self._forget(None)  # what was removed since is not known any more
+                return None
+            removed = [row[0] for row in self._rows(_REMOVED_SINCE, {'generation': generation})]
+            self._forget(removed)
+            width = -1 if dims is None else dims * 4
+            rows = self._rows(_ADDED_SINCE[text], {'generation': generation, 'width': width})
+        return Changes(
+            current,
+            removed,
+            [ChunkRow(*row[:7]) for row in rows],
+            {row[0]: bytes(row[7]) for row in rows if row[7] is not None},
+        )
+
+    def prune_removed(self, keep_s: float = REMOVED_KEEP_S) -> int:
+        """Drop removal-log rows older than ``keep_s`` seconds; processes further behind rebuild. Returns how many.
+        Not a generation change: nothing searchable moves."""
+        with self._cache_transaction('prune the removal log of'):
+            rows = self._rows(_PRUNE_LOG, {'before': time.time() - keep_s})
+            if rows:
+                self._run(_RAISE_HORIZON, {'horizon': max(row[0] for row in rows)})
+        return len(rows)
 
     # ------------------------------------------------------------------ reads
 

@@ -103,8 +103,9 @@ def _add_to_index(index: Bm25Index, rows: list[ChunkRow]) -> None:
 
 
 def ensure_index_current(store: Store, index: Bm25Index) -> bool:
-    """Bring ``index`` to the store's generation: on a shared store (PostgreSQL) by applying what other processes
-    changed since its generation, else (or when that is not known) by rebuilding it; returns whether it rebuilt."""
+    """Bring ``index`` to the store's generation: by applying what the store's change log says changed since the
+    index's generation (other hosts' writes, or a write whose process died before committing the index), else (when
+    the log does not reach back that far) by rebuilding it; returns whether it rebuilt."""
     if index.generation == store.generation:
         return False
     changes = store.changes_since(index.generation) if index.generation is not None else None
