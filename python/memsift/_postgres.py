@@ -22,7 +22,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memsift._text import scrub
@@ -129,6 +129,8 @@ class Postgres:
         error: The store's error type (:class:`~memsift.errors.StoreError`, ``SessionStoreError``).
         what: The store's role in messages (``"the memory store"``).
         setting: Where the DSN came from (``store.dsn``), named in messages.
+        upgrades: ``upgrades[v]``: the statements that take schema ``v`` to ``v + 1``, run once, under the schema
+            lock, by the first process of the newer memsift; a database no upgrade reaches is refused.
     """
 
     def __init__(
@@ -140,11 +142,13 @@ class Postgres:
         error: type[MemsiftError],
         what: str,
         setting: str = 'store.dsn',
+        upgrades: Mapping[int, Sequence[str]] | None = None,
     ) -> None:
         self.dsn = dsn
         self.shown = mask_dsn(dsn)
         self._secret = _secret(dsn)
         self._schema, self._version_key, self._version = schema, version_key, version
+        self._upgrades = dict(upgrades or {})
         self.error, self.what, self.setting = error, what, setting
         self._conn: psycopg.Connection[Any] | None = None
         self.connection()
@@ -206,12 +210,20 @@ class Postgres:
         not run again, since ``CREATE INDEX IF NOT EXISTS`` locks the table and would wait for writers in flight."""
         if conn.execute("SELECT to_regclass('memsift_meta')").fetchall() != [(None,)]:
             row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
-            if row is not None:
+            if row is not None and not self._upgradable(str(row[0])):
                 return str(row[0])
         with conn.transaction():
             xact_lock(conn, _SCHEMA_LOCK)
             conn.execute('CREATE TABLE IF NOT EXISTS memsift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
             row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
+            if row is not None and self._upgradable(str(row[0])):
+                for v in range(int(row[0]), self._version):
+                    for statement in self._upgrades[v]:
+                        conn.execute(statement)
+                conn.execute(
+                    'UPDATE memsift_meta SET value = %s WHERE key = %s', (str(self._version), self._version_key)
+                )
+                row = (str(self._version),)
             if row is not None and row[0] != str(self._version):
                 return str(row[0])  # another schema: touch nothing
             conn.execute(self._schema)
@@ -221,6 +233,14 @@ class Postgres:
                     (self._version_key, str(self._version)),
                 )
         return None if row is None else str(row[0])
+
+    def _upgradable(self, found: str) -> bool:
+        """An older schema version that the upgrades take to this one."""
+        return (
+            found.isdigit()
+            and int(found) < self._version
+            and all(v in self._upgrades for v in range(int(found), self._version))
+        )
 
     # ------------------------------------------------------------------ statements
 

@@ -106,3 +106,25 @@ def test_another_processs_write_reaches_these_vectors_as_its_changes(tmp_path, n
             assert 'memory/2026-11-01.md' not in hits(reader, 'budget review room 1')
             assert reader.embeddings.vectors is vectors and len(vectors) == len(NOTES)  # one gone, one new
             assert reader.embeddings.generation == writer.store.generation
+
+
+def test_another_processs_files_reach_this_ones_path_catalogue_as_changes(tmp_path, notes, monkeypatch):
+    # A query naming a file finds a note another process added, and no longer one it deleted; the catalogue takes
+    # just those files (its tables stay), and no path is read again.
+    with open_index(tmp_path, provider=HashEmbedder()) as writer:
+        writer.sync()
+        with open_index(tmp_path, provider=HashEmbedder()) as reader:
+            assert hits(reader, '2026-11-01.md')[0] == 'memory/2026-11-01.md'
+            monkeypatch.setattr(type(reader.store), 'paths', no_full_read)
+            tables = reader.freshness.catalogue()._tables
+            write(tmp_path / 'ws' / 'memory' / '2026-11-03.md', 'Day 3: the design review moved again.\n')
+            writer.sync()
+            assert reader.freshness.catalogue()._tables is tables  # an edit: the same files, the same tables
+            write(tmp_path / 'ws' / 'memory' / 'zeppelin.md', 'The zeppelin hangar opens on Monday.\n')
+            (tmp_path / 'ws' / 'memory' / '2026-11-01.md').unlink()
+            writer.sync()
+            assert hits(reader, 'zeppelin.md')[0] == 'memory/zeppelin.md'
+            assert 'memory/2026-11-01.md' not in hits(reader, '2026-11-01.md')[:1]
+            catalogue = reader.freshness.catalogue()
+            assert catalogue.generation == writer.store.generation and len(catalogue) == len(NOTES)
+            assert catalogue._tables is tables and len(catalogue._added) == 1  # the new file: tables of its own

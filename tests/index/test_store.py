@@ -303,6 +303,31 @@ def test_a_schema_from_a_newer_memsift_is_refused_untouched(pg_dsn, pg_store):
         pg_store()
 
 
+def test_a_database_of_the_previous_schema_is_upgraded_once(pg_store, pg_dsn):
+    import psycopg
+
+    store = pg_store()
+    store.replace_file('a.md', 'memory', 'f', 0.0, 1, [(1, 1, 'one', 'h1')])
+    mark = store.generation
+    # Schema 1: removals were logged without their path.
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute('ALTER TABLE memory_removed DROP COLUMN path')
+        conn.execute("UPDATE memsift_meta SET value = '1' WHERE key = 'memory_schema_version'")
+        conn.execute(
+            'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) VALUES (%s, %s, 999, 0)',
+            (store.agent, mark + 1),
+        )
+        conn.execute("UPDATE memory_agents SET generation = generation + 1 WHERE agent = 'agent'")
+    upgraded = pg_store()
+    assert upgraded.generation == mark + 1
+    assert upgraded.paths_since(mark) is None  # a removal logged before paths were: read every path
+    upgraded.replace_file('b.md', 'memory', 'g', 0.0, 1, [(1, 1, 'two', 'h2')])
+    assert upgraded.paths_since(mark + 1) == (mark + 2, ['b.md'], [])
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        [(version,)] = conn.execute("SELECT value FROM memsift_meta WHERE key = 'memory_schema_version'").fetchall()
+    assert version == '2'
+
+
 def test_text_postgresql_cannot_hold_is_stored_and_odd_lookups_answer(pg_store):
     store = pg_store()
     ids = store.replace_file('a.md', 'memory', 'f', 0.0, 1, [(1, 1, 'nul\x00byte', 'h1'), (2, 2, '😀' * 10, 'h2')])

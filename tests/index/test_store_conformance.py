@@ -191,6 +191,21 @@ def test_the_change_log(store):
     assert store.changes_since(store.generation + 1) is None  # ahead of the store: another store's index
 
 
+def test_the_files_writes_touched(store):
+    store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('one'))
+    store.replace_file('b.md', 'memory', 'g', 0.0, 1, chunks('two'))
+    mark = store.generation
+    assert store.paths_since(mark) == (mark, [], [])
+    store.replace_file('a.md', 'memory', 'f2', 0.0, 1, chunks('one again'))  # edited
+    store.replace_file('c.md', 'memory', 'h', 0.0, 1, chunks('three'))  # new
+    store.delete_file('b.md')  # gone
+    store.record_skipped('c.md', 'too large')  # gone again: skipped
+    assert store.paths_since(mark) == (mark + 4, ['a.md'], ['b.md', 'c.md'])
+    assert store.paths_since(mark + 5) is None  # ahead of the store
+    store.clear()
+    assert store.paths_since(mark) is None  # before a clear: read every path
+
+
 def test_vacuum_and_table_sizes(store):
     store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('x'))
     store.vacuum()

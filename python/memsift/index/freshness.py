@@ -118,11 +118,17 @@ class Freshness:
             raise MemsiftError('this MemoryIndex is closed; open a new one')
 
     def catalogue(self) -> Catalogue:
-        """The indexed paths as of the store's generation (for the path leg and the file count)."""
+        """The indexed paths as of the store's generation (for the path leg and the file count): the files writes
+        since the last look touched, from the store's change log, else all of them."""
         generation = self.store.generation
         catalogue = self._catalogue
         if catalogue.generation != generation:
-            catalogue = self._catalogue = Catalogue(generation, self.store.paths())
+            moved = self.store.paths_since(catalogue.generation) if catalogue.generation >= 0 else None
+            if moved is None:
+                catalogue = Catalogue(generation, self.store.paths())
+            else:
+                catalogue = catalogue.moved_to(*moved)
+            self._catalogue = catalogue
         return catalogue
 
     def switch_to_fallback(self, error: ProviderError) -> bool:

@@ -56,7 +56,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'model': provider.model if provider is not None else 'fts-only',
         'requestedProvider': config.provider,
         'agentId': config.agent_id,
-        'files': len(freshness.catalogue()),
+        'files': len(store.paths()),
         'chunks': store.chunk_count(),
         'dirty': freshness.dirty
         and workspace_changed(store, freshness.workspace, paths, media_suffixes(config, provider)),

@@ -37,7 +37,12 @@ __all__ = ['Changes', 'PgMemoryStore']
 
 T = TypeVar('T')
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+_UPGRADES = {
+    # 2: removals log the chunk's path, so a process's path catalogue takes just the files that changed.
+    1: ['ALTER TABLE memory_removed ADD COLUMN IF NOT EXISTS path TEXT'],
+}
 
 HEADS_CACHED = 500_000
 """Chunk heads kept in memory (about 100 bytes each): a chunk row is never updated, only added and removed, so its
@@ -85,7 +90,8 @@ CREATE TABLE IF NOT EXISTS memory_removed (
     agent TEXT NOT NULL,
     generation BIGINT NOT NULL,
     chunk_id BIGINT NOT NULL,
-    removed_at DOUBLE PRECISION NOT NULL
+    removed_at DOUBLE PRECISION NOT NULL,
+    path TEXT
 );
 CREATE INDEX IF NOT EXISTS memory_removed_generation ON memory_removed (agent, generation);
 CREATE TABLE IF NOT EXISTS memory_skipped (
@@ -141,7 +147,7 @@ class PgMemoryStore(StoreBase):
         self._generation = (0, -GENERATION_TTL_S)  # (value, when read: time.monotonic())
         self._tx: psycopg.Connection[Any] | None = None  # the connection of the write in progress
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
-                            setting)  # fmt: skip
+                            setting, _UPGRADES)  # fmt: skip
 
     # ------------------------------------------------------------------ statements
 

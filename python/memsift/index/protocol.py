@@ -92,6 +92,11 @@ class Store(Protocol):
         upgrade or the log's horizon), so the caller rebuilds from :meth:`iter_chunks`."""
         ...
 
+    def paths_since(self, generation: int) -> tuple[int, list[str], list[str]] | None:
+        """The files writes after ``generation`` touched, in one snapshot: ``(generation now, paths indexed now,
+        paths gone)``; ``None`` when the log does not reach back that far."""
+        ...
+
     def prune_removed(self, keep_s: float = ...) -> int:
         """Drop change-log entries older than ``keep_s`` seconds (readers further behind rebuild); returns how many
         (0 on a store that keeps no log)."""

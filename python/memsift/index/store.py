@@ -72,7 +72,8 @@ CREATE INDEX IF NOT EXISTS chunks_generation ON chunks(generation);
 CREATE TABLE IF NOT EXISTS removed (
     generation INTEGER NOT NULL,
     chunk_id INTEGER NOT NULL,
-    removed_at REAL NOT NULL
+    removed_at REAL NOT NULL,
+    path TEXT
 );
 CREATE INDEX IF NOT EXISTS removed_generation ON removed(generation);
 CREATE TABLE IF NOT EXISTS embeddings (

@@ -95,6 +95,7 @@ _FILE = _scoped(
     f'SELECT {_FILE_COLUMNS} FROM files {{where}}', f'SELECT {_FILE_COLUMNS} FROM memory_files {{where}}', _PATH
 )
 _PATHS = _scoped('SELECT path FROM files ORDER BY path', 'SELECT path FROM memory_files {where} ORDER BY path')
+_PATHS_OF = _scoped('SELECT path FROM files {where}', 'SELECT path FROM memory_files {where}', _PATHS_IN)
 _MTIMES = _scoped('SELECT path, mtime FROM files {where}', 'SELECT path, mtime FROM memory_files {where}', _PATHS_IN)
 _STAMPS = _scoped(
     'SELECT path, mtime, size, indexed_at FROM files', 'SELECT path, mtime, size, indexed_at FROM memory_files {where}'
@@ -165,10 +166,19 @@ _LOG_BOUNDS = Sql(
 )
 _SINCE = Sql('generation > :generation', 'generation > :generation')
 _REMOVED_SINCE = _scoped('SELECT chunk_id FROM removed {where}', 'SELECT chunk_id FROM memory_removed {where}', _SINCE)
-_LOG_REMOVED = Sql(
-    'INSERT INTO removed (generation, chunk_id, removed_at) SELECT :generation, value, :now FROM json_each(:ids)',
-    'INSERT INTO memory_removed (agent, generation, chunk_id, removed_at) '
-    'SELECT :agent, :generation, unnest(:ids::bigint[]), :now',
+_LOG_REMOVED = _scoped(
+    'INSERT INTO removed (generation, chunk_id, path, removed_at) SELECT :generation, id, path, :now FROM chunks '
+    '{where}',
+    'INSERT INTO memory_removed (agent, generation, chunk_id, path, removed_at) '
+    'SELECT agent, :generation, id, path, :now FROM memory_chunks {where}',
+    _PATHS_IN,
+)
+# The paths whose chunks a write since ``:generation`` added or removed (NULL: removed before paths were logged).
+_TOUCHED_SINCE = Sql(
+    'SELECT path FROM removed WHERE generation > :generation '
+    'UNION SELECT path FROM chunks WHERE generation > :generation',
+    'SELECT path FROM memory_removed WHERE agent = :agent AND generation > :generation '
+    'UNION SELECT path FROM memory_chunks WHERE agent = :agent AND generation > :generation',
 )
 _CLEAR_LOG = _scoped('DELETE FROM removed', 'DELETE FROM memory_removed {where}')
 _PRUNE_LOG = _scoped(
@@ -184,14 +194,15 @@ _RAISE_HORIZON = Sql(
 
 
 def _added_since(text: bool) -> Sql:
-    """The chunks added after ``:generation`` in id order, with their text (or ``''``) and their vector where it is
-    ``:width`` bytes wide."""
+    """The chunks added after ``:generation``, with their text (or ``''``) and their vector where it is ``:width``
+    bytes wide. Unordered: ``ORDER BY id`` would lead SQLite's planner to scan every chunk in id order instead of
+    the few the generation index finds."""
     columns = 'c.id, c.path, c.source, c.start_line, c.end_line, c.hash, ' + ('c.text' if text else "''")
     return Sql(
         f'SELECT {columns}, CASE WHEN length(e.vector) = :width THEN e.vector END FROM chunks c '
-        'LEFT JOIN embeddings e ON e.chunk_id = c.id WHERE c.generation > :generation ORDER BY c.id',
+        'LEFT JOIN embeddings e ON e.chunk_id = c.id WHERE c.generation > :generation',
         f'SELECT {columns}, CASE WHEN octet_length(c.vector) = :width THEN c.vector END FROM memory_chunks c '
-        'WHERE c.agent = :agent AND c.generation > :generation ORDER BY c.id',
+        'WHERE c.agent = :agent AND c.generation > :generation',
     )
 
 
@@ -285,7 +296,7 @@ class StoreBase:
         ids = [row[0] for row in self._rows(_CHUNK_IDS_OF, {'paths': paths})]
         self._forget(ids)
         if ids:
-            self._run(_LOG_REMOVED, {'generation': generation, 'ids': ids, 'now': time.time()})
+            self._run(_LOG_REMOVED, {'generation': generation, 'paths': paths, 'now': time.time()})
         return ids
 
     def _forget(self, ids: Collection[int] | None) -> None:
@@ -434,13 +445,28 @@ class StoreBase:
             removed = [row[0] for row in self._rows(_REMOVED_SINCE, {'generation': generation})]
             self._forget(removed)
             width = -1 if dims is None else dims * 4
-            rows = self._rows(_ADDED_SINCE[text], {'generation': generation, 'width': width})
+            rows = sorted(self._rows(_ADDED_SINCE[text], {'generation': generation, 'width': width}))
         return Changes(
             current,
             removed,
             [ChunkRow(*row[:7]) for row in rows],
             {row[0]: bytes(row[7]) for row in rows if row[7] is not None},
         )
+
+    def paths_since(self, generation: int) -> tuple[int, list[str], list[str]] | None:
+        """The files a write after ``generation`` added, changed or removed, in one snapshot: ``(the store's
+        generation, paths indexed now, paths gone)``; ``None`` when the log does not reach back that far (the caller
+        reads :meth:`paths`)."""
+        with self._snapshot():
+            [(current, horizon)] = self._rows(_LOG_BOUNDS)
+            current, horizon = int(current or 0), int(horizon or 0)
+            if generation > current or generation < horizon:
+                return None
+            touched = [row[0] for row in self._rows(_TOUCHED_SINCE, {'generation': generation})]
+            if None in touched:
+                return None
+            present = {row[0] for row in self._rows(_PATHS_OF, {'paths': touched})} if touched else set()
+        return current, sorted(present), sorted(set(touched) - present)
 
     def prune_removed(self, keep_s: float = REMOVED_KEEP_S) -> int:
         """Drop removal-log rows older than ``keep_s`` seconds; processes further behind rebuild. Returns how many.
