@@ -167,6 +167,7 @@ def test_the_embedding_cache(store):
 
 
 def test_the_change_log(store):
+    assert store.changes_since(0) == Changes(0, [], [], {}) and store.paths_since(0) == (0, [], [])  # no write yet
     kept = store.replace_file('a.md', 'memory', 'f', 0.0, 1, chunks('one'), vectors(1))
     mark = store.generation
     gone = store.replace_file('b.md', 'memory', 'g', 0.0, 1, chunks('two'))

@@ -124,3 +124,22 @@ def test_the_report_names_the_generation_the_sync_left_when_it_records_the_ident
         with memsift.MemoryIndex(tmp_path, config, provider=HashEmbedder(model=model)) as index:
             report = index.sync()
             assert report.generation == index.store.generation == index.index.generation, model
+
+
+def test_a_sync_prunes_the_removal_log_now_and_then(tmp_path, monkeypatch):
+    from conftest import memory_config
+
+    import memsift.index.storebase as storebase
+
+    monkeypatch.setattr(storebase.StoreBase.prune_removed, '__defaults__', (-1.0,))  # every entry is too old
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'foxtrot')
+    with memsift.MemoryIndex(ws, memory_config(tmp_path)) as index:
+        index.sync()  # a process's first sync prunes (nothing to prune yet)
+        write(ws / 'MEMORY.md', 'golf')
+        index.sync()  # within the hour: no prune, the log keeps this write's removal
+        assert index.store.changes_since(1).removed == [1]
+    with memsift.MemoryIndex(ws, memory_config(tmp_path)) as index:
+        write(ws / 'MEMORY.md', 'hotel')
+        index.sync()  # another process's first sync prunes
+        assert index.store.changes_since(1) is None  # the log no longer reaches back: a reader that far rebuilds

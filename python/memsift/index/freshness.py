@@ -47,6 +47,8 @@ __all__ = ['SEARCH_SYNC_BUDGET_S', 'Freshness', 'open_keyword_index']
 
 SEARCH_SYNC_BUDGET_S = 0.2
 """How long a search waits for a background sync it started before answering from the current index."""
+PRUNE_LOG_EVERY_S = 3600.0
+"""How often a process's syncs prune the store's removal log of entries older than it keeps."""
 
 
 def open_keyword_index(db_path: str, writer: WriterLock) -> Bm25Index:
@@ -110,6 +112,8 @@ class Freshness:
         self.watcher: Watcher | None = None
         self._thread_lock = threading.Lock()
         self._catalogue = Catalogue(-1, [])
+        self._prune_log_at = 0.0
+        """When a sync next prunes the store's removal log (``time.monotonic()``)."""
         self._identity_seen = store.generation
         """The store generation at which the embeddings last compared their identity with the store's."""
 
@@ -230,6 +234,10 @@ class Freshness:
             finally:
                 self.index.release_writer()  # other processes (a watcher, the CLI) may sync this index too
             self.cache.evict()
+            if time.monotonic() >= self._prune_log_at:
+                # The removal log keeps REMOVED_KEEP_S of history; pruned by a sync now and then, not only by compact.
+                self._prune_log_at = time.monotonic() + PRUNE_LOG_EVERY_S
+                self.store.prune_removed()
             self.sync_error = None
             return report
 

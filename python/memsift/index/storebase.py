@@ -427,6 +427,11 @@ class StoreBase:
 
     # ------------------------------------------------------------------ catching up
 
+    def _log_bounds(self) -> tuple[int, int]:
+        """The store's generation and the log's horizon (both 0 before the first write)."""
+        rows = self._rows(_LOG_BOUNDS)
+        return (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
+
     def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
         """What changed after ``generation``, in one snapshot; ``None`` when that is not known any more (before a
         :meth:`clear`, an upgrade of the file, or older than the removal log keeps), so the caller rebuilds from
@@ -435,8 +440,7 @@ class StoreBase:
         ``text``: read the added chunks' text (the keyword index needs it, vectors do not); ``dims``: also read
         their stored embeddings of that dimension."""
         with self._snapshot():
-            [(current, horizon)] = self._rows(_LOG_BOUNDS)
-            current, horizon = int(current or 0), int(horizon or 0)
+            current, horizon = self._log_bounds()
             if generation == current:
                 return Changes(current, [], [], {})
             if generation > current or generation < horizon:
@@ -458,8 +462,7 @@ class StoreBase:
         generation, paths indexed now, paths gone)``; ``None`` when the log does not reach back that far (the caller
         reads :meth:`paths`)."""
         with self._snapshot():
-            [(current, horizon)] = self._rows(_LOG_BOUNDS)
-            current, horizon = int(current or 0), int(horizon or 0)
+            current, horizon = self._log_bounds()
             if generation > current or generation < horizon:
                 return None
             touched = [row[0] for row in self._rows(_TOUCHED_SINCE, {'generation': generation})]
