@@ -14,6 +14,10 @@ Sections:
     3. Where the keyword leg runs: memsift's BM25 (tantivy, local to each process) against the same leg pushed into
        PostgreSQL (a ``tsvector`` of memsift's own analyzer tokens, GIN index, ``ts_rank`` / ``ts_rank_cd`` over an
        OR of the query's tokens): nDCG@10 on SciFact, and query p50 at ~100k chunks.
+    4. A new host: the ~100k-chunk workspace indexed by one process with ``store.snapshots.path`` set (it publishes
+       a snapshot), then a fresh process on a host with no derived indexes, timed from opening the index to its
+       first answer: rebuilding from the database, then starting from the snapshot; whether both answer 20 SciFact
+       queries identically.
 
 Both backends use the same deterministic 384-dimension embedder (token hashes), so hybrid search runs its vector
 leg and vectors are stored, caught up and searched at full size, without a model's minutes of embedding dominating;
@@ -227,6 +231,70 @@ def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries
 WRITE_EVERY = 1.0
 
 
+# ---------------------------------------------------------------- 4. a new host: rebuild or snapshot
+
+
+def first_answer(ws: str, state: str, dsn: str, snapshots: str | None, queries: list[str], out: mp.Queue) -> None:
+    """A fresh process on a host with no derived indexes: seconds from opening the index to its first answer (the
+    rebuild or the snapshot's install and catch-up included), and its answers to ``queries``."""
+    started = time.perf_counter()
+    cfg = config('postgres', Path(state), dsn, sync={'onSearch': False, 'watch': False})
+    if snapshots:
+        cfg['memory']['search']['store']['snapshots'] = {'path': snapshots}
+    with memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder()) as index:
+
+        def answer(query: str, keyword_only: bool = False) -> list[tuple[str, int, float]]:
+            hits = index.search(query, keyword_only=keyword_only).results
+            return [(h.path, h.start_line, round(h.score, 6)) for h in hits]
+
+        first = answer(queries[0])
+        seconds = time.perf_counter() - started
+        out.put({
+            'seconds': seconds,
+            'answers': [first, *(answer(q) for q in queries[1:])],
+            'keyword': [answer(q, keyword_only=True) for q in queries],
+            'snapshot': index.status()['snapshot'],
+        })  # fmt: skip
+
+
+def bench_new_host(ws: Path, root: Path, dsn: str, queries: list[str]) -> dict:
+    """Index with snapshots on (one published), then a new host's first answer without and with the snapshot."""
+    snapshots = root / 'snapshots'
+    cfg = config('postgres', root / 'state-publisher', dsn)
+    cfg['memory']['search']['store']['snapshots'] = {'path': str(snapshots)}
+    with memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder()) as index:
+        started = time.perf_counter()
+        report = index.sync()
+        print(f'  indexed {report.chunks_written:,} chunks in {time.perf_counter() - started:.0f} s, snapshot '
+              f'{index.status()["snapshot"]["published"]} published', flush=True)  # fmt: skip
+    ctx = mp.get_context('spawn')
+    runs = {}
+    for name, folder in (('rebuild', None), ('rebuild again', None), ('snapshot', str(snapshots))):
+        out: mp.Queue = ctx.Queue()
+        proc = ctx.Process(target=first_answer, args=(str(ws), str(root / f'state-new-{name.replace(" ", "-")}'),
+                                                      dsn, folder, queries[:20], out))  # fmt: skip
+        proc.start()
+        runs[name] = out.get(timeout=1800)
+        proc.join(timeout=60)
+        print(f'  a new host, {name}: first answer in {runs[name]["seconds"]:.2f} s', flush=True)
+
+    def same(a: str, b: str, part: str) -> int:
+        return sum(x == y for x, y in zip(runs[a][part], runs[b][part]))
+
+    n = len(runs['rebuild']['answers'])
+    return {
+        'rebuildS': round(runs['rebuild']['seconds'], 2),
+        'snapshotS': round(runs['snapshot']['seconds'], 2),
+        'loaded': runs['snapshot']['snapshot']['loaded'],
+        'queries': n,
+        # Hybrid answers agree where the vector leg is exact; above 20k vectors it is HNSW, whose graph two
+        # builds of the same vectors do not share, so two rebuilds differ too.
+        'hybridSameAsRebuild': {'snapshot': same('snapshot', 'rebuild', 'answers'),
+                                'rebuildAgain': same('rebuild again', 'rebuild', 'answers')},
+        'keywordSameAsRebuild': same('snapshot', 'rebuild', 'keyword'),
+    }  # fmt: skip
+
+
 # ---------------------------------------------------------------- 3. keyword leg: local BM25 or PostgreSQL
 
 
@@ -307,7 +375,7 @@ def main() -> None:
     parser.add_argument('--chunks', type=int, default=100_000, help='workspace size for the many-process run')
     parser.add_argument('--write-every', type=float, default=1.0, help="seconds between the writer's notes")
     parser.add_argument('--quick', action='store_true', help='20k chunks, 60 s runs')
-    parser.add_argument('--sections', default='1,2,3')
+    parser.add_argument('--sections', default='1,2,3,4')
     parser.add_argument('--backends', default='sqlite,postgres', help='the backends section 2 runs, in turn')
     parser.add_argument('--json', type=Path, help='write the figures here')
     args = parser.parse_args()
@@ -345,6 +413,11 @@ def main() -> None:
                 lite, pgr = figures['processes']['sqlite'], figures['processes']['postgres']
                 figures['processes']['p50Ratio'] = round(pgr['p50Ms'] / lite['p50Ms'], 3)
                 print(f'  search p50 PostgreSQL / SQLite: {figures["processes"]["p50Ratio"]:.2f}', flush=True)
+        if '4' in args.sections:
+            print(f'4. a new host at ~{args.chunks:,} chunks: rebuild or snapshot', flush=True)
+            ws = _notes.write_workspace(root / 'snapshot-ws', notes, args.chunks, mark_copies=True)
+            figures['newHost'] = bench_new_host(ws.root, root, pg.create_database('newhost'), queries)
+            print(f'  {json.dumps(figures["newHost"])}', flush=True)
         if '3' in args.sections:
             copies = max(1, round(args.chunks / len(data.docs)))
             print(f'3. the keyword leg at ~{copies * len(data.docs):,} documents: local BM25 or PostgreSQL', flush=True)

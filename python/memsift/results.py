@@ -42,6 +42,18 @@ class MemoryGetResult(_MemoryGetFields, total=False):
     nextFrom: int
 
 
+class SnapshotState(TypedDict):
+    """``status()['snapshot']``: the folder snapshots of the derived indexes go to (``store.snapshots.path``), the
+    generation this process started from (``None``: it built or had its own), why a snapshot was refused, the
+    generation it published last, and why publishing failed."""
+
+    path: str | None
+    loaded: int | None
+    refused: str | None
+    published: int | None
+    error: str | None
+
+
 class _MemoryStatusFields(TypedDict):
     backend: str
     provider: str
@@ -73,6 +85,7 @@ class _MemoryStatusFields(TypedDict):
     watching: bool
     rerank: dict[str, Any]
     watch: dict[str, Any]
+    snapshot: SnapshotState
 
 
 class MemoryStatus(_MemoryStatusFields, total=False):

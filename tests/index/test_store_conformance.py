@@ -42,7 +42,7 @@ def _public(cls):
 
 @pytest.mark.parametrize('cls', [MemoryStore, PgMemoryStore])
 def test_each_backend_has_exactly_the_protocols_methods(cls):
-    protocol = _public(Store) | {'path', 'location', 'catches_up'}
+    protocol = _public(Store) | {'path', 'location', 'catches_up', 'schema'}
     # replace_files for one file; tuning; the PostgreSQL store's own description
     extra = {'replace_file', 'LOOKUP_BATCH', 'agent', 'dsn', 'setting'}
     assert protocol <= _public(cls) | {'path', 'location'}

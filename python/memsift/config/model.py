@@ -173,7 +173,8 @@ class StoreConfig:
 
     ``backend`` (memsift's) is ``sqlite`` (the embedded default: files under ``path``) or ``postgres``: memory and
     sessions in the PostgreSQL database that ``dsn`` (or ``$MEMSIFT_PG_DSN``) names, shared by every process and
-    host, each row carrying its agent id; ``path`` then only places this process's derived search indexes."""
+    host, each row carrying its agent id; ``path`` then only places this process's derived search indexes.
+    ``snapshots`` (memsift's): where those derived indexes are published for new processes to start from."""
 
     driver: str = key('driver', _string('sqlite'), 'sqlite')
     path: str = key('path', _string(), '~/.memsift/memory/{agentId}.sqlite')
@@ -182,6 +183,11 @@ class StoreConfig:
     fts_tokenizer: str = key('fts.tokenizer', _string('unicode61', 'trigram'), 'unicode61')
     vector_enabled: bool = key('vector.enabled', _boolean, True)
     vector_extension_path: str | None = key('vector.extensionPath', _string())
+    snapshots_path: str | None = key('snapshots.path', _string())
+    """memsift's: a folder (shared by the hosts) where syncs publish the derived indexes and new processes start
+    from them (``memsift.index.snapshots``); ``~`` is the home."""
+    snapshots_every_minutes: int = key('snapshots.everyMinutes', _integer(0), 60)
+    """memsift's: a sync publishes a snapshot when the newest is older than this (0: after every sync that wrote)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from memsift.providers import ProviderResolution, fall_back
 
 if TYPE_CHECKING:
     from memsift.index.protocol import Store
+    from memsift.index.records import Changes
 
 __all__ = ['Embeddings', 'catch_up']
 
@@ -62,6 +63,18 @@ def catch_up(store: Store, vectors: VectorStore) -> int:
     for ids, matrix in store.vectors_of(new.tolist(), vectors.dims):
         vectors.add(ids, matrix)
     return len(gone) + len(new)
+
+
+def apply_changes(vectors: VectorStore, changes: Changes) -> int:
+    """Apply a store's :class:`~memsift.index.records.Changes` to ``vectors``; returns how many vectors changed."""
+    import numpy as np
+
+    vectors.remove(np.asarray(changes.removed, dtype=np.uint64))
+    if changes.vectors:
+        ids = np.fromiter(changes.vectors, dtype=np.uint64, count=len(changes.vectors))
+        matrix = np.frombuffer(b''.join(changes.vectors.values()), dtype=np.float32).reshape(len(ids), vectors.dims)
+        vectors.add(ids, matrix)
+    return len(changes.removed) + len(changes.vectors)
 
 
 class Embeddings:
@@ -178,7 +191,13 @@ class Embeddings:
             load_vectors(self.store, fresh)
             self.unsaved = len(fresh)
         elif saved != generation:
-            self.unsaved = catch_up(self.store, fresh)
+            # The file is older than the store (a snapshot, or a process killed before saving): the change log
+            # says what to apply; else every id is compared with the store's.
+            changes = self.store.changes_since(saved, text=False, dims=dims) if saved >= 0 else None
+            if changes is not None:
+                self.unsaved, generation = apply_changes(fresh, changes), changes.generation
+            else:
+                self.unsaved = catch_up(self.store, fresh)
         else:
             self.unsaved = 0
         self.vectors, self.generation = fresh, generation
@@ -187,19 +206,13 @@ class Embeddings:
     def _apply_changes(self) -> bool:
         """Apply to the vectors in memory what the store changed since their generation; False when the store no
         longer knows (the caller reloads them all)."""
-        import numpy as np
 
         vectors = self.vectors
         assert vectors is not None
         changes = self.store.changes_since(self.generation, text=False, dims=vectors.dims)
         if changes is None:
             return False
-        vectors.remove(np.asarray(changes.removed, dtype=np.uint64))
-        if changes.vectors:
-            ids = np.fromiter(changes.vectors, dtype=np.uint64, count=len(changes.vectors))
-            matrix = np.frombuffer(b''.join(changes.vectors.values()), dtype=np.float32).reshape(len(ids), vectors.dims)
-            vectors.add(ids, matrix)
-        self.unsaved += len(changes.removed) + len(changes.vectors)
+        self.unsaved += apply_changes(vectors, changes)
         self.generation = changes.generation
         return True
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from memsift.index.protocol import Store
     from memsift.index.session_memory import SessionMemory
     from memsift.index.watch import Watcher
+    from memsift.results import SnapshotState
 
 __all__ = ['SEARCH_SYNC_BUDGET_S', 'Freshness', 'open_keyword_index']
 
@@ -72,6 +73,38 @@ def open_keyword_index(db_path: str, writer: WriterLock) -> Bm25Index:
             return Bm25Index(folder)
 
 
+def snapshot_folder(config: MemoryConfig) -> Path | None:
+    """``store.snapshots.path``, or ``None`` when snapshots are off."""
+    folder = config.store.snapshots_path
+    return Path(folder).expanduser() if folder else None
+
+
+def start_from_snapshot(
+    config: MemoryConfig, store: Store, db_path: str, vectors_path: Path | None, writer: WriterLock
+) -> SnapshotState:
+    """Install the newest usable snapshot (``store.snapshots.path``) where this host has no keyword index yet, so
+    the first search catches up from it instead of rebuilding; what happened, for ``status()['snapshot']``."""
+    folder = snapshot_folder(config)
+    state: SnapshotState = {'path': None if folder is None else str(folder), 'loaded': None, 'refused': None,
+                            'published': None, 'error': None}  # fmt: skip
+    keyword = Path(db_path).with_suffix('.bm25')
+    if folder is None or db_path == ':memory:' or (keyword / 'meta.json').is_file():
+        return state
+    from memsift.index import snapshots
+
+    with writer.holding(wait=True, store=False):  # installing the folder is a write of this host's indexes
+        if (keyword / 'meta.json').is_file():
+            return state  # another process of this host built or installed it meanwhile
+        snapshot, refused = snapshots.newest(folder, config.agent_id, store.identity, store.schema)
+        if snapshot is not None:
+            failed = snapshots.install(snapshot, keyword, vectors_path)
+            if failed is None:
+                state['loaded'] = snapshot.generation
+            refused = failed or refused
+        state['refused'] = refused
+    return state
+
+
 class Freshness:
     """When the index of one workspace is written, and whether a search can read it as it is.
 
@@ -96,9 +129,21 @@ class Freshness:
         cache: EmbeddingCache,
         session_memory: SessionMemory | None,
         writer: WriterLock,
+        snapshot: SnapshotState | None = None,
     ) -> None:
         self.config, self.workspace, self.store, self.index = config, workspace, store, index
         self.embeddings, self.cache, self.session_memory, self.writer = embeddings, cache, session_memory, writer
+        self.snapshot: SnapshotState = snapshot or {
+            'path': None,
+            'loaded': None,
+            'refused': None,
+            'published': None,
+            'error': None,
+        }
+        """Snapshots of the derived indexes: where, which one this process started from or refused, which it
+        published last (``status()['snapshot']``)."""
+        self._publish_at = 0.0
+        """When a sync may next publish a snapshot (``time.monotonic()``)."""
         self.sync_lock = threading.Lock()
         """Held by the sync (or catch-up, or compaction) running in this process."""
         self.sync_thread: threading.Thread | None = None
@@ -233,6 +278,7 @@ class Freshness:
                 raise
             finally:
                 self.index.release_writer()  # other processes (a watcher, the CLI) may sync this index too
+            self._publish_if_due()
             self.cache.evict()
             if time.monotonic() >= self._prune_log_at:
                 # The removal log keeps REMOVED_KEEP_S of history; pruned by a sync now and then, not only by compact.
@@ -240,6 +286,33 @@ class Freshness:
                 self.store.prune_removed()
             self.sync_error = None
             return report
+
+    def _publish_if_due(self) -> None:
+        """After a sync (under the writer lock, no index writer open): publish the derived indexes as a snapshot
+        when ``store.snapshots.path`` is set, the index is current and the last one is ``everyMinutes`` old. Best
+        effort: a failure is reported in ``status()['snapshot']['error']`` and searches go on."""
+        folder = snapshot_folder(self.config)
+        generation = self.store.generation
+        if (
+            folder is None
+            or self.index.path is None
+            or self.index.generation != generation
+            or self.snapshot['published'] == generation
+            or time.monotonic() < self._publish_at
+        ):
+            return
+        from memsift.index import snapshots
+
+        embeddings = self.embeddings
+        vectors = embeddings.vectors if embeddings.current and not embeddings.stale(generation) else None
+        try:
+            snapshots.publish(folder, self.config.agent_id, generation, self.store.identity, self.store.schema,
+                              Path(self.index.path), vectors)  # fmt: skip
+        except (OSError, MemsiftError) as exc:
+            self.snapshot['error'] = f'cannot publish a snapshot in {folder}: {exc}'
+            return
+        self.snapshot['published'], self.snapshot['error'] = generation, None
+        self._publish_at = time.monotonic() + self.config.store.snapshots_every_minutes * 60
 
     def _embed_chunks(self, texts: Sequence[str | MediaInput]) -> npt.NDArray[np.float32]:
         provider, vectors = self.embeddings.provider, self.embeddings.vectors

@@ -36,7 +36,7 @@ from memsift.index import maintenance
 from memsift.index.backend import open_memory_store, sessions_target, writer_lock
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
-from memsift.index.freshness import Freshness, open_keyword_index
+from memsift.index.freshness import Freshness, open_keyword_index, start_from_snapshot
 from memsift.index.identity import extra_paths
 from memsift.index.notes import append_note
 from memsift.index.reader import memory_get
@@ -120,6 +120,7 @@ class MemoryIndex:
         self.embeddings = Embeddings(self.config, self.store, resolution)
         writer = writer_lock(self.store)
         try:
+            snapshot = start_from_snapshot(self.config, self.store, self.db_path, self.embeddings.saved_path(), writer)
             self.index = open_keyword_index(self.db_path, writer)
         except BaseException:
             self.store.close()
@@ -133,6 +134,7 @@ class MemoryIndex:
             self.cache,
             self.session_memory,
             writer,
+            snapshot,
         )
         redactor = Redactor(self.config.session_tools.redact_patterns)
         snippet_redactor = redactor if self.config.query.redact_snippets else None

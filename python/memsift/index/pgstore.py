@@ -133,6 +133,8 @@ class PgMemoryStore(StoreBase):
             the setting, never the password).
     """
 
+    schema = f'postgres {SCHEMA_VERSION}'
+    """The store's kind and schema version, as snapshots record them."""
     catches_up = True
     """Other hosts write this store: derived indexes catch up with :meth:`changes_since`."""
     LOOKUP_BATCH = 2000

@@ -36,6 +36,8 @@ class Store(Protocol):
     it is also the database file, or ``':memory:'``)."""
     location: str
     """Where the store is, as status shows it (a DSN without its password on PostgreSQL)."""
+    schema: str
+    """The store's kind and schema version (``"sqlite 3"``), as snapshots of its derived indexes record them."""
     catches_up: bool
     """Capability: other hosts write this store. A process brings its keyword index to a newer generation by
     applying :meth:`changes_since` (a rebuild only when that answers ``None``), and a search that finds a chunk gone

@@ -102,6 +102,8 @@ class MemoryStore(StoreBase):
         path: Database file (parent folders are created) or ``':memory:'``.
     """
 
+    schema = f'sqlite {SCHEMA_VERSION}'
+    """The store's kind and schema version, as snapshots record them."""
     catches_up = False
     """Only processes of this host write it, and they share the keyword index beside it (see
     :attr:`memsift.index.protocol.Store.catches_up`); each process's vectors in memory take the changes other
