@@ -422,6 +422,10 @@ impl Bm25Index {
                 out.push((id, score));
             }
         }
+        // Equal scores in chunk id order, not in tantivy's segment order: a keyword score is derived from the rank,
+        // so two indexes of the same chunks (one built in batches, one rebuilt or installed from a snapshot)
+        // must rank ties alike.
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(out)
     }
 
@@ -486,6 +490,28 @@ mod tests {
         index.commit(Some(5), true).unwrap();
         assert_eq!(index.ids().unwrap(), [2]);
         assert_eq!(index.generation(), Some(5));
+    }
+
+    #[test]
+    fn equal_scores_come_in_id_order_whatever_the_segments() {
+        // The same three equal chunks, added in one commit or one per commit in reverse: the same order.
+        let docs = [
+            doc(7, "a.md", "memory", "zeppelin"),
+            doc(3, "b.md", "memory", "zeppelin"),
+            doc(5, "c.md", "memory", "zeppelin"),
+        ];
+        let together = Bm25Index::open(None, true, 64).unwrap();
+        together.add(&docs).unwrap();
+        together.commit(Some(1), true).unwrap();
+        let apart = Bm25Index::open(None, true, 64).unwrap();
+        for d in docs.iter().rev() {
+            apart.add(std::slice::from_ref(d)).unwrap();
+            apart.commit(Some(1), false).unwrap();
+        }
+        let ids =
+            |index: &Bm25Index| index.search("zeppelin", 10, None).unwrap().iter().map(|h| h.0).collect::<Vec<_>>();
+        assert_eq!(ids(&together), [3, 5, 7]);
+        assert_eq!(ids(&apart), [3, 5, 7]);
     }
 
     #[test]
