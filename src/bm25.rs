@@ -419,7 +419,7 @@ impl Bm25Index {
                 ),
             };
             if let Some(id) = column.first(addr.doc_id) {
-                out.push((id, score));
+                out.push((id, round_score(score)));
             }
         }
         // Equal scores in chunk id order, not in tantivy's segment order: a keyword score is derived from the rank,
@@ -452,6 +452,12 @@ fn payload_generation(index: &Index) -> tantivy::Result<Option<u64>> {
 
 fn describe(location: Option<&Path>) -> String {
     location.map_or_else(|| "(in memory)".to_owned(), |p| format!("at {}", p.display()))
+}
+
+/// A BM25 score to 1/1000: the same chunk scores a few millionths apart in indexes of different segment layouts
+/// (float sums in another order), which would order equal chunks differently.
+fn round_score(score: f32) -> f32 {
+    (score * 1000.0).round() / 1000.0
 }
 
 #[cfg(test)]
@@ -490,6 +496,13 @@ mod tests {
         index.commit(Some(5), true).unwrap();
         assert_eq!(index.ids().unwrap(), [2]);
         assert_eq!(index.generation(), Some(5));
+    }
+
+    #[test]
+    fn scores_are_kept_to_a_thousandth() {
+        assert_eq!(round_score(30.321_983), 30.322);
+        assert_eq!(round_score(30.321_981), 30.322);
+        assert_eq!(round_score(0.000_4), 0.0);
     }
 
     #[test]
