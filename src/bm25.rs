@@ -499,6 +499,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // the rounded values are exact on purpose
     fn scores_are_kept_to_a_thousandth() {
         assert_eq!(round_score(30.321_983), 30.322);
         assert_eq!(round_score(30.321_981), 30.322);
