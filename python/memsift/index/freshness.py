@@ -79,14 +79,19 @@ def snapshot_folder(config: MemoryConfig) -> Path | None:
     return Path(folder).expanduser() if folder else None
 
 
+def no_snapshot(folder: Path | None) -> SnapshotState:
+    """``status()['snapshot']`` before any snapshot was loaded, refused or published."""
+    return {'path': None if folder is None else str(folder), 'loaded': None, 'refused': None, 'published': None,
+            'error': None}  # fmt: skip
+
+
 def start_from_snapshot(
     config: MemoryConfig, store: Store, db_path: str, vectors_path: Path | None, writer: WriterLock
 ) -> SnapshotState:
     """Install the newest usable snapshot (``store.snapshots.path``) where this host has no keyword index yet, so
     the first search catches up from it instead of rebuilding; what happened, for ``status()['snapshot']``."""
     folder = snapshot_folder(config)
-    state: SnapshotState = {'path': None if folder is None else str(folder), 'loaded': None, 'refused': None,
-                            'published': None, 'error': None}  # fmt: skip
+    state = no_snapshot(folder)
     keyword = Path(db_path).with_suffix('.bm25')
     if folder is None or db_path == ':memory:' or (keyword / 'meta.json').is_file():
         return state
@@ -133,13 +138,7 @@ class Freshness:
     ) -> None:
         self.config, self.workspace, self.store, self.index = config, workspace, store, index
         self.embeddings, self.cache, self.session_memory, self.writer = embeddings, cache, session_memory, writer
-        self.snapshot: SnapshotState = snapshot or {
-            'path': None,
-            'loaded': None,
-            'refused': None,
-            'published': None,
-            'error': None,
-        }
+        self.snapshot = snapshot or no_snapshot(snapshot_folder(config))
         """Snapshots of the derived indexes: where, which one this process started from or refused, which it
         published last (``status()['snapshot']``)."""
         self._publish_at = 0.0
