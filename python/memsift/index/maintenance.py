@@ -85,7 +85,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
             'mode': watcher.mode if watcher is not None else 'off',
             'fallbackReason': watcher.fallback_reason if watcher is not None else None,
         },
-        'snapshot': dict(freshness.snapshot),  # type: ignore[typeddict-item]
+        'snapshot': freshness.snapshot.copy(),
     }
     if deep:
         out['issues'] = deep_issues(store, keyword, provider, embeddings.current, out['vector'])
