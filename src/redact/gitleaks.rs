@@ -78,6 +78,8 @@ enum Value {
 
 /// A cursor over the file: the subset of TOML gitleaks' generator writes (comments, `[table]`, `[[array]]`,
 /// `key = value` with basic or `'''` literal strings, numbers and string arrays that may span lines).
+/// Read by hand rather than with a TOML crate and serde: every process that redacts (a CLI search too) parses
+/// it, and this reads it in ~0.4 ms with no new dependency.
 struct Cursor<'s> {
     src: &'s str,
     pos: usize,

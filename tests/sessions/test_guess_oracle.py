@@ -23,8 +23,8 @@ import pytest
 from conftest import HashEmbedder
 from test_redact_families import MASKED
 from test_redact_openclaw import expand
+from test_sessions import session_memory_index
 
-import memsift
 from memsift.redact import Redactor
 from memsift.sessions import SessionStore
 
@@ -202,23 +202,7 @@ def test_memory_search_over_session_memory_answers_a_wrong_guess_as_the_true_sec
             f'agent:main:case-{i}',
             {'type': 'message', 'id': f'm{i}', 'message': {'role': 'user', 'content': f'case {i}: {text}'}},
         )
-    (tmp_path / 'ws').mkdir()
-    (tmp_path / 'ws' / 'MEMORY.md').write_text('# Notes\nThe staging cluster lives in Oslo.\n')
-    config = memsift.load_config(
-        {
-            'agents': {
-                'defaults': {
-                    'memorySearch': {
-                        'provider': 'none',
-                        'sources': ['memory', 'sessions'],
-                        'experimental': {'sessionMemory': True},
-                        'store': {'path': str(tmp_path / 'memory.sqlite')},
-                    }
-                }
-            }
-        }
-    )
-    with store, memsift.MemoryIndex(tmp_path / 'ws', config, sessions=store) as index:
+    with store, session_memory_index(tmp_path, store) as index:
         index.sync()
 
         def answer(query: str) -> list[tuple]:
