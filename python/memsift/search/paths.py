@@ -8,7 +8,8 @@ a tier above every content match. The lookup tables live in Rust (``memsift._cor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Iterable, Sequence
 
 from memsift._core import PathCatalogue
 
@@ -26,7 +27,7 @@ class Catalogue:
     REBUILD_FROM = 1_000
     """Files added or removed since the tables were built, past which they are rebuilt (or 5 % of the files)."""
 
-    def __init__(self, generation: int, paths: Sequence[str]) -> None:
+    def __init__(self, generation: int, paths: Iterable[str]) -> None:
         self.generation = generation
         self._base = frozenset(paths)
         self._tables = PathCatalogue(sorted(self._base))
@@ -53,15 +54,14 @@ class Catalogue:
         """
         entering = {p for p in present if p not in self}
         leaving = {p for p in gone if p in self}
-        moved = Catalogue.__new__(Catalogue)
-        moved.__dict__.update(self.__dict__)
+        moved = copy.copy(self)
         moved.generation = generation
         if not entering and not leaving:
             return moved
         added = (self._added - leaving) | {p for p in entering if p not in self._base}
         removed = (self._removed | {p for p in leaving if p in self._base}) - entering
         if len(added) + len(removed) > max(self.REBUILD_FROM, len(self._base) // 20):
-            return Catalogue(generation, sorted((self._base - removed) | added))
+            return Catalogue(generation, (self._base - removed) | added)
         moved._added, moved._removed = frozenset(added), frozenset(removed)
         moved._added_tables = PathCatalogue(sorted(added)) if added else None
         return moved
