@@ -113,9 +113,6 @@ _SOURCE_COUNTS = Sql(
 _CHUNK_IDS = _scoped(
     'SELECT id FROM chunks {where} ORDER BY id', 'SELECT id FROM memory_chunks {where} ORDER BY id', _PATH
 )
-_CHUNK_IDS_OF = _scoped(
-    'SELECT id FROM chunks {where} ORDER BY id', 'SELECT id FROM memory_chunks {where} ORDER BY id', _PATHS_IN
-)
 _FIRST_CHUNKS = _scoped(
     'SELECT path, MIN(id) FROM chunks {where} GROUP BY path',
     'SELECT path, MIN(id) FROM memory_chunks {where} GROUP BY path',
@@ -168,9 +165,9 @@ _SINCE = Sql('generation > :generation', 'generation > :generation')
 _REMOVED_SINCE = _scoped('SELECT chunk_id FROM removed {where}', 'SELECT chunk_id FROM memory_removed {where}', _SINCE)
 _LOG_REMOVED = _scoped(
     'INSERT INTO removed (generation, chunk_id, path, removed_at) SELECT :generation, id, path, :now FROM chunks '
-    '{where}',
+    '{where} RETURNING chunk_id',
     'INSERT INTO memory_removed (agent, generation, chunk_id, path, removed_at) '
-    'SELECT agent, :generation, id, path, :now FROM memory_chunks {where}',
+    'SELECT agent, :generation, id, path, :now FROM memory_chunks {where} RETURNING chunk_id',
     _PATHS_IN,
 )
 # The paths whose chunks a write since ``:generation`` added or removed (NULL: removed before paths were logged).
@@ -293,10 +290,9 @@ class StoreBase:
     def _removing(self, generation: int, paths: list[str]) -> list[int]:
         """The ids of the chunks of ``paths``, ascending, which the write at ``generation`` removes: logged, so
         that other processes' derived indexes drop them too (:meth:`changes_since`)."""
-        ids = [row[0] for row in self._rows(_CHUNK_IDS_OF, {'paths': paths})]
+        ids = sorted(row[0] for row in self._rows(_LOG_REMOVED, {'generation': generation, 'paths': paths,
+                                                                  'now': time.time()}))  # fmt: skip
         self._forget(ids)
-        if ids:
-            self._run(_LOG_REMOVED, {'generation': generation, 'paths': paths, 'now': time.time()})
         return ids
 
     def _forget(self, ids: Collection[int] | None) -> None:
