@@ -8,6 +8,8 @@ leaves memsift.
 
 from __future__ import annotations
 
+import functools
+
 from memsift._core import Redactor
 
 __all__ = ['MAX_QUERY_CHARS', 'preview', 'scrub', 'sha256_hex', 'without_nul']
@@ -65,10 +67,15 @@ def preview(value: object, limit: int = 80) -> str:
     except (RecursionError, ValueError):
         return f'<{type(value).__name__}>'
     # Masked before the cut (a secret cut in half would no longer look like one), over a bounded head.
-    text = _SECRETS.redact(text[: limit + _REDACT_MARGIN])
+    text = _secrets().redact(text[: limit + _REDACT_MARGIN])
     return text if len(text) <= limit else text[:limit] + '…'
 
 
-_SECRETS = Redactor()
+@functools.cache
+def _secrets() -> Redactor:
+    """Built on first use: its rule tables take milliseconds, which every process would pay at import."""
+    return Redactor()
+
+
 _REDACT_MARGIN = 400
 """Characters past the cut that are redacted with it: room for a secret that starts before the cut."""

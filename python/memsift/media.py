@@ -12,10 +12,10 @@ sniffed from the content and must agree with the extension, so a renamed file is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from memsift._files import read_bounded
+from memsift._record import record
 from memsift.errors import SkippedFile
 
 __all__ = ['EXTENSIONS', 'MediaInput', 'modality_of', 'read_media_file', 'sniff_mime']
@@ -42,7 +42,7 @@ _EXPECTED = {
 }
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class MediaInput:
     """An embedding input made of a text label and inline bytes."""
 

@@ -30,6 +30,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from memsift._record import replace
 from memsift._text import without_nul
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError
@@ -241,7 +242,6 @@ def migrate(
         ConfigError: no DSN anywhere.
         StoreError, SessionStoreError: a store cannot be opened or written (the message names it).
     """
-    import dataclasses
 
     from memsift._postgres import resolve_dsn
     from memsift.index.backend import open_memory_store
@@ -251,8 +251,8 @@ def migrate(
         raise InvalidInputError(f'migrate goes "to" postgres or sqlite, not {to!r}')
     dsn, _ = resolve_dsn(dsn or config.store.dsn)
     started = time.perf_counter()
-    lite = dataclasses.replace(config, store=dataclasses.replace(config.store, backend='sqlite'))
-    pg = dataclasses.replace(config, store=dataclasses.replace(config.store, backend='postgres', dsn=dsn))
+    lite = replace(config, store=replace(config.store, backend='sqlite'))
+    pg = replace(config, store=replace(config.store, backend='postgres', dsn=dsn))
     source_config, target_config = (lite, pg) if to == 'postgres' else (pg, lite)
     if to == 'postgres' and not Path(config.store.path).is_file():
         raise InvalidInputError(f'no SQLite memory store at {config.store.path} (store.path) to migrate')

@@ -18,6 +18,7 @@ earlier is left alone, which matters because callers redact a message and then r
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -135,7 +136,10 @@ class Redactor:
         return [self.redact_for_search(t) for t in texts]
 
 
-_DEFAULT_REDACTOR = Redactor()
+@functools.cache
+def _default_redactor() -> Redactor:
+    """Built on first use, not at import: its rule tables take milliseconds that a process may never need."""
+    return Redactor()
 
 
 def redact(text: str) -> str:
@@ -146,4 +150,4 @@ def redact(text: str) -> str:
     >>> redact('the API key is in the vault')
     'the API key is in the vault'
     """
-    return _DEFAULT_REDACTOR.redact(text)
+    return _default_redactor().redact(text)

@@ -1,7 +1,7 @@
 """The shapes of the plain-dict answers users read: ``get``, ``write``, ``status`` and ``compact`` of a memory
 index, and ``sessions_search`` / ``sessions_history`` of a session store. They are OpenClaw's JSON shapes (the keys
 are its camelCase names), so a dict is what the tools and MCP send as they are; these types let a type checker and an
-editor know the keys. ``memory_search`` returns :class:`~memsift.search.results.SearchResult`, a dataclass whose
+editor know the keys. ``memory_search`` returns :class:`~memsift.search.results.SearchResult`, a record whose
 ``to_dict()`` is its tool result.
 
 >>> import tempfile, pathlib, memsift

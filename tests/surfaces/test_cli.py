@@ -286,3 +286,34 @@ def test_index_on_a_terminal_shows_files_time_left_and_chunks_per_second(tmp_pat
     assert proc.returncode == 0, text[-2000:]
     assert 'files' in text and 'chunks/s' in text and 'chunks embedded' in text
     assert 'indexed: 200 added' in text
+
+
+@pytest.mark.parametrize(
+    'argv',
+    [
+        ['index', '--force', '--json'],
+        ['search', 'deploy', '--max-results', '3', '--since', '7d', '--path', 'memory', '--no-sync'],
+        ['status', '--deep'],
+        ['get', 'MEMORY.md', '--from', '2', '--lines', '3'],
+        ['write', '-', '--path', 'memory/a.md'],
+        ['watch', '--agent', 'ops'],
+        ['compact', '--cache-days', '7'],
+        ['eval', '--probes', '5'],
+        ['migrate', '--to', 'postgres', '--sessions-db', 'x.sqlite'],
+        ['sessions', 'search', 'deploy', '--limit', '3', '--as', 'agent:main:chat'],
+        ['mcp', '--http', '8080', '--allow-write'],
+    ],
+)
+def test_a_parser_built_for_one_command_reads_it_as_the_whole_parser_does(argv):
+    from memsift.tools.cli.parser import build_parser
+
+    assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+def test_a_command_line_without_a_known_command_gets_the_whole_parser(capsys):
+    from memsift.tools.cli.parser import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(['serch']).parse_args(['serch'])
+    said = capsys.readouterr().err
+    assert "invalid choice: 'serch'" in said and 'search' in said and 'sessions' in said

@@ -14,7 +14,7 @@ Traceback (most recent call last):
     ...
 memsift.errors.ConfigError: memory.search.query.maxResults: got 0; expected an integer from 1 to 9007199254740991
 
-The package: :mod:`~memsift.config.model` holds the dataclasses, each field declaring its OpenClaw key, validator
+The package: :mod:`~memsift.config.model` holds the records, each field declaring its OpenClaw key, validator
 and default once; :mod:`~memsift.config.keys` the declarations and the generic readers that walk them;
 :mod:`~memsift.config.schema` the validators and error messages; :mod:`~memsift.config.layers` the file, the
 layers, the merge and :func:`load_config`.

@@ -1,16 +1,16 @@
-"""How a config dataclass declares its OpenClaw keys, and the generic readers that walk those declarations.
+"""How a config record declares its OpenClaw keys, and the generic readers that walk those declarations.
 
 A field is declared once, with its default: :func:`key` for a ``memorySearch`` setting (validated in every layer,
-merged, then built), :func:`section` for a nested ``memorySearch`` object with a dataclass of its own, and
+merged, then built), :func:`section` for a nested ``memorySearch`` object with a record class of its own, and
 :func:`direct` for a key read where it stands (from the config root or from an entry such as
 ``models.providers.<id>``). The field's ``metadata`` carries a :class:`Key`; from those the package derives the
 ``memorySearch`` validation schema (:func:`schema_of`), builds sections (:func:`build`) and reads direct keys
 (:func:`read`). Rules that involve more than one key (clamps against a sibling, derived defaults) are *finishers*:
 a function registered with :func:`finisher` that gets the built section and the fields the config set.
 
->>> from dataclasses import dataclass
+>>> from memsift._record import record
 >>> from memsift.config.schema import _integer
->>> @dataclass(frozen=True)
+>>> @record(slots=False)
 ... class Paging:
 ...     size: int = key('pageSize', _integer(1), 20)
 ...     pages: int = key('limits.pages', _integer(1), 5)
@@ -22,11 +22,10 @@ Paging(size=20, pages=2)
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, TypeVar
 
+from memsift._record import Field, field, fields, record
 from memsift.config.schema import Schema, _check, _Expected, _invalid, _section
 
 __all__ = [
@@ -47,16 +46,16 @@ _KEY = 'openclaw'
 """The ``metadata`` entry of a declared field."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Key:
-    """How one dataclass field is read from an OpenClaw config."""
+    """How one record field is read from an OpenClaw config."""
 
     name: str
     """The OpenClaw key (camelCase), dotted where OpenClaw nests it in an object of its own (``fts.tokenizer``)."""
     check: Schema
     """The validator: a leaf function, a list node (``_Each``) or, for a section, the section's schema."""
     section: type[Any] | None = None
-    """For a nested object: the dataclass that declares its keys."""
+    """For a nested object: the record class that declares its keys."""
     convert: Callable[[Any], Any] | None = None
     """Applied to a value the config set, after validation (clamps); a default is already in its final form."""
     secret: bool = False
@@ -97,18 +96,14 @@ def direct(
 def _field(declared: Key, default: Any, factory: Callable[[], Any] | None) -> Any:
     metadata = {_KEY: declared}
     if factory is not None:
-        return dataclasses.field(default_factory=factory, repr=not declared.secret, metadata=metadata)
-    return dataclasses.field(default=default, repr=not declared.secret, metadata=metadata)
+        return field(default_factory=factory, repr=not declared.secret, metadata=metadata)
+    return field(default=default, repr=not declared.secret, metadata=metadata)
 
 
 # ---------------------------------------------------------------- walking the declarations
 
 
-class _Dataclass(Protocol):
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-
-T = TypeVar('T', bound=_Dataclass)
+T = TypeVar('T')
 
 Given = frozenset[str]
 """The fields a config set, by attribute name, dotted into nested sections (``remote.non_batch_concurrency``)."""
@@ -126,8 +121,8 @@ def finisher(cls: type[T]) -> Callable[[Callable[[T, Given], T]], Callable[[T, G
     return register
 
 
-def _declared(cls: type[Any]) -> Iterator[tuple[dataclasses.Field[Any], Key]]:
-    for item in dataclasses.fields(cls):
+def _declared(cls: type[Any]) -> Iterator[tuple[Field, Key]]:
+    for item in fields(cls):
         declared = item.metadata.get(_KEY)
         if declared is not None:
             yield item, declared

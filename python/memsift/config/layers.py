@@ -8,7 +8,6 @@ deep-merged and built into a :class:`~memsift.config.model.MemoryConfig`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memsift._record import replace
 from memsift._text import preview
 from memsift.config.keys import build, concatenated, is_set, key_path, read
 from memsift.config.model import SEARCH_SCHEMA, MemoryConfig, ModelProvider, SessionToolsConfig
@@ -202,7 +202,7 @@ def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfi
     _check_multimodal(config, layers)
     providers = _model_providers(root)
     session_tools = SessionToolsConfig(**read(SessionToolsConfig, root))
-    return dataclasses.replace(config, model_providers=providers, session_tools=session_tools)
+    return replace(config, model_providers=providers, session_tools=session_tools)
 
 
 def load_config(

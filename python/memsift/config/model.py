@@ -1,4 +1,4 @@
-"""The resolved config: frozen dataclasses whose fields declare their OpenClaw keys, once each.
+"""The resolved config: frozen records (memsift._record) whose fields declare their OpenClaw keys, once each.
 
 Every field that OpenClaw configures says, in one place, its OpenClaw key, validator and default (and whether it is
 a secret, left out of ``repr``); see :mod:`memsift.config.keys`. The rules OpenClaw applies on top (clamps, derived
@@ -12,18 +12,17 @@ ChunkingConfig(tokens=400, overlap=80)
 {'enabled': <function _boolean ...>, 'lambda': <function _number ...>}
 """
 
-# ruff: noqa: RUF009 - key(), section() and direct() return dataclasses.field() declarations, not shared defaults
+# ruff: noqa: RUF009 - key(), section() and direct() return field() declarations, not shared defaults
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
 from memsift._core import normalize_weights
+from memsift._record import field, record, replace
 from memsift.config.keys import Given, direct, finisher, key, schema_of, section
 from memsift.config.schema import (
     MAX_INTEGER,
@@ -96,7 +95,7 @@ def _floored(low: int, high: float) -> Callable[[float], int]:
 # ---------------------------------------------------------------- validators of this package's own shapes
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExtraPath:
     """An ``extraPaths`` entry given as an object: a file or directory, an optional glob, an evergreen flag."""
 
@@ -135,7 +134,7 @@ def _modalities(value: Any) -> tuple[str, ...]:
 # ---------------------------------------------------------------- memorySearch sections
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BatchConfig:
     """``remote.batch``: the provider's asynchronous batch API."""
 
@@ -146,7 +145,7 @@ class BatchConfig:
     timeout_minutes: int = key('timeoutMinutes', _positive_integer, 60)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RemoteConfig:
     """Provider endpoint settings. ``api_key`` and ``headers`` are left out of ``repr`` so logs never show secrets."""
 
@@ -158,7 +157,7 @@ class RemoteConfig:
     """4, or 1 for ``ollama`` when the config does not say (see :class:`MemoryConfig`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LocalConfig:
     """``local``: the in-process embedding model."""
 
@@ -167,7 +166,7 @@ class LocalConfig:
     context_size: int | str = key('contextSize', _context_size, 4096)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StoreConfig:
     """``store``: where the index lives. ``{agentId}`` in ``path`` becomes the agent's id, and ``~`` its home.
 
@@ -190,7 +189,7 @@ class StoreConfig:
     """memsift's: a sync publishes a snapshot when the newest is older than this (0: after every sync that wrote)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ChunkingConfig:
     """``chunking``: chunk size and overlap in tokens (the overlap stays below the size)."""
 
@@ -200,10 +199,10 @@ class ChunkingConfig:
 
 @finisher(ChunkingConfig)
 def _chunking(chunking: ChunkingConfig, given: Given) -> ChunkingConfig:
-    return dataclasses.replace(chunking, overlap=int(_clamp(chunking.overlap, 0, chunking.tokens - 1)))
+    return replace(chunking, overlap=int(_clamp(chunking.overlap, 0, chunking.tokens - 1)))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CacheConfig:
     """``cache``: the embedding cache (``max_entries`` floored, at least 1)."""
 
@@ -211,7 +210,7 @@ class CacheConfig:
     max_entries: int | None = key('maxEntries', _number, convert=_floored(1, MAX_INTEGER))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SessionSyncConfig:
     """``sync.sessions``: how much a transcript must grow before it is indexed again."""
 
@@ -220,7 +219,7 @@ class SessionSyncConfig:
     post_compaction_force: bool = key('postCompactionForce', _boolean, True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SyncConfig:
     """``sync``: when the index catches up with the workspace."""
 
@@ -233,7 +232,7 @@ class SyncConfig:
     embedding_batch_timeout_seconds: int | None = key('embeddingBatchTimeoutSeconds', _positive_integer)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MmrConfig:
     """``query.hybrid.mmr``: diversity re-ranking (``lambda`` clamped to [0, 1])."""
 
@@ -241,7 +240,7 @@ class MmrConfig:
     lambda_: float = key('lambda', _number, 0.7, convert=_unit)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TemporalDecayConfig:
     """``query.hybrid.temporalDecay``: older dated notes score less (``half_life_days`` floored, at least 1)."""
 
@@ -249,7 +248,7 @@ class TemporalDecayConfig:
     half_life_days: int = key('halfLifeDays', _number, 30, convert=_floored(1, math.inf))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HybridConfig:
     """``query.hybrid``: vector and keyword fusion. The weights are clamped and normalized to sum to 1, and the
     candidate multiplier is floored and clamped to [1, 20]."""
@@ -265,10 +264,10 @@ class HybridConfig:
 @finisher(HybridConfig)
 def _hybrid(hybrid: HybridConfig, given: Given) -> HybridConfig:
     vector_weight, text_weight = normalize_weights(hybrid.vector_weight, hybrid.text_weight)
-    return dataclasses.replace(hybrid, vector_weight=vector_weight, text_weight=text_weight)
+    return replace(hybrid, vector_weight=vector_weight, text_weight=text_weight)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RerankConfig:
     """``query.rerank`` (memsift's, off by default): a reranker rescores the ``top_n`` best merged results of
     ``memory_search`` within ``timeout_ms`` (and the call's deadline); any failure keeps the merged order.
@@ -296,11 +295,11 @@ class RerankConfig:
 @finisher(RerankConfig)
 def _rerank(rerank: RerankConfig, given: Given) -> RerankConfig:
     if rerank.provider is None and rerank.model_path is not None:
-        return dataclasses.replace(rerank, provider='local')
+        return replace(rerank, provider='local')
     return rerank
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QueryConfig:
     """``query``: how many results, from what score (``min_score`` clamped to [0, 1]), and the optional reranker."""
 
@@ -320,7 +319,7 @@ class QueryConfig:
     material from then first (``memsift.search.when``); off: the query is read as keywords only, as OpenClaw does."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MultimodalConfig:
     """``multimodal``: images and audio as memory (enabled without ``modalities``: both)."""
 
@@ -332,14 +331,14 @@ class MultimodalConfig:
 @finisher(MultimodalConfig)
 def _multimodal(multimodal: MultimodalConfig, given: Given) -> MultimodalConfig:
     if multimodal.enabled and not multimodal.modalities:
-        return dataclasses.replace(multimodal, modalities=_MODALITIES)
+        return replace(multimodal, modalities=_MODALITIES)
     return multimodal
 
 
 # ---------------------------------------------------------------- settings outside memorySearch
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModelProvider:
     """An entry of OpenClaw's ``models.providers``: endpoint defaults for a provider id, and for a custom id the
     adapter (``api``) that speaks its wire format. ``api_key`` and ``headers`` stay out of ``repr``."""
@@ -350,7 +349,7 @@ class ModelProvider:
     api_key: str | Mapping[str, Any] | None = direct('apiKey', _secret, secret=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SessionToolsConfig:
     """The settings of ``sessions_search`` / ``sessions_history`` that live outside ``memorySearch``."""
 
@@ -376,7 +375,7 @@ class SessionToolsConfig:
 # ---------------------------------------------------------------- the whole
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryConfig:
     """The resolved memory-search settings of one agent (OpenClaw camelCase keys as snake_case)."""
 
@@ -416,10 +415,10 @@ def _memory(config: MemoryConfig, given: Given) -> MemoryConfig:
     sources = tuple(s for s in config.sources if s != 'sessions' or config.experimental_session_memory)
     remote = config.remote
     if config.provider == 'ollama' and 'remote.non_batch_concurrency' not in given:
-        remote = dataclasses.replace(remote, non_batch_concurrency=1)
+        remote = replace(remote, non_batch_concurrency=1)
     path = os.path.expanduser(config.store.path.replace('{agentId}', config.agent_id))
-    store = dataclasses.replace(config.store, path=path)
-    return dataclasses.replace(config, sources=sources or ('memory',), remote=remote, store=store)
+    store = replace(config.store, path=path)
+    return replace(config, sources=sources or ('memory',), remote=remote, store=store)
 
 
 SEARCH_SCHEMA = schema_of(MemoryConfig)

@@ -18,9 +18,9 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Union
 
+from memsift._record import record
 from memsift.errors import ConfigError, ConfigWarning
 
 _MASKED_KEYS = frozenset({'apikey', 'token', 'password', 'secret', 'authorization', 'headers'})
@@ -147,7 +147,7 @@ def _patterns(value: Any) -> tuple[str, ...]:
 # ---------------------------------------------------------------- schema walk (types, unknown keys)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Each:
     """Schema node: a list whose items are checked by ``item``; the result is a de-duplicated tuple (without the
     items ``item`` turns into None)."""

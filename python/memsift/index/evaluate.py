@@ -25,15 +25,14 @@ metrics see the whole ranking, not what the floor lets through.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memsift._record import field, record, replace
 from memsift._text import preview
 from memsift.errors import InvalidInputError
 
@@ -80,7 +79,7 @@ _SKIPPED_LINE = re.compile(r'^\s*(?:\||<!--|\[[^\]]+\]:\s|[-*_=]{3,}\s*$)')
 _MEDIA = re.compile(r'^(?:Image|Audio) file: ')
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Probe:
     """One known-item query: ``query`` should find ``path``; ``line`` is the line it was made from."""
 
@@ -90,7 +89,7 @@ class Probe:
     chunk_id: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModeScore:
     """One mode's metrics over the probes (``None`` where the mode did not run: ``note`` says why).
 
@@ -135,7 +134,7 @@ class ModeScore:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EvalReport:
     """What :func:`evaluate_memory` measured: one :class:`ModeScore` per mode of :data:`MODES`, the provider and
     reranker they ran with, what was sampled (``files`` and ``chunks`` among ``indexed_files`` and
@@ -437,7 +436,7 @@ def evaluate_memory(index: MemoryIndex, *, probes: int = 200, seed: int = 0) -> 
         reranked = run('hybrid+rerank', wait_for_sync=False)
         if provider is None and reranked.ran:  # no vectors to blame: the reranker reordered keyword results
             why = '; '.join(filter(None, ['no embedding provider: keyword results, reranked', reranked.note]))
-            reranked = dataclasses.replace(reranked, note=why)
+            reranked = replace(reranked, note=why)
         scores.append(reranked)
     else:
         scores.append(ModeScore('hybrid+rerank', False, note='not configured (set query.rerank to compare)'))

@@ -17,9 +17,10 @@ True
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
+
+from memsift._record import record
 
 __all__ = ['FrontMatter', 'front_matter']
 
@@ -28,7 +29,7 @@ MAX_BLOCK_LINES = 60
 _KEY = re.compile(r'^(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$')
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FrontMatter:
     """What memsift reads of a note's front-matter; each part ``None`` / empty when absent or unreadable."""
 

@@ -12,11 +12,11 @@ queries with the previous provider) until the re-embedding is done.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
 from memsift._core import VectorStore
+from memsift._record import replace
 from memsift.config import ExtraPath, MemoryConfig
 from memsift.embedding import EmbeddingProvider
 from memsift.index.sync import load_vectors
@@ -83,7 +83,7 @@ def previous_vectors(
     try:
         previous = create_provider(
             stored['provider'],
-            dataclasses.replace(config, model=stored['model'], output_dimensionality=stored['dims']),
+            replace(config, model=stored['model'], output_dimensionality=stored['dims']),
         )
         if int(previous.dims) != stored['dims']:
             return None

@@ -10,7 +10,6 @@ indexed, never a transcript), with OpenClaw's 20,000-character cap and ``nextFro
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -61,6 +60,8 @@ def masked_lines(content: str, redact: Callable[[str], str]) -> list[str]:
     if len(shown) == len(lines):
         return shown
     out: list[str] = []
+    import difflib  # here: only a few results need it, and it costs every process a millisecond at import
+
     for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, lines, shown, autojunk=False).get_opcodes():
         block = shown[j1:j2]
         if len(block) > i2 - i1:  # a mask added lines: the extra ones join the last kept

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
+
+from memsift._record import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ['Changes', 'ChunkHead', 'ChunkRow', 'FileRecord', 'FileWrite']
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileRecord:
     """An indexed file (or transcript document) as the last sync saw it."""
 
@@ -41,7 +42,7 @@ class FileWrite(NamedTuple):
     vectors: npt.NDArray[np.float32] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ChunkRow:
     id: int
     path: str
@@ -64,7 +65,7 @@ class ChunkHead(NamedTuple):
     """The text's length in characters."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Changes:
     """What a store changed after some generation, read in one snapshot (a store's ``changes_since``)."""
 

@@ -30,9 +30,10 @@ import os
 import shutil
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from memsift._record import record
 
 if TYPE_CHECKING:
     from memsift._core import VectorStore
@@ -51,7 +52,7 @@ _KEYWORD = 'bm25'
 _SKIPPED = ('.tantivy-writer.lock', '.tantivy-meta.lock', '.managed.json.lock')
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Snapshot:
     """One published snapshot: its folder and its manifest."""
 

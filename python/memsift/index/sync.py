@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
+from memsift._record import field, record
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
 from memsift.index.records import ChunkRow, FileRecord, FileWrite
@@ -69,7 +69,7 @@ Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)`` after each file of a sync."""
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class SyncReport:
     """What a sync changed (paths are workspace-relative)."""
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memsift._core import scan_memory_files
 from memsift._files import read_bounded
+from memsift._record import field, record
 from memsift.errors import SkippedFile
 
 __all__ = [
@@ -47,7 +47,7 @@ DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 _SNIFF_BYTES = 8192
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryFile:
     """One memory file: ``path`` relative to the workspace with ``/`` separators (``../`` for outside extra paths)."""
 

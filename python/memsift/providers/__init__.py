@@ -9,14 +9,13 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memsift._record import record, replace
 from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
 from memsift.errors import ProviderError
@@ -83,7 +82,7 @@ AUTO_ORDER = ('local', 'openai', 'gemini', 'voyage', 'mistral')
 """What ``provider: "auto"`` tries, in order; a provider without a key is skipped."""
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ProviderResolution:
     """The provider a config resolves to, or why there is none.
 
@@ -126,13 +125,13 @@ def create_provider(
     if entry is not None:
         # models.providers.<id>: endpoint defaults under memorySearch.remote (remote.* wins, headers merge), and
         # for a custom id the adapter its `api` names.
-        remote = dataclasses.replace(
+        remote = replace(
             config.remote,
             base_url=config.remote.base_url or entry.base_url,
             api_key=config.remote.api_key if config.remote.api_key is not None else entry.api_key,
             headers={**entry.headers, **config.remote.headers},
         )
-        config = dataclasses.replace(config, remote=remote)
+        config = replace(config, remote=remote)
         api = API_ALIASES.get(entry.api or '', entry.api)
         if provider_id not in ADAPTERS and api is not None and api in ADAPTERS:
             provider_id = api
@@ -196,7 +195,7 @@ def fall_back(
     fallback = config.fallback
     if not fallback or fallback in ('none', requested):
         return None
-    provider = create_provider(fallback, dataclasses.replace(config, model=None), env)
+    provider = create_provider(fallback, replace(config, model=None), env)
     return ProviderResolution(provider, requested, fallback_from=requested, fallback_reason=str(error))
 
 

@@ -15,7 +15,6 @@ Each model family has its own body and answer: Titan v1/v2 and Nova embed one te
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import os
@@ -25,6 +24,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
+from memsift._record import record, replace
 from memsift.config import MemoryConfig
 from memsift.errors import ProviderError
 from memsift.providers._http import map_concurrently
@@ -120,7 +120,7 @@ def sign_v4(
 # ---------------------------------------------------------------- model families
 
 
-@dataclasses.dataclass(frozen=True)
+@record(slots=False)
 class Family:
     name: str
     markers: tuple[str, ...]
@@ -200,12 +200,12 @@ class BedrockEmbeddings(RemoteEmbeddings):
                 f'{config.model or self.default_model} (one of {list(self.family.sizes)})'
             )
         self.region = resolve_region(config.remote.base_url, env)
-        remote = dataclasses.replace(
+        remote = replace(
             config.remote,
             base_url=config.remote.base_url or f'https://bedrock-runtime.{self.region}.amazonaws.com',
             headers={'Accept': 'application/json', **config.remote.headers},
         )
-        super().__init__(dataclasses.replace(config, remote=remote), env)
+        super().__init__(replace(config, remote=remote), env)
         if self._dims is None:  # an inference profile or ARN of a known family
             self._dims = self.family.dims
         if self.api_key:  # a Bedrock API key: Bearer auth (set by the base class), nothing to sign

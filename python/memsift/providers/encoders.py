@@ -19,10 +19,10 @@ import re
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memsift._record import record
 from memsift.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def fast_int8_dot() -> bool:
     return re.search(r'\b(avx512_vnni|avx_vnni|asimddp)\b', cpuinfo) is not None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class EncoderWeights:
     """A post-LayerNorm transformer encoder's weights (BERT and XLM-RoBERTa share the shape).
 

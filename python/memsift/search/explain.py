@@ -7,11 +7,11 @@ row per chunk (at the ranking stage); :func:`explained_hits` puts each kept row 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from memsift._core import normalize_weights
+from memsift._record import replace
 from memsift.config import HybridConfig
 from memsift.index.records import ChunkHead, ChunkRow
 from memsift.search.legs import LegScores
@@ -80,7 +80,7 @@ def explained_hits(
         if 'reranked' in debug and merged_order[row.id] != at:
             why['positionBeforeRerank'] = merged_order[row.id]
         why['position'] = at
-        out.append(dataclasses.replace(hit, explain=why))
+        out.append(replace(hit, explain=why))
     shown = {row.id for row, _ in ranked}
     cut = [row for chunk_id, row in explained.items() if chunk_id not in shown]
     cut.sort(key=lambda row: -row['score'])

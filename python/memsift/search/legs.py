@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index, VectorStore, bm25_score_to_unit
+from memsift._record import field, record
 from memsift.embedding import EmbeddingProvider, embed_query
 from memsift.index.records import ChunkHead
 from memsift.search.paths import Catalogue
@@ -36,7 +36,7 @@ COMMIT_WAIT_S = 1.0
 _EXACT_PATH_CANDIDATE_LIMIT = 200
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class LegScores:
     """Each leg's scores by chunk id; a chunk a leg did not find is absent from that leg's mapping."""
 

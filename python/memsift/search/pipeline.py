@@ -19,14 +19,13 @@ on (:mod:`~memsift.search.rerank`); build the hits (:mod:`~memsift.search.result
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from memsift._record import record, replace
 from memsift._text import preview
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError, ProviderError
@@ -54,7 +53,7 @@ RANKING_ATTEMPTS = 3
 """Rankings tried when a writer replaces a result's file between the ranking and the read of its text."""
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class SearchOptions:
     """How to run one search, besides the query and its limits (see ``MemoryIndex.search`` for each)."""
 
@@ -213,7 +212,7 @@ class SearchPipeline:
         for hit, row in zip(hits, rows, strict=True):
             meta = front_matter(row.text) if row.start_line == 1 else front.get(row.path)
             shown = {} if meta is None else meta.shown()
-            out.append(dataclasses.replace(hit, front=shown) if shown else hit)
+            out.append(replace(hit, front=shown) if shown else hit)
         return out
 
     def _empty_result(self, debug: dict[str, Any]) -> SearchResult:
@@ -376,7 +375,7 @@ class SearchPipeline:
         return pool
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class _When:
     """The time stage's inputs for one search: today (local), the query's time words (``None``: none), and the
     filters."""

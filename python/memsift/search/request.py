@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from memsift._record import field, record
 from memsift._text import MAX_QUERY_CHARS, preview, scrub
 from memsift.config import QueryConfig
 from memsift.errors import InvalidInputError
@@ -23,7 +23,7 @@ SearchMode = Literal['hybrid', 'vector-only', 'fts-only']
 """Both legs, the vector leg alone, or keywords alone (no provider, or a query the model cannot read)."""
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class SearchRequest:
     """A checked search: the query text as the engine reads it, how many results, and the score floor."""
 

@@ -11,9 +11,9 @@ via ``to_dict``), with snippets bounded as OpenClaw bounds them and ``path#Lx-Ly
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from memsift._record import field, record
 from memsift.index.records import ChunkRow
 
 __all__ = ['SNIPPET_MAX_CHARS', 'MemoryHit', 'SearchResult', 'citation', 'snippet', 'wants_citations']
@@ -22,7 +22,7 @@ SNIPPET_MAX_CHARS = 700
 """OpenClaw's snippet bound, in UTF-16 units."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryHit:
     """One search result: a chunk of a memory file."""
 
@@ -83,7 +83,7 @@ class MemoryHit:
         )
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class SearchResult:
     """What ``MemoryIndex.search`` returns; ``to_dict()`` is OpenClaw's ``memory_search`` tool result."""
 

@@ -27,10 +27,10 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
+from memsift._record import record
 from memsift._text import preview
 from memsift.errors import InvalidInputError
 
@@ -59,7 +59,7 @@ MAX_YEARS = 200
 """A date more than this many years from now, in a filter, is refused as a likely typo."""
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Window:
     """Days ``start`` (inclusive) to ``end`` (exclusive), and the words of the query that named them."""
 
@@ -74,7 +74,7 @@ class Window:
         return 0 if day < self.end else (day - self.end).days + 1
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TimeWords:
     """A query read for time: its text without the time words, the window they name, and whether it asks for the
     most recent material."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memsift._core import Analyzer
+from memsift._record import record
 from memsift.config import SessionSearchMode
 from memsift.errors import SessionAccessError
 from memsift.redact import Redactor
@@ -169,7 +169,7 @@ def gather(
     return StoreHits(hits, indexing, debug)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class SessionTime:
     """The time stage of one ``sessions_search``: the query without its time words, the window they name, and the
     ``since`` / ``until`` filters (see :mod:`memsift.search.when`)."""

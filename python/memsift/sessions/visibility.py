@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 
+from memsift._record import field, record
 from memsift._text import preview, scrub
 from memsift.config import Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
@@ -83,7 +83,7 @@ def main_session_key(agent_id: str) -> str:
     return f'agent:{agent_id}:main'
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Caller:
     """Who is asking: the calling session and the visibility rules that apply to it (OpenClaw §11.4).
 
@@ -138,7 +138,7 @@ def resolve_caller(caller: str | Caller, agent_id: str, visibility: Visibility, 
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Session:
     """What the visibility rules and the searches need of one stored session."""
 
@@ -151,7 +151,7 @@ class Session:
     """Marked for rebuild: its text is hidden from searches until its active branch is re-indexed."""
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Snapshot:
     """Every session of a store at one ``sessions_version`` (a store keeps it until the counter moves)."""
 

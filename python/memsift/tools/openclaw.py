@@ -12,19 +12,18 @@ stores (``~/.memsift/…``): OpenClaw's files are never modified.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import json5
 
+from memsift._record import record, replace
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore, archived_at_ms
@@ -56,7 +55,7 @@ def openclaw_config_path() -> Path:
     return Path(configured).expanduser() if configured else openclaw_state_dir() / 'openclaw.json'
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpenClawAgent:
     """One agent of an OpenClaw setup: its id, workspace, transcript folder and memory-search settings."""
 
@@ -187,5 +186,5 @@ def openclaw_agent(
     if Path(config.store.path).expanduser().is_relative_to(openclaw_state_dir()):
         # OpenClaw's own index file: memsift keeps a separate one rather than writing into OpenClaw's.
         own = str(Path('~/.memsift/memory').expanduser() / f'{agent.id}.sqlite')
-        config = dataclasses.replace(config, store=dataclasses.replace(config.store, path=own))
+        config = replace(config, store=replace(config.store, path=own))
     return agent, config

@@ -4,7 +4,6 @@ parses the command line, runs the command and turns errors into exit statuses.""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import time
@@ -12,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memsift._record import replace
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
 from memsift.index.memory_index import MemoryIndex
@@ -41,14 +41,14 @@ __all__ = ['COMMANDS', 'main']
 def _config(args: argparse.Namespace) -> MemoryConfig:
     config = load_config(args.config, args.agent)
     if args.store:
-        config = dataclasses.replace(config, store=dataclasses.replace(config.store, path=str(Path(args.store))))
+        config = replace(config, store=replace(config.store, path=str(Path(args.store))))
     return config
 
 
 def _open(args: argparse.Namespace) -> MemoryIndex:
     config = _config(args)
     if getattr(args, 'no_sync', False):
-        config = dataclasses.replace(config, sync=dataclasses.replace(config.sync, on_search=False))
+        config = replace(config, sync=replace(config.sync, on_search=False))
     workspace = args.workspace or config.workspace or '.'
     return MemoryIndex(workspace, config, args.agent)
 
@@ -330,7 +330,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``memsift`` command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except BrokenPipeError:
