@@ -66,7 +66,7 @@ def test_mutable_records_assign_and_are_unhashable():
 
 
 def test_repr_shows_the_fields_that_ask_to_be_shown():
-    assert repr(Point(1, note='secret')) == "Point(x=1, y=0, tags=[])"
+    assert repr(Point(1, note='secret')) == 'Point(x=1, y=0, tags=[])'
 
 
 def test_declaration_errors_are_reported_when_the_class_is_made():
