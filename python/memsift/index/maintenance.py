@@ -27,10 +27,10 @@ from memsift.errors import InvalidInputError, ProviderError
 from memsift.index.identity import extra_paths, media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
 from memsift.index.sync import workspace_changed
-from memsift.results import CompactReport, MemoryStatus
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
+    from memsift.results import CompactReport, MemoryStatus
     from memsift.search.rerank import Rerank
 
 __all__ = ['compact', 'status']

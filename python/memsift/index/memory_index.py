@@ -44,13 +44,13 @@ from memsift.index.sync import Progress, SyncReport
 from memsift.index.workspace import extra_roots
 from memsift.providers import ProviderResolution, resolve_provider
 from memsift.redact import Redactor
-from memsift.results import CompactReport, MemoryGetResult, MemoryStatus, MemoryWriteResult
 from memsift.search.pipeline import SearchOptions, SearchPipeline
 from memsift.search.rerank import Rerank
 from memsift.search.results import SearchResult
 
 if TYPE_CHECKING:
     from memsift.index.session_memory import SessionMemory
+    from memsift.results import CompactReport, MemoryGetResult, MemoryStatus, MemoryWriteResult
     from memsift.sessions import SessionStore
 
 __all__ = ['MemoryIndex']

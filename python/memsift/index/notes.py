@@ -36,12 +36,15 @@ import stat
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memsift._text import preview, scrub, without_nul
 from memsift.errors import InvalidInputError, MemsiftError, StoreError
 from memsift.index.reader import MAX_GET_CHARS
 from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, IGNORED_DIRS
-from memsift.results import MemoryWriteResult
+
+if TYPE_CHECKING:
+    from memsift.results import MemoryWriteResult
 
 __all__ = ['LOCK_WAIT_S', 'MAX_NOTE_CHARS', 'append_note', 'note_path', 'note_text']
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memsift._text import preview
 from memsift.errors import InvalidInputError, SkippedFile
 from memsift.index.records import FileRecord
 from memsift.index.workspace import is_inside, read_memory_file
-from memsift.results import MemoryGetResult
+
+if TYPE_CHECKING:
+    from memsift.results import MemoryGetResult
 
 __all__ = ['DREAM_FILES', 'MAX_GET_CHARS', 'check_range', 'masked_lines', 'memory_get', 'read_lines']
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import heapq
 import re
-import string
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -182,7 +181,7 @@ shares at least half of them, and comparing only those keeps a long result list 
 COARSE = 0.7
 """A first look that spares most pairs the fingerprint: two chunks whose sets of words (casefolded, ASCII punctuation
 as space) have a Jaccard below this cannot be the same fact (a copy keeps most words; shingles change faster)."""
-_APART = str.maketrans(dict.fromkeys(string.punctuation, ' '))
+_APART = str.maketrans(dict.fromkeys('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', ' '))  # string.punctuation
 
 
 def _word_set(text: str) -> frozenset[str]:

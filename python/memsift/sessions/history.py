@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from memsift.redact import Redactor
-from memsift.results import HistoryMessage, SessionHistory
 from memsift.sessions.events import visible_text
 from memsift.sessions.limits import HISTORY_MESSAGE_CHARS, MAX_RESPONSE_BYTES, cap
+
+if TYPE_CHECKING:
+    from memsift.results import HistoryMessage, SessionHistory
 
 __all__ = ['history_response']
 

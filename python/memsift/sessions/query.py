@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift._core import Analyzer
 from memsift._text import preview
 from memsift.redact import Redactor
-from memsift.results import SessionHit, SessionSearchResponse
 from memsift.sessions.database import Database, Sql
 from memsift.sessions.events import body_text
 from memsift.sessions.limits import (
@@ -33,6 +32,9 @@ from memsift.sessions.limits import (
     cap,
 )
 from memsift.sessions.visibility import Session
+
+if TYPE_CHECKING:
+    from memsift.results import SessionHit, SessionSearchResponse
 
 __all__ = [
     'INDEXING_WARNING',

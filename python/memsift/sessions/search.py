@@ -24,7 +24,6 @@ from memsift._record import record
 from memsift.config import SessionSearchMode
 from memsift.errors import SessionAccessError
 from memsift.redact import Redactor
-from memsift.results import SessionHit
 from memsift.search.when import TimeWords, in_range, read_query_time, time_factors
 from memsift.sessions.database import Database
 from memsift.sessions.pgquery import Lookup
@@ -35,6 +34,7 @@ from memsift.sessions.vectors import MessageVectors
 from memsift.sessions.visibility import Caller, Snapshot
 
 if TYPE_CHECKING:
+    from memsift.results import SessionHit
     from memsift.sessions.catalog import SessionCatalog
 
 __all__ = ['TIMED_DEPTH', 'VECTOR_MERGE_DEPTH', 'SessionSearch', 'SessionTime', 'StoreHits', 'gather']

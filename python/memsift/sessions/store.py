@@ -30,7 +30,6 @@ from memsift._text import preview
 from memsift.config import SessionSearchMode, SessionToolsConfig, Visibility
 from memsift.errors import InvalidInputError, SessionAccessError
 from memsift.redact import REVISION, Redactor
-from memsift.results import SessionHistory, SessionSearchResponse
 from memsift.sessions.catalog import SessionCatalog
 from memsift.sessions.events import body_text, check_session_key, check_spawned_by, event_line
 from memsift.sessions.history import history_response
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from memsift.embedding import EmbeddingProvider
+    from memsift.results import SessionHistory, SessionSearchResponse
 
 __all__ = ['SessionStore', 'default_sessions_path']
 
