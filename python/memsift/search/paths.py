@@ -9,6 +9,7 @@ a tier above every content match. The lookup tables live in Rust (``memsift._cor
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Sequence
 
 from memsift._core import PathCatalogue
@@ -29,17 +30,23 @@ class Catalogue:
 
     def __init__(self, generation: int, paths: Iterable[str]) -> None:
         self.generation = generation
-        self._base = frozenset(paths)
-        self._tables = PathCatalogue(sorted(self._base))
+        self._paths = list(paths)
+        self._tables = PathCatalogue(self._paths)  # sorted and de-duplicated there
         self._added: frozenset[str] = frozenset()
         self._added_tables: PathCatalogue | None = None
         self._removed: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def _base(self) -> frozenset[str]:
+        """The paths the tables were built from, as a set: made when first asked for (a change from another
+        process), not by every process's first search."""
+        return frozenset(self._paths)
 
     def __contains__(self, path: str) -> bool:
         return path in self._added or (path in self._base and path not in self._removed)
 
     def __len__(self) -> int:
-        return len(self._base) - len(self._removed) + len(self._added)
+        return len(self._tables) - len(self._removed) + len(self._added)
 
     def moved_to(self, generation: int, present: Sequence[str], gone: Sequence[str]) -> Catalogue:
         """This catalogue at ``generation``, after writes that left ``present`` indexed and removed ``gone``: the
@@ -63,7 +70,7 @@ class Catalogue:
         if len(added) + len(removed) > max(self.REBUILD_FROM, len(self._base) // 20):
             return Catalogue(generation, (self._base - removed) | added)
         moved._added, moved._removed = frozenset(added), frozenset(removed)
-        moved._added_tables = PathCatalogue(sorted(added)) if added else None
+        moved._added_tables = PathCatalogue(list(added)) if added else None
         return moved
 
     def exact(self, query: str) -> dict[str, int]:
