@@ -44,7 +44,7 @@ def _public(cls):
 def test_each_backend_has_exactly_the_protocols_methods(cls):
     protocol = _public(Store) | {'path', 'location', 'catches_up', 'schema'}
     # replace_files for one file; tuning; the PostgreSQL store's own description
-    extra = {'replace_file', 'LOOKUP_BATCH', 'agent', 'dsn', 'setting'}
+    extra = {'replace_file', 'LOOKUP_BATCH', 'HEADS_CACHED', 'agent', 'dsn', 'setting'}
     assert protocol <= _public(cls) | {'path', 'location'}
     assert _public(cls) - protocol <= extra
 
@@ -99,6 +99,27 @@ def test_chunks_heads_and_texts(store):
     assert store.chunk_heads([ids[1]]) == {ids[1]: heads[ids[1]]}  # asked again (a cache, where there is one)
     assert store.chunk_texts([ids[0], ids[2]]) == {ids[0]: 'one', ids[2]: 'emoji 😀'}
     assert [c.id for c in store.iter_chunks(batch=2)] == ids
+
+
+def another_process(store):
+    """A second opener of ``store``'s agent, as another process has it."""
+    if isinstance(store, PgMemoryStore):
+        return PgMemoryStore(store._pg.dsn, store.agent, store.path)
+    return MemoryStore(store.path)
+
+
+def test_cached_heads_go_with_their_chunks(store):
+    [ids] = store.replace_files([FileWrite('a.md', 'memory', 'f', 0.0, 1, chunks('one', 'two'))])
+    assert set(store.chunk_heads(ids)) == set(ids)
+    store.delete_file('a.md')  # its own write
+    assert store.chunk_heads(ids) == {}
+    [ids] = store.replace_files([FileWrite('b.md', 'memory', 'g', 0.0, 1, chunks('three'))])
+    seen = store.generation
+    assert set(store.chunk_heads(ids)) == set(ids)
+    with another_process(store) as other:
+        other.delete_file('b.md')
+    store.changes_since(seen)  # catching up with the other process's write
+    assert store.chunk_heads(ids) == {}
 
 
 def test_vectors_are_paged_by_id_and_filtered_by_size(store):

@@ -20,14 +20,14 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memsift._postgres import AdvisoryLock, Postgres, mask_dsn
 from memsift._sql import Sql, pyformat
 from memsift._text import without_nul
 from memsift.errors import StoreError
-from memsift.index.records import Changes, ChunkHead
+from memsift.index.records import Changes
 from memsift.index.storebase import ChunkInsert, StoreBase
 
 if TYPE_CHECKING:
@@ -43,10 +43,6 @@ _UPGRADES = {
     # 2: removals log the chunk's path, so a process's path catalogue takes just the files that changed.
     1: ['ALTER TABLE memory_removed ADD COLUMN IF NOT EXISTS path TEXT'],
 }
-
-HEADS_CACHED = 500_000
-"""Chunk heads kept in memory (about 100 bytes each): a chunk row is never updated, only added and removed, so its
-head read once stays true until the chunk is removed; ranking then needs no round trip for it."""
 
 GENERATION_TTL_S = 0.05
 """How long a generation read from the database is reused: one search asks for it several times, and another host's
@@ -145,7 +141,7 @@ class PgMemoryStore(StoreBase):
         self.dsn, self.setting = dsn, setting
         self.location = f'{mask_dsn(dsn)} (agent {agent_id})'
         self._lock = threading.RLock()
-        self._heads: dict[int, ChunkHead] = {}
+        self._heads = {}
         self._generation = (0, -GENERATION_TTL_S)  # (value, when read: time.monotonic())
         self._tx: psycopg.Connection[Any] | None = None  # the connection of the write in progress
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
@@ -231,13 +227,6 @@ class PgMemoryStore(StoreBase):
             self._generation = (int(generation), time.monotonic())  # committed: this store's own write shows at once
             return result
 
-    def _forget(self, ids: Collection[int] | None) -> None:
-        """Drop the cached heads of removed chunks (``None``: all of them)."""
-        if ids is None:
-            self._heads.clear()
-        for chunk_id in ids or ():
-            self._heads.pop(chunk_id, None)
-
     def _new_ids(self, count: int) -> list[int]:
         # Ids from the table's sequence: never reused, whichever process takes them.
         assert self._tx is not None
@@ -261,24 +250,6 @@ class PgMemoryStore(StoreBase):
                 copy.write_row(
                     (chunk_id, self.agent, path, source, start, end, digest, without_nul(text), generation, vector)
                 )
-
-    # ------------------------------------------------------------------ reads
-
-    def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
-        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
-        read before are answered from memory (see :data:`HEADS_CACHED`); a chunk another host removed keeps its head
-        until this process catches up, as the keyword index keeps its id until then."""
-        with self._lock:
-            found = {i: head for i in ids if (head := self._heads.get(i)) is not None}
-            missing = [int(i) for i in ids if i not in found]
-            if not missing:
-                return found
-            read = super().chunk_heads(missing)
-            if len(self._heads) + len(read) > HEADS_CACHED:
-                self._heads.clear()
-            self._heads.update(read)
-            found.update(read)
-            return found
 
     # ------------------------------------------------------------------ upkeep
 

@@ -114,6 +114,7 @@ class MemoryStore(StoreBase):
         self.location = self.path
         """Where the store is, as status shows it."""
         self._lock = threading.RLock()
+        self._heads = {}
         self._db = connect(
             self.path if self.path == ':memory:' else str(Path(self.path).expanduser()),
             _SCHEMA,

@@ -257,9 +257,15 @@ class StoreBase:
     LOOKUP_BATCH = 500
     """Ids or hashes one lookup statement asks for."""
 
+    HEADS_CACHED = 500_000
+    """Chunk heads kept in memory (about 100 bytes each): a chunk row is never updated, only added and removed, so its
+    head read once stays true until the chunk is removed; ranking then reads none it has seen."""
+
     path: str
     location: str
     _lock: threading.RLock
+    _heads: dict[int, ChunkHead]
+    """Set to ``{}`` by the backend's ``__init__``."""
 
     # ------------------------------------------------------------------ the backend's part
 
@@ -297,6 +303,10 @@ class StoreBase:
 
     def _forget(self, ids: Collection[int] | None) -> None:
         """Drop what this process caches of removed chunks (``None``: of every chunk)."""
+        if ids is None:
+            self._heads.clear()
+        for chunk_id in ids or ():
+            self._heads.pop(chunk_id, None)
 
     def _new_ids(self, count: int) -> list[int]:
         """``count`` chunk ids never used before, ascending."""
@@ -531,10 +541,21 @@ class StoreBase:
         return [by_id[i] for i in ids if i in by_id]
 
     def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
-        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text."""
-        if not ids:
-            return {}
-        return {row[0]: ChunkHead._make(row) for row in self._rows(_HEADS, {'ids': [int(i) for i in ids]})}
+        """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
+        read before are answered from memory (see :data:`HEADS_CACHED`); a chunk another process removed keeps its
+        head until this process catches up, as its vectors keep the chunk's id until then."""
+        with self._lock:
+            heads = self._heads
+            found = {i: head for i in ids if (head := heads.get(i)) is not None}
+            missing = [int(i) for i in ids if i not in found]
+            if not missing:
+                return found
+            read = {row[0]: ChunkHead._make(row) for row in self._rows(_HEADS, {'ids': missing})}
+            if len(heads) + len(read) > self.HEADS_CACHED:
+                heads.clear()
+            heads.update(read)
+            found.update(read)
+            return found
 
     def chunk_texts(self, ids: Collection[int]) -> dict[int, str]:
         """Chunk texts by id (unknown ids are left out)."""
