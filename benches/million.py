@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import _beir
@@ -93,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--queries', type=int, default=200)
     parser.add_argument('--json', type=Path, metavar='OUT')
     parser.add_argument('--keep', type=Path, metavar='DIR', help='work in DIR and keep it (to profile it)')
+    parser.add_argument(
+        '--reuse', action='store_true', help='with --keep: search the index a previous run left there (no rebuild)'
+    )
     args = parser.parse_args(argv)
     data = _beir.load_dataset(args.data / 'scifact')
     queries = [text for _, text in data.queries[: args.queries]]
@@ -102,65 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'million [{time.strftime("%H:%M:%S")}] {message} (peak RSS {peak_rss_mb():,.0f} MB)', file=sys.stderr)
 
     tmp = args.keep or Path(tempfile.mkdtemp(prefix='memsift-million-'))
+    config = {'memory': {'search': {'store': {'path': str(tmp / 'index.sqlite')}}}}
+    embedder = JitteredEmbedder()
     try:
-        ws = tmp / 'ws'
-        started = time.perf_counter()
-        shutil.rmtree(ws, ignore_errors=True)
-        written = write_workspace(ws, scifact_notes(data), args.chunks, mark_copies=True)
-        log(f'wrote {written.describe()}, {written.label} in {time.perf_counter() - started:.0f} s')
-        out.update(files=written.files, chunks=written.chunks, mb=round(written.size / MB, 1))
-        config = {'memory': {'search': {'store': {'path': str(tmp / 'index.sqlite')}}}}
-        embedder = JitteredEmbedder()
-
-        with memsift.MemoryIndex(ws, config, provider=embedder) as index:
-            started = time.perf_counter()
-            report = index.sync()
-            out['index_s'] = round(time.perf_counter() - started, 1)
-            vectors = index.embeddings.vectors
-            out.update(vectors=len(vectors), dtype=vectors.dtype, ann=vectors.ann_active)
-            log(f'indexed {report.chunks_written:,} chunks in {out["index_s"]} s; vectors {vectors!r}')
-        out['peak_rss_after_index_mb'] = round(peak_rss_mb())
-        saved = tmp / 'index.vectors'
-        out['vector_file_mb'] = round(saved.stat().st_size / MB) if saved.is_file() else None
-
-        started = time.perf_counter()
-        with memsift.MemoryIndex(ws, config, provider=embedder) as index:
-            out['reopen_s'] = round(time.perf_counter() - started, 2)
-            log(f'reopened in {out["reopen_s"]} s')
-            for q in queries[:5]:
-                index.search(q)  # warm-up
-            seconds = []
-            for q in queries:
-                started = time.perf_counter()
-                index.search(q)
-                seconds.append(time.perf_counter() - started)
-            out['hybrid_p50_ms'] = round(1000 * statistics.median(seconds), 2)
-            out['hybrid_p95_ms'] = round(1000 * float(np.percentile(seconds, 95)), 2)
-            vectors = index.embeddings.vectors
-            recalls, ann_s, exact_s = [], [], []
-            for q in queries:
-                qv = embedder.embed_query(q.strip())
-                started = time.perf_counter()
-                approx = vectors.search(qv, legs.LEG_CANDIDATES)[0][:10]
-                ann_s.append(time.perf_counter() - started)
-                started = time.perf_counter()
-                exact = vectors.search(qv, 10, exact=True)[0]
-                exact_s.append(time.perf_counter() - started)
-                recalls.append(len(set(approx.tolist()) & set(exact.tolist())) / 10)
-            out['vector_leg_recall@10'] = round(float(np.mean(recalls)), 4)
-            out['vector_leg_p50_ms'] = round(1000 * statistics.median(ann_s), 2)
-            out['vector_exact_p50_ms'] = round(1000 * statistics.median(exact_s), 2)
-            top = [[h.path, h.start_line] for h in index.search(queries[0], 10, 0).results]
-            agree = []
-            for q in queries[:50]:
-                approx_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
-                with exact_vector_leg():
-                    exact_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
-                agree.append(len(set(approx_top) & set(exact_top)) / max(1, len(exact_top)))
-            out['hybrid_recall@10'] = round(float(np.mean(agree)), 4)
-            out['example_top'] = top[:3]
-        out['peak_rss_mb'] = round(peak_rss_mb())
-        log(json.dumps(out))
+        if not (args.reuse and (tmp / 'index.sqlite').is_file()):
+            build(args.chunks, data, tmp, config, embedder, out, log)
+        search(tmp, config, embedder, queries, out, log)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -168,6 +118,72 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({**out, 'date': time.strftime('%Y-%m-%d')}, indent=1), encoding='utf-8')
     return 0
+
+
+Log = Callable[[str], None]
+
+
+def build(
+    chunks: int, data: _beir.Dataset, tmp: Path, config: dict, embedder: JitteredEmbedder, out: dict, log: Log
+) -> None:
+    """Steps 1 and 2's first half: write the workspace of ``chunks`` chunks and index it with vectors."""
+    ws = tmp / 'ws'
+    started = time.perf_counter()
+    shutil.rmtree(ws, ignore_errors=True)
+    written = write_workspace(ws, scifact_notes(data), chunks, mark_copies=True)
+    log(f'wrote {written.describe()}, {written.label} in {time.perf_counter() - started:.0f} s')
+    out.update(files=written.files, chunks=written.chunks, mb=round(written.size / MB, 1))
+    with memsift.MemoryIndex(ws, config, provider=embedder) as index:
+        started = time.perf_counter()
+        report = index.sync()
+        out['index_s'] = round(time.perf_counter() - started, 1)
+        log(f'indexed {report.chunks_written:,} chunks in {out["index_s"]} s; vectors {index.embeddings.vectors!r}')
+    out['peak_rss_after_index_mb'] = round(peak_rss_mb())
+    saved = tmp / 'index.vectors'
+    out['vector_file_mb'] = round(saved.stat().st_size / MB) if saved.is_file() else None
+
+
+def search(tmp: Path, config: dict, embedder: JitteredEmbedder, queries: list[str], out: dict, log: Log) -> None:
+    """Steps 2 (reopening) to 4: latency of the searches, recall of the vector leg and of the hybrid top 10."""
+    started = time.perf_counter()
+    with memsift.MemoryIndex(tmp / 'ws', config, provider=embedder) as index:
+        out['reopen_s'] = round(time.perf_counter() - started, 2)
+        log(f'reopened in {out["reopen_s"]} s')
+        vectors = index.embeddings.vectors
+        out.update(vectors=len(vectors), dtype=vectors.dtype, ann=vectors.ann_active)
+        for q in queries[:5]:
+            index.search(q)  # warm-up
+        seconds = []
+        for q in queries:
+            started = time.perf_counter()
+            index.search(q)
+            seconds.append(time.perf_counter() - started)
+        out['hybrid_p50_ms'] = round(1000 * statistics.median(seconds), 2)
+        out['hybrid_p95_ms'] = round(1000 * float(np.percentile(seconds, 95)), 2)
+        recalls, ann_s, exact_s = [], [], []
+        for q in queries:
+            qv = embedder.embed_query(q.strip())
+            started = time.perf_counter()
+            approx = vectors.search(qv, legs.LEG_CANDIDATES)[0][:10]
+            ann_s.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            exact = vectors.search(qv, 10, exact=True)[0]
+            exact_s.append(time.perf_counter() - started)
+            recalls.append(len(set(approx.tolist()) & set(exact.tolist())) / 10)
+        out['vector_leg_recall@10'] = round(float(np.mean(recalls)), 4)
+        out['vector_leg_p50_ms'] = round(1000 * statistics.median(ann_s), 2)
+        out['vector_exact_p50_ms'] = round(1000 * statistics.median(exact_s), 2)
+        top = [[h.path, h.start_line] for h in index.search(queries[0], 10, 0).results]
+        agree = []
+        for q in queries[:50]:
+            approx_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
+            with exact_vector_leg():
+                exact_top = [(h.path, h.start_line) for h in index.search(q, 10, 0).results]
+            agree.append(len(set(approx_top) & set(exact_top)) / max(1, len(exact_top)))
+        out['hybrid_recall@10'] = round(float(np.mean(agree)), 4)
+        out['example_top'] = top[:3]
+    out['peak_rss_mb'] = round(peak_rss_mb())
+    log(json.dumps(out))
 
 
 if __name__ == '__main__':
