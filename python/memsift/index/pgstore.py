@@ -193,19 +193,20 @@ class PgMemoryStore(StoreBase):
         with self._lock:
             if self._tx is not None:
                 return self._tx.execute(text, values).fetchall()
-            if self._replicas is None or sql in UNVERSIONED_READS:
+            if self._replicas is None:
                 return self._pg.execute(text, values).fetchall()
-            return self._read(lambda pg: pg.execute(text, values).fetchall())
+            versioned = sql not in UNVERSIONED_READS
+            return self._read(lambda pg: pg.execute(text, values).fetchall(), versioned=versioned)
 
-    def _read(self, work: Callable[[Postgres], T]) -> T:
+    def _read(self, work: Callable[[Postgres], T], *, versioned: bool = True) -> T:
         """``work(server)`` on a replica that has replayed the generation this store knows, else on the primary;
         on the primary too when the replica fails, and on a replica when the primary does (see
-        :mod:`memsift.index.replicas`)."""
+        :mod:`memsift.index.replicas`). A read that is not ``versioned`` goes to a replica only then."""
         replicas = self._replicas
         assert replicas is not None
         with self._lock:
             self._wanted = self.generation
-            replica = replicas.reader(self._wanted)
+            replica = replicas.reader(self._wanted) if versioned or replicas.primary_away else None
             if replica is not None:
                 try:
                     result = work(replica)
