@@ -18,6 +18,12 @@ Sections:
        a snapshot), then a fresh process on a host with no derived indexes, timed from opening the index to its
        first answer: rebuilding from the database, then starting from the snapshot; whether both answer 20 SciFact
        queries identically.
+    5. Read replicas: a streaming replica of the server (``pg_basebackup`` + a hot standby), four searchers with
+       ``store.readDsn`` pointing at it and one writer, for ``--seconds``; halfway through the primary is crashed
+       (``pg_ctl -m immediate``), kept down 2 s and restarted. Reports the searches' reads served by the replica and
+       by the primary, search p50/p95, write->visible p50/p95 (as section 2), the replication lag (each write's
+       commit until the replica has replayed its generation, and PostgreSQL's own ``replay_lag``), search errors
+       (bar: none) and the writer's syncs refused while the primary was down (retried).
 
 Both backends use the same deterministic 384-dimension embedder (token hashes), so hybrid search runs its vector
 leg and vectors are stored, caught up and searched at full size, without a model's minutes of embedding dominating;
@@ -25,13 +31,14 @@ query embedding is then nearly free, which makes the store's own overhead the la
 
 PostgreSQL: a server from Debian's packages started in a temporary folder (tests/pgserver.py), fsync on.
 
-    python benches/postgres.py [--data-root ../shared/data] [--seconds 300] [--quick] [--sections 1,2,3]
+    python benches/postgres.py [--data-root ../shared/data] [--seconds 300] [--quick] [--sections 1,2,3,4,5]
         [--backends sqlite,postgres] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import multiprocessing as mp
@@ -82,10 +89,12 @@ def probe_word(n: int) -> str:
     return f'zqprobe{letters}'
 
 
-def config(backend: str, state: Path, dsn: str | None, **search) -> dict:
+def config(backend: str, state: Path, dsn: str | None, read_dsn: str | None = None, **search) -> dict:
     store = {'path': str(state / '{agentId}.sqlite')}
     if backend == 'postgres':
         store |= {'backend': 'postgres', 'dsn': dsn}
+    if read_dsn:
+        store['readDsn'] = read_dsn
     return {'memory': {'search': {'store': store, 'cache': {'enabled': False}, **search}}}
 
 
@@ -110,10 +119,20 @@ def bench_sync(notes: list[tuple[str, str]], root: Path, dsn: str) -> dict:
 # ---------------------------------------------------------------- 2. many processes
 
 
-def searcher(n: int, backend: str, ws: str, state: str, dsn: str | None, queries: list[str], stop, out) -> None:
+def searcher(
+    n: int,
+    backend: str,
+    ws: str,
+    state: str,
+    dsn: str | None,
+    queries: list[str],
+    stop,
+    out,
+    read_dsn: str | None = None,
+) -> None:
     """Search until ``stop`` (a shared time, 0 until the run starts): timed queries, and between them a probe for the
     writer's next marker. Searches before the run starts warm up and are not counted."""
-    cfg = config(backend, Path(state), dsn, sync={'onSearch': False, 'watch': False})
+    cfg = config(backend, Path(state), dsn, read_dsn, sync={'onSearch': False, 'watch': False})
     times, found, errors = [], {}, []
     index = memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder())
     index.search('warm up')  # opening: local indexes built or loaded
@@ -136,13 +155,42 @@ def searcher(n: int, backend: str, ws: str, state: str, dsn: str | None, queries
                 marker += 1
         except Exception as exc:  # noqa: BLE001 - counted and reported
             errors.append(f'{type(exc).__name__}: {exc}')
+    replica = index.status()['replica']
     index.close()
-    out.put(('done', n, {'times': times, 'found': found, 'errors': errors[:20], 'errorCount': len(errors)}))
+    out.put(
+        (
+            'done',
+            n,
+            {'times': times, 'found': found, 'errors': errors[:20], 'errorCount': len(errors), 'replica': replica},
+        )
+    )
 
 
-def writer(backend: str, ws: str, state: str, dsn: str | None, every: float, stop_at: float, out: mp.Queue) -> None:
+def replayed_after(read_dsn: str, agent: str, generation: int, committed: float) -> float | None:
+    """Seconds from ``committed`` until the replica at ``read_dsn`` has replayed ``generation`` (None: not in 10 s)."""
+    import psycopg
+
+    with psycopg.connect(read_dsn, autocommit=True) as conn:
+        while time.time() - committed < 10:
+            rows = conn.execute('SELECT generation FROM memory_agents WHERE agent = %s', (agent,)).fetchall()
+            if rows and rows[0][0] >= generation:
+                return time.time() - committed
+            time.sleep(0.001)
+    return None
+
+
+def writer(
+    backend: str,
+    ws: str,
+    state: str,
+    dsn: str | None,
+    every: float,
+    stop_at: float,
+    out: mp.Queue,
+    read_dsn: str | None = None,
+) -> None:
     cfg = config(backend, Path(state), dsn, sync={'onSearch': False, 'watch': False})
-    committed, errors = {}, []
+    committed, errors, replicated = {}, [], []
     with memsift.MemoryIndex(ws, cfg, provider=HashingEmbedder()) as index:
         marker = 0
         while time.time() < stop_at - 2:
@@ -153,13 +201,24 @@ def writer(backend: str, ws: str, state: str, dsn: str | None, every: float, sto
             # whatever other notes share the word's hash bucket.
             note.write_text(f'# probe\n\n{(probe_word(marker) + " ") * 30}written by the bench writer\n')
             try:
-                index.sync()
+                report = index.sync()
                 committed[marker] = time.time()
                 marker += 1
             except Exception as exc:  # noqa: BLE001 - counted and reported
                 errors.append(f'{type(exc).__name__}: {exc}')
+                time.sleep(0.2)  # the primary is away: try the same note again soon
+                continue
+            if read_dsn:  # the replication lag of this write: its commit until the replica replayed it
+                with contextlib.suppress(Exception):
+                    replicated.append(replayed_after(read_dsn, 'main', report.generation, committed[marker - 1]))
             time.sleep(max(0.0, due - time.time()))
-    out.put(('writer', 0, {'committed': committed, 'errors': errors[:20], 'errorCount': len(errors)}))
+    out.put(
+        (
+            'writer',
+            0,
+            {'committed': committed, 'errors': errors[:20], 'errorCount': len(errors), 'replicated': replicated},
+        )
+    )
 
 
 def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries: list[str], seconds: float) -> dict:
@@ -229,6 +288,116 @@ def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries
 
 
 WRITE_EVERY = 1.0
+
+
+def _ms(values: list[float]) -> dict:
+    """p50 / p95 / max of seconds, in ms."""
+    if not values:
+        return {'p50Ms': None, 'p95Ms': None, 'maxMs': None}
+    return {
+        'p50Ms': round(statistics.median(values) * 1000, 1),
+        'p95Ms': round(float(np.percentile(values, 95)) * 1000, 1),
+        'maxMs': round(max(values) * 1000, 1),
+    }
+
+
+# ---------------------------------------------------------------- 5. read replicas
+
+
+def bench_replicas(ws: Path, root: Path, pg: pgserver.Server, queries: list[str], seconds: float) -> dict:
+    """Four searchers reading from a streaming replica and a writer for ``seconds``; the primary crashes and
+    restarts once halfway."""
+    import psycopg
+
+    dsn = pg.create_database('replicas')
+    with pg.standby() as standby:
+        read_dsn = standby.dsn('replicas')
+        with memsift.MemoryIndex(ws, config('postgres', root / 'state-replica', dsn), provider=HashingEmbedder()) as ix:
+            started = time.perf_counter()
+            report = ix.sync()
+            print(f'  indexed {report.chunks_written:,} chunks in {time.perf_counter() - started:.0f} s', flush=True)
+        standby.wait_replayed(pg, timeout=600)
+        ctx = mp.get_context('spawn')
+        out: mp.Queue = ctx.Queue()
+        stop = ctx.Value('d', 0.0)
+        procs = [
+            ctx.Process(
+                target=searcher,
+                args=(n, 'postgres', str(ws), str(root / f'state-replica-host{n}'), dsn, queries, stop, out, read_dsn),
+            )
+            for n in range(4)
+        ]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            kind, n, _ = out.get(timeout=1800)
+            assert kind == 'ready', kind
+        stop_at = time.time() + seconds
+        stop.value = stop_at
+        write_proc = ctx.Process(
+            target=writer,
+            args=('postgres', str(ws), str(root / 'state-replica'), dsn, WRITE_EVERY, stop_at, out, read_dsn),
+        )
+        write_proc.start()
+        restart_at, restarted, replay_lags = time.time() + seconds / 2, None, []
+        while time.time() < stop_at:  # PostgreSQL's own view of the replica's lag, and the restart halfway
+            if restarted is None and time.time() >= restart_at:
+                down = time.time()
+                pg.stop(immediate=True)
+                time.sleep(2.0)
+                pg.start()
+                restarted = {'downS': round(time.time() - down, 2), 'atS': round(down - (stop_at - seconds), 1)}
+                print(f'  primary crashed and restarted: down {restarted["downS"]} s', flush=True)
+            with contextlib.suppress(psycopg.Error), psycopg.connect(pg.dsn(), autocommit=True) as conn:
+                rows = conn.execute('SELECT EXTRACT(epoch FROM replay_lag)::float8 FROM pg_stat_replication').fetchall()
+                replay_lags += [float(r[0]) for r in rows if r[0] is not None]
+            time.sleep(0.5)
+        results, written = [], None
+        for _ in range(5):
+            kind, n, data = out.get(timeout=seconds + 3600)
+            if kind == 'writer':
+                written = data
+            else:
+                results.append(data)
+        for p in [*procs, write_proc]:
+            p.join(timeout=60)
+    times = [t for r in results for t in r['times']]
+    lags = [
+        None if (seen := r['found'].get(marker)) is None else seen - at
+        for marker, at in written['committed'].items()
+        for r in results
+    ]
+    measured = [lag for lag in lags if lag is not None]
+    replicated = [lag for lag in written['replicated'] if lag is not None]
+    return {
+        'searchers': 4,
+        'searches': len(times),
+        'p50Ms': round(statistics.median(times) * 1000, 2),
+        'p95Ms': round(float(np.percentile(times, 95)) * 1000, 2),
+        'reads': {
+            'replica': sum(r['replica']['replicaReads'] for r in results),
+            'primary': sum(r['replica']['primaryReads'] for r in results),
+        },
+        'writes': len(written['committed']),
+        'visibility': {
+            'probes': len(lags),
+            'missed': sum(lag is None for lag in lags),
+            **_ms(measured),
+            'within1s': round(sum(lag <= 1.0 for lag in measured) / max(1, len(lags)), 4),
+        },
+        'replicationLag': {
+            'writes': len(replicated),
+            'notReplayedIn10s': len(written['replicated']) - len(replicated),
+            **_ms(replicated),
+        },
+        'pgReplayLag': {'samples': len(replay_lags), **_ms(replay_lags)},
+        'primaryRestart': restarted,
+        'searchErrors': sum(r['errorCount'] for r in results),
+        'searchErrorSamples': [e for r in results for e in r['errors']][:5],
+        'writesRefusedWhilePrimaryDown': written['errorCount'],
+        'writeErrorSamples': written['errors'][:3],
+        'warningsAtEnd': [r['replica']['warning'] for r in results if r['replica']['warning']],
+    }
 
 
 # ---------------------------------------------------------------- 4. a new host: rebuild or snapshot
@@ -375,7 +544,7 @@ def main() -> None:
     parser.add_argument('--chunks', type=int, default=100_000, help='workspace size for the many-process run')
     parser.add_argument('--write-every', type=float, default=1.0, help="seconds between the writer's notes")
     parser.add_argument('--quick', action='store_true', help='20k chunks, 60 s runs')
-    parser.add_argument('--sections', default='1,2,3,4')
+    parser.add_argument('--sections', default='1,2,3,4,5')
     parser.add_argument('--backends', default='sqlite,postgres', help='the backends section 2 runs, in turn')
     parser.add_argument('--json', type=Path, help='write the figures here')
     args = parser.parse_args()
@@ -418,6 +587,15 @@ def main() -> None:
             ws = _notes.write_workspace(root / 'snapshot-ws', notes, args.chunks, mark_copies=True)
             figures['newHost'] = bench_new_host(ws.root, root, pg.create_database('newhost'), queries)
             print(f'  {json.dumps(figures["newHost"])}', flush=True)
+        if '5' in args.sections:
+            print(
+                f'5. read replicas: four searchers on a streaming replica + one writer at ~{args.chunks:,} chunks, '
+                f'{args.seconds:.0f} s, the primary restarted once',
+                flush=True,
+            )
+            ws = _notes.write_workspace(root / 'replica-ws', notes, args.chunks, mark_copies=True)
+            figures['replicas'] = bench_replicas(ws.root, root, pg, queries, args.seconds)
+            print(f'  {json.dumps(figures["replicas"])}', flush=True)
         if '3' in args.sections:
             copies = max(1, round(args.chunks / len(data.docs)))
             print(f'3. the keyword leg at ~{copies * len(data.docs):,} documents: local BM25 or PostgreSQL', flush=True)

@@ -207,23 +207,35 @@ import pgserver  # noqa: E402
 _databases = itertools.count()
 
 
-@pytest.fixture(scope='session')
-def postgres_server():
-    """One PostgreSQL server for the whole run (started on first use). Where none can be started, the tests that
-    use it skip with the reason, except under ``CI=true``: CI installs Debian's ``postgresql``, so there they fail
-    with it (a CI run that skipped the backend would pass without testing it)."""
+def _started(start, what='PostgreSQL test server'):
+    """``start()``'s server; where none can be started, the test skips with the reason, except under ``CI=true``:
+    CI installs Debian's ``postgresql``, so there it fails with it (a CI run that skipped the backend would pass
+    without testing it)."""
     reason = pgserver.unavailable()
     if reason is None:
         try:
-            srv = pgserver.Server()
+            return start()
         except pgserver.ServerError as exc:
-            reason = f'the PostgreSQL test server did not start: {exc}\n({pgserver.FIX})'
-    if reason:
-        if os.environ.get('CI') == 'true':
-            pytest.fail(f'CI=true, so the PostgreSQL tests fail instead of skipping: {reason}', pytrace=False)
-        pytest.skip(reason)
-    with srv:
+            reason = f'the {what} did not start: {exc}\n({pgserver.FIX})'
+    if os.environ.get('CI') == 'true':
+        pytest.fail(f'CI=true, so the PostgreSQL tests fail instead of skipping: {reason}', pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope='session')
+def postgres_server():
+    """One PostgreSQL server for the whole run (started on first use; skips or fails as :func:`_started` says)."""
+    with _started(pgserver.Server) as srv:
         yield srv
+
+
+@pytest.fixture(scope='module')
+def replicated():
+    """``(primary, standby)``: a PostgreSQL server of its own and a streaming replica of it (``pgserver.Server``'s
+    ``standby``), for the tests of one module, which may stop, pause or restart either and must leave both running.
+    Skips or fails as the other servers do."""
+    with _started(pgserver.Server) as primary, _started(primary.standby, 'PostgreSQL standby') as standby:
+        yield primary, standby
 
 
 @pytest.fixture

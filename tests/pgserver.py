@@ -66,9 +66,14 @@ def _free_port() -> int:
 
 class Server:
     """A running server; ``dsn(db)`` connects to one of its databases as the superuser ``memsift`` (trust auth on
-    loopback only). ``stop(immediate=True)`` is a crash (``pg_ctl -m immediate``); ``start()`` brings it back."""
+    loopback only). ``stop(immediate=True)`` is a crash (``pg_ctl -m immediate``); ``start()`` brings it back.
 
-    def __init__(self, *, settings: dict[str, str] | None = None) -> None:
+    ``primary``: a streaming replica (hot standby) of that running server instead of a new cluster: its data copied
+    by ``pg_basebackup -R -X stream`` (initdb's trust rule for replication on loopback lets it connect), then started
+    on a port of its own; it replays the primary's writes, refuses its own, and reconnects when the primary
+    restarts (every 200 ms here: ``wal_retrieve_retry_interval``). See :meth:`standby`."""
+
+    def __init__(self, *, settings: dict[str, str] | None = None, primary: Server | None = None) -> None:
         bindir = _bindir()
         if bindir is None:
             raise ServerError(unavailable())
@@ -81,8 +86,13 @@ class Server:
             shutil.chown(self.folder, 'postgres')
             self.folder.chmod(0o700)
         try:
-            self._run('initdb', '-D', str(self.data), '-U', 'memsift', '--auth=trust', '-E', 'UTF8',
-                      '--locale=C.UTF-8', '-N')  # fmt: skip
+            if primary is None:
+                self._run('initdb', '-D', str(self.data), '-U', 'memsift', '--auth=trust', '-E', 'UTF8',
+                          '--locale=C.UTF-8', '-N')  # fmt: skip
+            else:
+                self.settings.setdefault('wal_retrieve_retry_interval', '200ms')
+                self._run('pg_basebackup', '-D', str(self.data), '-R', '-X', 'stream', '-c', 'fast',
+                          '-h', '127.0.0.1', '-p', str(primary.port), '-U', 'memsift')  # fmt: skip
             self.start()
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -113,6 +123,25 @@ class Server:
     def stop(self, *, immediate: bool = False) -> None:
         with contextlib.suppress(ServerError):
             self._run('pg_ctl', '-D', str(self.data), '-m', 'immediate' if immediate else 'fast', '-w', 'stop')
+
+    def standby(self, *, settings: dict[str, str] | None = None) -> Server:
+        """A new streaming replica of this server (see the class)."""
+        return Server(settings={**self.settings, **(settings or {})}, primary=self)
+
+    def wait_replayed(self, primary: Server, timeout: float = 30.0) -> None:
+        """Wait until this standby has replayed everything ``primary`` had written when called."""
+        import time
+
+        import psycopg
+
+        with psycopg.connect(primary.dsn(), autocommit=True) as conn:
+            [(lsn,)] = conn.execute('SELECT pg_current_wal_lsn()').fetchall()
+        deadline = time.monotonic() + timeout
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            while conn.execute('SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn', (lsn,)).fetchall() != [(True,)]:
+                if time.monotonic() > deadline:
+                    raise ServerError(f'the standby on port {self.port} did not replay {lsn} in {timeout:.0f} s')
+                time.sleep(0.02)
 
     def dsn(self, database: str = 'postgres') -> str:
         return f'postgresql://memsift@127.0.0.1:{self.port}/{database}'

@@ -33,18 +33,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     'DSN_ENV',
+    'READ_DSN_ENV',
     'AdvisoryLock',
     'Dsn',
     'Postgres',
     'is_dsn',
     'mask_dsn',
     'resolve_dsn',
+    'resolve_read_dsns',
     'writer_lock_key',
     'xact_lock',
 ]
 
 DSN_ENV = 'MEMSIFT_PG_DSN'
 """The environment variable that gives the DSN when ``store.dsn`` is not set (the password stays out of config)."""
+
+READ_DSN_ENV = 'MEMSIFT_PG_READ_DSN'
+"""The environment variable that names one read replica when ``store.readDsn`` is not set."""
 
 CONNECT_TIMEOUT_S = 5
 """How long connecting waits for a server that does not answer."""
@@ -105,6 +110,20 @@ def resolve_dsn(configured: str | None) -> tuple[Dsn, str]:
     )
 
 
+def resolve_read_dsns(configured: Sequence[str]) -> list[tuple[Dsn, str]]:
+    """``[(dsn, setting)]`` of the read replicas: ``store.readDsn`` (one DSN or a list) when set, else the one DSN in
+    ``$MEMSIFT_PG_READ_DSN``; empty when neither is set (every read goes to the primary).
+
+    >>> [(str(d), s) for d, s in resolve_read_dsns(['postgresql://r1/m', ' ', 'postgresql://r2/m'])]
+    [('postgresql://r1/m', 'store.readDsn[0]'), ('postgresql://r2/m', 'store.readDsn[2]')]
+    """
+    named = [(Dsn(d.strip()), f'store.readDsn[{i}]') for i, d in enumerate(configured) if d.strip()]
+    if len(configured) == 1 and named:
+        named = [(named[0][0], 'store.readDsn')]
+    env = os.environ.get(READ_DSN_ENV, '').strip()
+    return named or ([(Dsn(env), READ_DSN_ENV)] if env else [])
+
+
 def _secret(dsn: str) -> str | None:
     """The password written in ``dsn``, to scrub from driver messages that might echo it."""
     try:
@@ -131,6 +150,9 @@ class Postgres:
         setting: Where the DSN came from (``store.dsn``), named in messages.
         upgrades: ``upgrades[v]``: the statements that take schema ``v`` to ``v + 1``, run once, under the schema
             lock, by the first process of the newer memsift; a database no upgrade reaches is refused.
+        replica: A read replica (a hot standby of the database): the schema version is checked, never created or
+            upgraded (a standby refuses writes; the primary's set-up reaches it by replication).
+        connect: Connect now (an error then raises here); False: on the first call.
     """
 
     def __init__(
@@ -143,6 +165,9 @@ class Postgres:
         what: str,
         setting: str = 'store.dsn',
         upgrades: Mapping[int, Sequence[str]] | None = None,
+        *,
+        replica: bool = False,
+        connect: bool = True,
     ) -> None:
         self.dsn = dsn
         self.shown = mask_dsn(dsn)
@@ -150,8 +175,10 @@ class Postgres:
         self._schema, self._version_key, self._version = schema, version_key, version
         self._upgrades = dict(upgrades or {})
         self.error, self.what, self.setting = error, what, setting
+        self.replica = replica
         self._conn: psycopg.Connection[Any] | None = None
-        self.connection()
+        if connect:
+            self.connection()
 
     # ------------------------------------------------------------------ connecting
 
@@ -181,17 +208,25 @@ class Postgres:
         import psycopg
 
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            # A replica is one choice among others: a short wait, then the reads go elsewhere (2 s: libpq's least).
+            timeout = 2 if self.replica else CONNECT_TIMEOUT_S
+            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=timeout)
         except (psycopg.Error, UnicodeError, ValueError) as exc:  # unusable text in the DSN: the driver's own types
             raise self.error(
                 f'cannot connect to {self.what} at {self.shown} ({self.setting}): {self._describe(exc)}; check that '
                 f'the server runs and that {self.setting} names it with the right user and password'
             ) from None
         try:
-            found = self._apply_schema(conn)
+            found = self._schema_version(conn) if self.replica else self._apply_schema(conn)
         except psycopg.Error as exc:
             conn.close()
             raise self.fail('set up', exc) from None
+        if found is None and self.replica:
+            conn.close()
+            raise self.error(
+                f'{self.what} at {self.shown} ({self.setting}) has no memsift tables: check that {self.setting} names '
+                'a replica of store.dsn, and that it has replayed the set-up a first process made there'
+            )
         if found is not None and found != str(self._version):
             conn.close()
             newer = found.isdigit() and int(found) > self._version
@@ -202,6 +237,13 @@ class Postgres:
             )
         self._conn = conn
         return conn
+
+    def _schema_version(self, conn: psycopg.Connection[Any]) -> str | None:
+        """The recorded schema version, or None where there is none (a replica only reads it)."""
+        if conn.execute("SELECT to_regclass('memsift_meta')").fetchall() == [(None,)]:
+            return None
+        row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
+        return None if row is None else str(row[0])
 
     def _apply_schema(self, conn: psycopg.Connection[Any]) -> str | None:
         """Create the tables if missing (under an advisory lock) and return the version found, or None if new.
@@ -241,6 +283,11 @@ class Postgres:
             and int(found) < self._version
             and all(v in self._upgrades for v in range(int(found), self._version))
         )
+
+    @property
+    def connected(self) -> bool:
+        """A connection is open and was not found broken (the server may still have gone away since)."""
+        return self._conn is not None and not self._conn.closed and not self._conn.broken
 
     # ------------------------------------------------------------------ statements
 

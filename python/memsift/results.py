@@ -24,6 +24,8 @@ __all__ = [
     'MemoryGetResult',
     'MemoryStatus',
     'MemoryWriteResult',
+    'ReplicaInfo',
+    'ReplicaState',
     'SessionHistory',
     'SessionHit',
     'SessionSearchResponse',
@@ -52,6 +54,33 @@ class SnapshotState(TypedDict):
     refused: str | None
     published: int | None
     error: str | None
+
+
+class ReplicaInfo(TypedDict):
+    """One read replica in ``status()['replica']``: its DSN without the password, whether it answered when last
+    asked, the generation it has replayed, how many generations it is behind the primary, its replay lag (ms, as
+    the replica measures it: 0 when it has replayed all it received), and why reads do not go to it (or ``None``)."""
+
+    dsn: str
+    reachable: bool
+    generation: int | None
+    behind: int | None
+    lagMs: float | None
+    problem: str | None
+
+
+class ReplicaState(TypedDict):
+    """``status()['replica']`` (``store.readDsn`` set): each replica, the DSN (masked) the last read went to, how
+    many reads of this process each side served, the lag bound (``store.replicaMaxLagMs``), and a warning when reads
+    went to the primary because a replica is unreachable or too far behind, or to a replica because the primary
+    is unreachable (answers may then miss writes the replica has not received)."""
+
+    replicas: list[ReplicaInfo]
+    readsFrom: str
+    replicaReads: int
+    primaryReads: int
+    maxLagMs: int
+    warning: str | None
 
 
 class _MemoryStatusFields(TypedDict):
@@ -86,6 +115,7 @@ class _MemoryStatusFields(TypedDict):
     rerank: dict[str, Any]
     watch: dict[str, Any]
     snapshot: SnapshotState
+    replica: ReplicaState | None
 
 
 class MemoryStatus(_MemoryStatusFields, total=False):

@@ -37,6 +37,7 @@ from memsift.config.schema import (
     _positive_integer,
     _secret,
     _string,
+    _strings,
 )
 
 __all__ = [
@@ -179,6 +180,11 @@ class StoreConfig:
     path: str = key('path', _string(), '~/.memsift/memory/{agentId}.sqlite')
     backend: str = key('backend', _string('sqlite', 'postgres'), 'sqlite')
     dsn: str | None = key('dsn', _string(), secret=True)
+    read_dsn: tuple[str, ...] = key('readDsn', _strings, (), secret=True)
+    """memsift's: read replicas of ``dsn`` (a DSN or a list; else ``$MEMSIFT_PG_READ_DSN``) that serve catch-up,
+    snapshot and search reads once they have replayed the generation the primary reports; writes go to ``dsn``."""
+    replica_max_lag_ms: int = key('replicaMaxLagMs', _integer(0), 1000)
+    """memsift's: a replica behind the primary for longer than this is left for the primary, with a warning."""
     fts_tokenizer: str = key('fts.tokenizer', _string('unicode61', 'trigram'), 'unicode61')
     vector_enabled: bool = key('vector.enabled', _boolean, True)
     vector_extension_path: str | None = key('vector.extensionPath', _string())

@@ -23,7 +23,7 @@ from typing import Any, Union
 from memsift._record import record
 from memsift.errors import ConfigError, ConfigWarning
 
-_MASKED_KEYS = frozenset({'apikey', 'token', 'password', 'secret', 'authorization', 'headers'})
+_MASKED_KEYS = frozenset({'apikey', 'token', 'password', 'secret', 'authorization', 'headers', 'dsn', 'readdsn'})
 _MAX_REPR = 80
 
 MAX_INTEGER = 2**53 - 1
@@ -129,6 +129,19 @@ def _secret(value: Any) -> str | Mapping[str, Any]:
     if isinstance(value, (str, Mapping)):
         return value
     raise _Expected('a string or a secret reference object')
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A string or a list of strings, as a tuple (a DSN or several: ``store.readDsn``).
+
+    >>> _strings('postgresql://replica/memory'), _strings(['a', 'b'])
+    (('postgresql://replica/memory',), ('a', 'b'))
+    """
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise _Expected('a string or a list of strings')
 
 
 def _headers(value: Any) -> dict[str, str]:

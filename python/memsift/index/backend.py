@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from memsift._postgres import Dsn, resolve_dsn
+from memsift._postgres import Dsn, resolve_dsn, resolve_read_dsns
 from memsift.config import MemoryConfig
 from memsift.index.protocol import Store
 from memsift.index.writer import WriterLock
@@ -46,7 +46,8 @@ def choose_backend(config: MemoryConfig) -> Backend:
 
 def open_memory_store(config: MemoryConfig) -> Store:
     """The agent's memory store: the SQLite file at ``store.path``, or its rows in the ``store.dsn`` database
-    (derived indexes then still live beside ``store.path``, on this host).
+    (derived indexes then still live beside ``store.path``, on this host), read from ``store.readDsn``'s replicas
+    where they have replayed enough.
 
     Raises:
         ConfigError: ``postgres`` without a DSN.
@@ -59,7 +60,14 @@ def open_memory_store(config: MemoryConfig) -> Store:
         return MemoryStore(config.store.path)
     from memsift.index.pgstore import PgMemoryStore
 
-    return PgMemoryStore(backend.dsn, config.agent_id, config.store.path, setting=backend.setting)
+    return PgMemoryStore(
+        backend.dsn,
+        config.agent_id,
+        config.store.path,
+        setting=backend.setting,
+        replicas=resolve_read_dsns(config.store.read_dsn),
+        max_lag_ms=config.store.replica_max_lag_ms,
+    )
 
 
 def writer_lock(store: Store) -> WriterLock:

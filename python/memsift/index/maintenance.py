@@ -86,6 +86,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
             'fallbackReason': watcher.fallback_reason if watcher is not None else None,
         },
         'snapshot': freshness.snapshot.copy(),
+        'replica': store.read_replicas(),
     }
     if deep:
         out['issues'] = deep_issues(store, keyword, provider, embeddings.current, out['vector'])

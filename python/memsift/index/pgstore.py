@@ -10,6 +10,11 @@ generation *g* catches up by reading :meth:`PgMemoryStore.changes_since` *g*: th
 since, in one snapshot. Because the generation row lock orders the writes, a snapshot that sees generation *G* sees
 every write up to *G* and none after.
 
+Read replicas (``store.readDsn``): the reads whose rows only a generation change moves (catching up, rebuilding,
+the chunks a search ranks and shows, status counts) go to a replica that has replayed the generation the primary
+reports, others to the primary (:mod:`memsift.index.replicas`); writes, the writer lock and the schema set-up always
+go to the primary.
+
 Chunk text cannot hold NUL in PostgreSQL: it is stored as U+FFFD (the chunk's hash is of the original text).
 """
 
@@ -20,18 +25,21 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memsift._postgres import AdvisoryLock, Postgres, mask_dsn
 from memsift._sql import Sql, pyformat
 from memsift._text import without_nul
-from memsift.errors import StoreError
+from memsift.errors import MemsiftError, StoreError
 from memsift.index.records import Changes
-from memsift.index.storebase import ChunkInsert, StoreBase
+from memsift.index.replicas import Replicas
+from memsift.index.storebase import UNVERSIONED_READS, ChunkInsert, StoreBase
 
 if TYPE_CHECKING:
     import psycopg
+
+    from memsift.results import ReplicaState
 
 __all__ = ['Changes', 'PgMemoryStore']
 
@@ -47,6 +55,8 @@ _UPGRADES = {
 GENERATION_TTL_S = 0.05
 """How long a generation read from the database is reused: one search asks for it several times, and another host's
 write then shows here at most this much later (this store's own writes at once)."""
+
+_GENERATION = 'SELECT generation FROM memory_agents WHERE agent = %s'
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memory_agents (
@@ -108,6 +118,10 @@ CREATE INDEX IF NOT EXISTS memory_embedding_cache_age ON memory_embedding_cache 
 """
 
 
+class _Behind(Exception):
+    """A replica's snapshot is older than the generation the read needs (it was found caught up before)."""
+
+
 @functools.lru_cache(maxsize=256)
 def _statement(sql: Sql) -> str:
     """The PostgreSQL text of a shared statement in psycopg's form (the statements are constants: few shapes)."""
@@ -123,6 +137,10 @@ class PgMemoryStore(StoreBase):
         path: Where this process keeps the derived indexes (``store.path``): the BM25 folder and the vector file
             are named after it, as beside a SQLite store.
         setting: Where ``dsn`` came from, named in errors.
+        replicas: ``(dsn, setting)`` of read replicas of ``dsn`` (``store.readDsn``), in the order reads prefer
+            them; connected on first use, so one that is down does not keep the store from opening.
+        max_lag_ms: How long a replica may stay behind a generation a read needed (``store.replicaMaxLagMs``)
+            before reads leave it for a while, with a warning in :meth:`read_replicas`.
 
     Raises:
         StoreError: the server does not answer, refuses the credentials, or holds a newer schema (the message names
@@ -135,7 +153,16 @@ class PgMemoryStore(StoreBase):
     """Other hosts write this store: derived indexes catch up with :meth:`changes_since`."""
     LOOKUP_BATCH = 2000
 
-    def __init__(self, dsn: str, agent_id: str, path: str | os.PathLike[str], *, setting: str = 'store.dsn') -> None:
+    def __init__(
+        self,
+        dsn: str,
+        agent_id: str,
+        path: str | os.PathLike[str],
+        *,
+        setting: str = 'store.dsn',
+        replicas: Sequence[tuple[str, str]] = (),
+        max_lag_ms: int = 1000,
+    ) -> None:
         self.path = os.fspath(path)
         self.agent = agent_id
         self.dsn, self.setting = dsn, setting
@@ -146,6 +173,14 @@ class PgMemoryStore(StoreBase):
         self._tx: psycopg.Connection[Any] | None = None  # the connection of the write in progress
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
                             setting, _UPGRADES)  # fmt: skip
+        self._replicas = (
+            Replicas(replicas, agent_id, max_lag_ms, lambda d, s: Postgres(
+                d, '', 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store replica', s,
+                replica=True, connect=False))
+            if replicas else None
+        )  # fmt: skip
+        self._snapshot_on: Postgres | None = None  # where the next snapshot opens (a replica, see _read)
+        self._wanted = 0  # the generation the read in progress must see
 
     # ------------------------------------------------------------------ statements
 
@@ -154,7 +189,47 @@ class PgMemoryStore(StoreBase):
         with self._lock:
             if self._tx is not None:
                 return self._tx.execute(text, values).fetchall()
-            return self._pg.execute(text, values).fetchall()
+            if self._replicas is None:
+                return self._pg.execute(text, values).fetchall()
+            versioned = sql not in UNVERSIONED_READS
+            return self._read(lambda pg: pg.execute(text, values).fetchall(), versioned=versioned)
+
+    def _read(self, work: Callable[[Postgres], T], *, versioned: bool = True) -> T:
+        """``work(server)`` on a replica that has replayed the generation this store knows, else on the primary;
+        on the primary too when the replica fails, and on a replica when the primary does (see
+        :mod:`memsift.index.replicas`). A read that is not ``versioned`` goes to a replica only then."""
+        replicas = self._replicas
+        assert replicas is not None
+        with self._lock:
+            self._wanted = self.generation
+            replica = replicas.reader(self._wanted) if versioned or replicas.primary_away else None
+            if replica is not None:
+                try:
+                    result = work(replica)
+                except (MemsiftError, _Behind) as exc:
+                    replicas.failed(replica, exc)
+                else:
+                    replicas.served(replica)
+                    return result
+            try:
+                result = work(self._pg)
+            except MemsiftError as exc:
+                # The primary went away since the generation was read: a replica that answers serves this read.
+                self._wanted, replica = replicas.primary_failed(exc)
+                result = work(replica)
+                replicas.served(replica)
+                return result
+            replicas.primary_answered()
+            replicas.served(None)
+            return result
+
+    def _on(self, pg: Postgres, work: Callable[[], T]) -> T:
+        """``work()``, whose snapshot opens on ``pg``."""
+        self._snapshot_on = pg
+        try:
+            return work()
+        finally:
+            self._snapshot_on = None
 
     def _run(self, sql: Sql, params: Mapping[str, Any], doing: str = 'write the memory store') -> int:
         text, values = _statement(sql), {'agent': self.agent, **params}
@@ -185,12 +260,29 @@ class PgMemoryStore(StoreBase):
     def _snapshot(self) -> Iterator[None]:
         """A ``REPEATABLE READ`` transaction: every read inside sees one snapshot. Because the generation row lock
         orders the writes, a snapshot that sees generation *G* sees every write up to *G* and none after."""
-        with self._lock, self._pg.transaction('read', repeatable=True) as conn:
+        pg = self._snapshot_on or self._pg
+        with self._lock, pg.transaction('read', repeatable=True) as conn:
+            if pg is not self._pg and self._replicas is not None and not self._replicas.primary_away:
+                rows = conn.execute(_GENERATION, (self.agent,)).fetchall()
+                if (int(rows[0][0]) if rows else 0) < self._wanted:
+                    raise _Behind(f'its snapshot is older than generation {self._wanted}')
             self._tx = conn
             try:
                 yield
             finally:
                 self._tx = None
+
+    def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
+        if self._replicas is None:
+            return super().changes_since(generation, text=text, dims=dims)
+        changes = functools.partial(super().changes_since, generation, text=text, dims=dims)
+        return self._read(lambda pg: self._on(pg, changes))
+
+    def paths_since(self, generation: int) -> tuple[int, list[str], list[str]] | None:
+        if self._replicas is None:
+            return super().paths_since(generation)
+        paths = functools.partial(super().paths_since, generation)
+        return self._read(lambda pg: self._on(pg, paths))
 
     # ------------------------------------------------------------------ meta
 
@@ -201,9 +293,29 @@ class PgMemoryStore(StoreBase):
         if time.monotonic() - read_at < GENERATION_TTL_S:
             return value
         with self._lock:
-            rows = self._pg.execute('SELECT generation FROM memory_agents WHERE agent = %s', (self.agent,)).fetchall()
-        self._generation = (int(rows[0][0]) if rows else 0, time.monotonic())
-        return self._generation[0]
+            replicas = self._replicas
+            if replicas is None:
+                rows = self._pg.execute(_GENERATION, (self.agent,)).fetchall()
+                value = int(rows[0][0]) if rows else 0
+            elif replicas.primary_away:
+                value = replicas.primary_failed(None)[0]  # not asked again yet: what a replica has replayed
+            else:
+                try:
+                    rows = self._pg.execute(_GENERATION, (self.agent,)).fetchall()
+                    value = int(rows[0][0]) if rows else 0
+                    replicas.primary_answered()
+                except StoreError as exc:
+                    value = replicas.primary_failed(exc)[0]  # searches go on from a replica; writes fail
+            self._generation = (value, time.monotonic())
+        return value
+
+    def read_replicas(self) -> ReplicaState | None:
+        """Where reads go (``status()['replica']``): each replica of ``store.readDsn`` asked now, and a warning when
+        reads left a replica or the primary; ``None`` without replicas."""
+        if self._replicas is None:
+            return None
+        with self._lock:
+            return self._replicas.state(self.generation, mask_dsn(self.dsn))
 
     def database_lock(self) -> AdvisoryLock:
         """The agent's writer lock in the database: syncs of this agent on every host take it."""
@@ -268,6 +380,8 @@ class PgMemoryStore(StoreBase):
     def close(self) -> None:
         with self._lock:
             self._pg.close()
+            if self._replicas is not None:
+                self._replicas.close()
 
     def __repr__(self) -> str:
         return f'PgMemoryStore({self.location!r})'

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from memsift._postgres import AdvisoryLock
+    from memsift.results import ReplicaState
 
 __all__ = ['Store']
 
@@ -58,6 +59,11 @@ class Store(Protocol):
     def database_lock(self) -> AdvisoryLock | None:
         """Capability: the writer lock a sync of this store also takes in its database, so that syncs on other hosts
         wait; ``None`` where this host's lock file beside :attr:`path` is enough."""
+        ...
+
+    def read_replicas(self) -> ReplicaState | None:
+        """Capability: where this store's reads go when read replicas serve them (``status()['replica']``: each
+        replica, its lag, and a warning when reads left a replica or the primary); ``None`` without replicas."""
         ...
 
     # ------------------------------------------------------------------ writes (each one generation)

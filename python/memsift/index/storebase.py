@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from memsift._postgres import AdvisoryLock
+    from memsift.results import ReplicaState
 
-__all__ = ['ChunkInsert', 'StoreBase']
+__all__ = ['UNVERSIONED_READS', 'ChunkInsert', 'StoreBase']
 
 T = TypeVar('T')
 
@@ -241,6 +242,10 @@ _PRUNE_CACHE = Sql(
     '(SELECT 1 FROM memory_chunks c WHERE c.agent = e.agent AND c.hash = e.hash)',
 )
 
+UNVERSIONED_READS = frozenset({_FILES, _FILE, _MTIMES, _STAMPS, _CACHED, _CACHE_ROWS, _CACHE_SIZE})
+"""Reads of rows that writes change without moving the generation (a file's new stat, the embedding cache): a copy
+of the store that has replayed the generation may still hold older ones, so a read replica never serves them."""
+
 
 class StoreBase:
     """The memory store's logic, on either backend (see the module docs). Thread-safe: every call holds the store's
@@ -328,6 +333,10 @@ class StoreBase:
 
     def database_lock(self) -> AdvisoryLock | None:
         """See :meth:`memsift.index.protocol.Store.database_lock`: none (this host's lock file is enough)."""
+        return None
+
+    def read_replicas(self) -> ReplicaState | None:
+        """See :meth:`memsift.index.protocol.Store.read_replicas`: none."""
         return None
 
     # ------------------------------------------------------------------ meta
