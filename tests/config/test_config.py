@@ -320,3 +320,14 @@ def test_sessions_search_mode_defaults_to_ranked_and_can_restore_all_terms():
     store.close()
     with pytest.raises(ConfigError, match=r"tools\.sessions\.search\.mode: got 'fuzzy'"):
         load_config({'tools': {'sessions': {'search': {'mode': 'fuzzy'}}}})
+
+
+def test_read_replicas_on_sqlite_are_ignored_with_a_warning(tmp_path):
+    config = load_config({'memory': {'search': {'store': {'path': str(tmp_path / 'a.sqlite'),
+                                                          'readDsn': 'postgresql://u:secret@replica/db'}}}})  # fmt: skip
+    from memsift.index.backend import open_memory_store
+
+    with pytest.warns(ConfigWarning, match='store.readDsn is set but store.backend is "sqlite"') as caught:
+        store = open_memory_store(config)
+    store.close()
+    assert 'secret' not in str(caught[0].message)

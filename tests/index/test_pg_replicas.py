@@ -247,3 +247,21 @@ def test_a_replica_without_the_schema_is_named_with_the_fix(tmp_path, replicated
         assert 'store.readDsn' in state['warning']
     finally:
         store.close()
+
+
+def test_a_process_opened_while_the_primary_is_down_searches_from_the_replica(tmp_path, replicated, dbs, notes):
+    primary, _ = replicated
+    dsn, read_dsn = dbs
+    with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn)) as writer:
+        writer.sync()
+    settled(replicated)
+    primary.stop(immediate=True)
+    try:
+        with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn, host='host-c')) as index:
+            assert paths(index.search('vault'))[0] == 'MEMORY.md'
+            state = index.status()['replica']
+            assert state['readsFrom'] == read_dsn and 'may miss writes' in state['warning']
+            with pytest.raises(StoreError, match=r'store\.dsn'):
+                index.sync(force=True)
+    finally:
+        primary.start()

@@ -11,10 +11,12 @@ above it asks a store's capabilities (:class:`~memsift.index.protocol.Store`), n
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal, NamedTuple
 
 from memsift._postgres import Dsn, resolve_dsn, resolve_read_dsns
 from memsift.config import MemoryConfig
+from memsift.errors import ConfigWarning
 from memsift.index.protocol import Store
 from memsift.index.writer import WriterLock
 
@@ -56,6 +58,10 @@ def open_memory_store(config: MemoryConfig) -> Store:
     backend = choose_backend(config)
     if backend.dsn is None:
         from memsift.index.store import MemoryStore
+
+        if config.store.read_dsn:
+            message = 'store.readDsn is set but store.backend is "sqlite": read replicas are for "postgres"; ignored'
+            warnings.warn(message, ConfigWarning, stacklevel=2)
 
         return MemoryStore(config.store.path)
     from memsift.index.pgstore import PgMemoryStore

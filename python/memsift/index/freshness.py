@@ -61,7 +61,7 @@ def open_keyword_index(db_path: str, writer: WriterLock) -> Bm25Index:
     if (folder / 'meta.json').is_file():
         with contextlib.suppress(SearchIndexError):
             return Bm25Index(folder)
-    with writer.holding(wait=True):  # creating or replacing the folder is a write: one process at a time
+    with writer.holding(wait=True, store=False):  # a write of this host's derived index: one process at a time
         try:
             return Bm25Index(folder)
         except SearchIndexError:

@@ -172,13 +172,20 @@ class PgMemoryStore(StoreBase):
         self._generation = (0, -GENERATION_TTL_S)  # (value, when read: time.monotonic())
         self._tx: psycopg.Connection[Any] | None = None  # the connection of the write in progress
         self._pg = Postgres(dsn, _SCHEMA, 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store',
-                            setting, _UPGRADES)  # fmt: skip
+                            setting, _UPGRADES, connect=False)  # fmt: skip
         self._replicas = (
             Replicas(replicas, agent_id, max_lag_ms, lambda d, s: Postgres(
                 d, '', 'memory_schema_version', SCHEMA_VERSION, StoreError, 'the memory store replica', s,
                 replica=True, connect=False))
             if replicas else None
         )  # fmt: skip
+        try:
+            self._pg.connection()  # the schema set up, or checked, now: an error names the database at once
+        except StoreError as exc:
+            if self._replicas is None:
+                raise
+            # A process started while the primary restarts searches from a replica meanwhile (status warns).
+            self._replicas.primary_failed(exc)
         self._snapshot_on: Postgres | None = None  # where the next snapshot opens (a replica, see _read)
         self._wanted = 0  # the generation the read in progress must see
 
