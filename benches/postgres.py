@@ -251,21 +251,7 @@ def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries
     stop.value = stop_at
     write_proc = ctx.Process(target=writer, args=(backend, str(ws), str(shared_state), dsn, WRITE_EVERY, stop_at, out))
     write_proc.start()
-    results, written = [], None
-    for _ in range(5):
-        kind, n, data = out.get(timeout=seconds + 3600)
-        if kind == 'writer':
-            written = data
-        else:
-            results.append(data)
-    for p in [*procs, write_proc]:
-        p.join(timeout=60)
-    times = [t for r in results for t in r['times']]
-    lags = []
-    for marker, at in written['committed'].items():
-        for r in results:
-            seen = r['found'].get(marker)
-            lags.append(None if seen is None else seen - at)
+    results, written, times, lags = gather(out, [*procs, write_proc], seconds)
     measured = [lag for lag in lags if lag is not None]
     return {
         'searchers': 4,
@@ -288,6 +274,27 @@ def bench_processes(backend: str, ws: Path, root: Path, dsn: str | None, queries
 
 
 WRITE_EVERY = 1.0
+
+
+def gather(out: mp.Queue, procs: list, seconds: float) -> tuple[list[dict], dict, list[float], list[float | None]]:
+    """The four searchers' results and the writer's, once all have reported (then joined): also every search's
+    seconds, and for each write and searcher how long after its commit the searcher found it (``None``: never)."""
+    results, written = [], {}
+    for _ in procs:
+        kind, _, data = out.get(timeout=seconds + 3600)
+        if kind == 'writer':
+            written = data
+        else:
+            results.append(data)
+    for proc in procs:
+        proc.join(timeout=60)
+    times = [t for r in results for t in r['times']]
+    lags = [
+        None if (seen := r['found'].get(marker)) is None else seen - at
+        for marker, at in written['committed'].items()
+        for r in results
+    ]
+    return results, written, times, lags
 
 
 def _ms(values: list[float]) -> dict:
@@ -352,21 +359,7 @@ def bench_replicas(ws: Path, root: Path, pg: pgserver.Server, queries: list[str]
                 rows = conn.execute('SELECT EXTRACT(epoch FROM replay_lag)::float8 FROM pg_stat_replication').fetchall()
                 replay_lags += [float(r[0]) for r in rows if r[0] is not None]
             time.sleep(0.5)
-        results, written = [], None
-        for _ in range(5):
-            kind, n, data = out.get(timeout=seconds + 3600)
-            if kind == 'writer':
-                written = data
-            else:
-                results.append(data)
-        for p in [*procs, write_proc]:
-            p.join(timeout=60)
-    times = [t for r in results for t in r['times']]
-    lags = [
-        None if (seen := r['found'].get(marker)) is None else seen - at
-        for marker, at in written['committed'].items()
-        for r in results
-    ]
+        results, written, times, lags = gather(out, [*procs, write_proc], seconds)
     measured = [lag for lag in lags if lag is not None]
     replicated = [lag for lag in written['replicated'] if lag is not None]
     return {
