@@ -27,6 +27,10 @@ const TOKENIZER_PLAIN: &str = "memsift_plain";
 const COMPACT_MAX_DOCS: u64 = 50_000;
 
 /// Indexing threads of a writer: one per core, at most four.
+/// From this many documents a search runs on rayon's worker threads (see `search_field`); below, the caller's
+/// thread answers in well under a millisecond, and a keyword-only process need not start the workers.
+const IN_POOL_FROM_DOCS: u64 = 50_000;
+
 fn writer_threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 4)
 }
@@ -409,7 +413,14 @@ impl Bm25Index {
             let filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0));
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, filter)]));
         }
-        let hits = top_docs(&searcher, &*query, k).map_err(|e| self.error(e))?;
+        let hits = if searcher.num_docs() >= IN_POOL_FROM_DOCS {
+            // On the worker threads, beside the vector leg's scan, rather than on the caller's thread as a third
+            // thread competing for the cores: the shares of both are then spread over the cores.
+            rayon::join(|| top_docs(&searcher, &*query, k), || ()).0
+        } else {
+            top_docs(&searcher, &*query, k)
+        }
+        .map_err(|e| self.error(e))?;
         let mut columns = FxHashMap::default();
         let mut out = Vec::with_capacity(hits.len());
         for (score, addr) in hits {

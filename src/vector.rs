@@ -435,7 +435,7 @@ impl VectorStore {
         let wanted = (k * I8_RESCORE).min(n);
         // One share per thread (a few per thread, to even out), each keeping its own best `wanted`.
         let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024);
-        let candidates: Vec<usize> = (0..n.div_ceil(share))
+        let mut candidates: Vec<(f32, usize)> = (0..n.div_ceil(share))
             .into_par_iter()
             .flat_map_iter(|part| {
                 let (first, last) = (part * share, ((part + 1) * share).min(n));
@@ -443,10 +443,15 @@ impl VectorStore {
                 (kernels().i8_rows)(&data[first * dims..last * dims], &query, &mut dots);
                 #[allow(clippy::cast_precision_loss)] // a ranking key: i32 dot products of 384 values fit f32 well
                 let approx: Vec<f32> = dots.iter().zip(&scales[first..last]).map(|(&d, &s)| d as f32 * s).collect();
-                best_slots(&approx, wanted).into_iter().map(move |slot| first + slot)
+                best_slots(&approx, wanted).into_iter().map(move |slot| (approx[slot], first + slot))
             })
             .collect();
-        let hits = candidates.into_iter().map(|slot| (self.ids[slot], self.score_slot(slot, q))).collect();
+        // The shares' best, cut to the best `wanted` overall before the exact scores.
+        if candidates.len() > wanted {
+            candidates.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            candidates.truncate(wanted);
+        }
+        let hits = candidates.into_iter().map(|(_, slot)| (self.ids[slot], self.score_slot(slot, q))).collect();
         top_k(hits, k)
     }
 
