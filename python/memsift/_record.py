@@ -108,10 +108,23 @@ def replace(obj: T, /, **changes: Any) -> T:
 # ---------------------------------------------------------------- the shared methods (they read __record_fields__)
 
 
+HOT_AFTER = 256
+"""Instances of a record class made through the shared ``__init__``, after which the class gets one compiled for its
+fields (as ``dataclasses`` writes it): a class made once per process (the config) never pays the compilation, one
+made per file or chunk (a sync's records) pays it once and then builds each instance at a dataclass's speed."""
+
+
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    made = cls.__dict__.get('_record_made', 0) + 1
+    if made >= HOT_AFTER and '__init__' in cls.__dict__ and cls.__dict__['__init__'] is _init:
+        cls.__init__ = _compiled_init(cls)
+        cls.__init__(self, *args, **kwargs)
+        return
+    type.__setattr__(cls, '_record_made', made)
     declared = self.__record_fields__
     if len(args) > len(declared):
-        raise TypeError(f'{type(self).__name__}() takes {len(declared)} arguments but {len(args)} were given')
+        raise TypeError(f'{cls.__name__}() takes {len(declared)} arguments but {len(args)} were given')
     put = object.__setattr__
     for item, value in zip(declared, args):
         put(self, item.name, value)
@@ -123,15 +136,40 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         elif item.default_factory is not MISSING:
             value = item.default_factory()
         else:
-            raise TypeError(f'{type(self).__name__}() missing required argument: {item.name!r}')
+            raise TypeError(f'{cls.__name__}() missing required argument: {item.name!r}')
         put(self, item.name, value)
     if kwargs:
         name = next(iter(kwargs))
         how = 'got multiple values for' if name in {f.name for f in declared} else 'got an unexpected keyword'
-        raise TypeError(f'{type(self).__name__}() {how} argument {name!r}')
+        raise TypeError(f'{cls.__name__}() {how} argument {name!r}')
     post_init = getattr(self, '__post_init__', None)
     if post_init is not None:
         post_init()
+
+
+def _compiled_init(cls: type[Any]) -> Callable[..., None]:
+    """``__init__`` for ``cls``'s fields as source compiled once: positional or by name, defaults and factories."""
+    names: dict[str, Any] = {'_put': object.__setattr__, '_MISSING': MISSING}
+    params, body = [], []
+    for i, item in enumerate(cls.__record_fields__):
+        value = item.name
+        if item.default is not MISSING:
+            names[f'_d{i}'] = item.default
+            params.append(f'{item.name}=_d{i}')
+        elif item.default_factory is not MISSING:
+            names[f'_f{i}'] = item.default_factory
+            params.append(f'{item.name}=_MISSING')
+            value = f'_f{i}() if {item.name} is _MISSING else {item.name}'
+        else:
+            params.append(item.name)
+        body.append(f'    _put(self, {item.name!r}, {value})')
+    if hasattr(cls, '__post_init__'):
+        body.append('    self.__post_init__()')
+    source = f'def __init__(self, {", ".join(params)}):\n' + ('\n'.join(body) or '    pass') + '\n'
+    exec(source, names)  # noqa: S102 - our own source, from the field names the class declares
+    init: Callable[..., None] = names['__init__']
+    init.__qualname__ = f'{cls.__qualname__}.__init__'
+    return init
 
 
 def _repr(self: Any) -> str:

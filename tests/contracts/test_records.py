@@ -102,3 +102,25 @@ def test_the_dataclasses_functions_take_records_as_they_took_the_dataclasses(tmp
     assert (changed.chunking.tokens, changed.chunking.overlap, config.chunking.tokens) == (50, 0, 400)
     assert [f.name for f in dataclasses.fields(SearchResult)] == [f.name for f in fields(SearchResult)]
     assert dataclasses.asdict(Point(1, tags=['a'])) == {'x': 1, 'y': 0, 'note': '', 'tags': ['a']}
+
+
+def test_a_class_made_often_gets_a_compiled_init_that_behaves_the_same():
+    from memsift import _record
+
+    @record
+    class Hot:
+        a: int
+        b: str = 'b'
+        tags: list[str] = field(default_factory=list)
+
+        def __post_init__(self):
+            object.__setattr__(self, 'b', self.b.upper())
+
+    made = [Hot(i) if i % 2 else Hot(a=i, tags=['t']) for i in range(_record.HOT_AFTER + 10)]
+    assert Hot.__init__ is not _record._init  # compiled
+    assert made[-1] == Hot(made[-1].a, 'b', ['t'] if made[-1].tags else [])
+    assert Hot(1).b == 'B' and Hot(1).tags is not Hot(1).tags
+    with pytest.raises(TypeError, match="'a'"):
+        Hot()
+    with pytest.raises(TypeError, match="'z'"):
+        Hot(1, z=2)
