@@ -20,8 +20,10 @@ const PARALLEL_SCAN_WORK: usize = 1 << 21;
 /// An HNSW search fetches this many times `k` candidates (at least [`ANN_MIN_CANDIDATES`]) for exact rescoring.
 const ANN_OVERSAMPLE: usize = 4;
 const ANN_MIN_CANDIDATES: usize = 40;
-/// The exact scan of a large i8 store ranks with an i8 query first and scores this many times `k` exactly.
+/// The exact scan of a large i8 store ranks with an i8 query first and scores this many times `k` exactly (at least
+/// [`I8_MIN_RESCORED`]: a store of near copies of one note holds hundreds within the query's rounding of each other).
 const I8_RESCORE: usize = 4;
+const I8_MIN_RESCORED: usize = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
@@ -423,16 +425,16 @@ impl VectorStore {
     /// The exact scan of a large i8 store, in two steps. Every row is ranked by its integer dot product with the
     /// query rounded to i8 as well (about three times the speed of widening each stored value to f32, so the scan
     /// reads memory as fast as it comes: 1M x 384 in ~6 ms on 2 cores instead of ~12); then the best
-    /// [`I8_RESCORE`] x `k` are scored as every other search scores them. The query's rounding moves a score by
-    /// about 0.3 %, far less than the gap between the `k`-th and the `I8_RESCORE x k`-th best, so the answer and its
-    /// scores are the plain scan's.
+    /// [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]) are scored as every other search scores them. The
+    /// query's rounding moves a score by about 0.3 %, less than the gap between the `k`-th best and the last one
+    /// rescored, so the answer and its scores are the plain scan's.
     fn search_i8(&self, data: &[i8], scales: &[f32], q: &[f32], k: usize) -> Vec<(u64, f32)> {
         let n = self.ids.len();
         let dims = self.dims;
         let top = q.iter().fold(0f32, |m, x| m.max(x.abs()));
         #[allow(clippy::cast_possible_truncation)] // clamped to i8's range
         let query: Vec<i8> = q.iter().map(|&x| (x * 127.0 / top).round().clamp(-127.0, 127.0) as i8).collect();
-        let wanted = (k * I8_RESCORE).min(n);
+        let wanted = (k * I8_RESCORE).max(I8_MIN_RESCORED).min(n);
         // One share per thread (a few per thread, to even out), each keeping its own best `wanted`.
         let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024);
         let mut candidates: Vec<(f32, usize)> = (0..n.div_ceil(share))
