@@ -13,6 +13,7 @@ import pytest
 import memsift
 from memsift.errors import StoreError
 from memsift.index.pgstore import PgMemoryStore
+from memsift.index.records import FileWrite
 from memsift.index.store import FileRecord, MemoryStore
 
 
@@ -334,3 +335,14 @@ def test_text_postgresql_cannot_hold_is_stored_and_odd_lookups_answer(pg_store):
     assert [c.text for c in store.chunks(ids)] == ['nul\ufffdbyte', '😀' * 10]
     assert store.chunk_heads(ids)[ids[1]].chars == 10
     assert store.file('\ud800.md') is None and store.file('a.md').hash == 'f'
+
+
+def test_heads_of_chunks_another_process_removed_are_not_answered_from_memory(tmp_path):
+    # A keyword search notices the shared keyword index is behind by a head that is missing: no cached head may
+    # hide that, though this process has not caught up (keyword-only searches do not).
+    path = tmp_path / 'memory.sqlite'
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        [ids] = store.replace_files([FileWrite('a.md', 'memory', 'f', 0.0, 1, [(1, 2, 'one', 'h1')])])
+        assert set(store.chunk_heads(ids)) == set(ids)
+        other.delete_file('a.md')
+        assert store.chunk_heads(ids) == {}

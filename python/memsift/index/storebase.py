@@ -271,6 +271,8 @@ class StoreBase:
     _lock: threading.RLock
     _heads: dict[int, ChunkHead]
     """Set to ``{}`` by the backend's ``__init__``."""
+    _heads_generation = -1
+    """The generation ``_heads`` were read at, where they last one (see :meth:`chunk_heads`)."""
 
     # ------------------------------------------------------------------ the backend's part
 
@@ -551,10 +553,18 @@ class StoreBase:
 
     def chunk_heads(self, ids: Collection[int]) -> dict[int, ChunkHead]:
         """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
-        read before are answered from memory (see :data:`HEADS_CACHED`); a chunk another process removed keeps its
-        head until this process catches up, as its vectors keep the chunk's id until then."""
+        read before are answered from memory (see :data:`HEADS_CACHED`). Where this process catches up with the
+        store, a chunk another process removed keeps its head until then, as its vectors keep the chunk's id; on a
+        store whose keyword index processes share, heads are kept for one generation."""
         with self._lock:
             heads = self._heads
+            if not self.catches_up:
+                # The keyword index is shared and read without catching up, so removals reach no _forget here; a
+                # head missing is how a keyword search notices that index is behind. So the heads last a generation.
+                generation = self.generation
+                if generation != self._heads_generation:
+                    heads.clear()
+                    self._heads_generation = generation
             found = {i: head for i in ids if (head := heads.get(i)) is not None}
             missing = [int(i) for i in ids if i not in found]
             if not missing:
