@@ -64,6 +64,7 @@ def locate(directory: Path = DEFAULT_DIR, install: bool = True) -> OpenClaw:
             str(directory),
             OPENCLAW,
             NODE,
+            QMD,
             '--no-audit',
             '--no-fund',
             '--ignore-scripts',

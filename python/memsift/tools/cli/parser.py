@@ -16,14 +16,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+    Commands: TypeAlias = 'argparse._SubParsersAction[Parser]'
 
 __all__ = ['MCP_TOKEN_ENV', 'build_parser']
 
@@ -31,11 +33,32 @@ MCP_TOKEN_ENV = 'MEMSIFT_MCP_TOKEN'
 """The environment variable ``memsift mcp --http`` reads its bearer token from by default."""
 
 
-def common_options(
-    agent_default: str | None = 'main', agent_help: str = 'agent id (default: main)'
-) -> argparse.ArgumentParser:
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, at the terminal's width found without ``shutil``: argparse imports it (and with it
+    the compression modules, 2 ms) for every option added, to size help it mostly never prints."""
+
+    def __init__(self, prog: str, **options: Any) -> None:
+        if options.get('width') is None:
+            stdout = sys.__stdout__
+            try:
+                columns = int(os.environ.get('COLUMNS') or os.get_terminal_size(stdout.fileno()).columns)  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):  # no stdout, not a terminal, COLUMNS not a number
+                columns = 80  # shutil.get_terminal_size's fallback
+            options['width'] = columns - 2
+        super().__init__(prog, **options)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` with :class:`_Formatter` (its subcommands' parsers too)."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        options.setdefault('formatter_class', _Formatter)
+        super().__init__(*args, **options)
+
+
+def common_options(agent_default: str | None = 'main', agent_help: str = 'agent id (default: main)') -> Parser:
     """The options every command takes, as a parent parser."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
     common.add_argument('--config', metavar='FILE', help='OpenClaw config file (JSON5)')
     common.add_argument('--agent', metavar='ID', default=agent_default, help=agent_help)
@@ -44,7 +67,7 @@ def common_options(
     return common
 
 
-def add_sessions_db(parser: argparse.ArgumentParser) -> None:
+def add_sessions_db(parser: Parser) -> None:
     """``--sessions-db``, for each command that opens the session store (sessions, migrate, mcp).
 
     A function rather than a parent parser, so that each command's help lists it where it always did (after
@@ -54,7 +77,7 @@ def add_sessions_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_time_filters(parser: argparse.ArgumentParser) -> None:
+def add_time_filters(parser: Parser) -> None:
     """``--since``, ``--until`` and ``--now``, for the commands that search (``search``, ``sessions search``)."""
     span = 'an ISO date (2026-11-01) or a span back from today (7d, 2w, 3m, 1y)'
     parser.add_argument('--since', metavar='WHEN', help=f'only material of this day or later: {span}')
@@ -88,9 +111,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     When ``argv`` starts with a command, only that command is built: the others' options cost a process that never
     reads them milliseconds (argparse looks up a translation for each help text), a tenth of a quick search's time.
     """
-    parser = argparse.ArgumentParser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
+    parser = Parser(prog='memsift', description='Fast, CJK-aware memory search for AI agents.')
     parser.add_argument('--version', action='version', version=f'memsift {_version()}')
-    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND', parser_class=Parser)
     named = argv[0] if argv and argv[0] in _COMMANDS else None
     common = common_options()
     for name, add in _COMMANDS.items():
@@ -99,12 +122,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_index(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_index(commands: Commands, common: Parser) -> None:
     index = commands.add_parser('index', parents=[common], help='index the workspace (incremental)')
     index.add_argument('--force', action='store_true', help='re-chunk and re-embed every file')
 
 
-def _add_search(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_search(commands: Commands, common: Parser) -> None:
     search = commands.add_parser('search', parents=[common], help='search memory like memory_search')
     search.add_argument('query', help='what to look for (any language, or a file name)')
     search.add_argument('--max-results', type=int, metavar='N', help='results to return (default 6)')
@@ -129,19 +152,19 @@ def _add_search(commands: Commands, common: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_status(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_status(commands: Commands, common: Parser) -> None:
     status = commands.add_parser('status', parents=[common], help='show index state')
     status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
 
 
-def _add_get(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_get(commands: Commands, common: Parser) -> None:
     get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
     get.add_argument('path', help='workspace-relative path, as search results give it')
     get.add_argument('--from', dest='from_line', type=int, metavar='N', help='first line (1-based)')
     get.add_argument('--lines', type=int, metavar='N', help='number of lines')
 
 
-def _add_write(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_write(commands: Commands, common: Parser) -> None:
     write = commands.add_parser(
         'write',
         parents=[common],
@@ -153,11 +176,11 @@ def _add_write(commands: Commands, common: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_watch(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_watch(commands: Commands, common: Parser) -> None:
     commands.add_parser('watch', parents=[common], help='index, then re-index memory files as they change')
 
 
-def _add_compact(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_compact(commands: Commands, common: Parser) -> None:
     compact = commands.add_parser(
         'compact', parents=[common], help='give disk back: prune the embedding cache, merge the index, vacuum'
     )
@@ -170,7 +193,7 @@ def _add_compact(commands: Commands, common: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_eval(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_eval(commands: Commands, common: Parser) -> None:
     evaluate = commands.add_parser(
         'eval',
         parents=[common],
@@ -184,7 +207,7 @@ def _add_eval(commands: Commands, common: argparse.ArgumentParser) -> None:
     evaluate.set_defaults(no_sync=True)
 
 
-def _add_migrate(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_migrate(commands: Commands, common: Parser) -> None:
     migrate = commands.add_parser(
         'migrate',
         parents=[common],
@@ -203,8 +226,8 @@ def _add_migrate(commands: Commands, common: argparse.ArgumentParser) -> None:
     add_sessions_db(migrate)
 
 
-def _add_sessions(commands: Commands, common: argparse.ArgumentParser) -> None:
-    sessions_common = argparse.ArgumentParser(add_help=False, parents=[common])
+def _add_sessions(commands: Commands, common: Parser) -> None:
+    sessions_common = Parser(add_help=False, parents=[common])
     add_sessions_db(sessions_common)
     sessions_common.add_argument(
         '--as',
@@ -232,7 +255,7 @@ def _add_sessions(commands: Commands, common: argparse.ArgumentParser) -> None:
     history.add_argument('--include-tools', action='store_true', help='include tool results')
 
 
-def _add_mcp(commands: Commands, common: argparse.ArgumentParser) -> None:
+def _add_mcp(commands: Commands, common: Parser) -> None:
     # Its own --agent default (None): with --openclaw, no --agent means OpenClaw's default agent.
     mcp_common = common_options(None, "agent id (default: main; with --openclaw, OpenClaw's default agent)")
     mcp = commands.add_parser(
@@ -269,7 +292,7 @@ def _add_mcp(commands: Commands, common: argparse.ArgumentParser) -> None:
     add_sessions_db(mcp)
 
 
-_COMMANDS: dict[str, Callable[[Commands, argparse.ArgumentParser], None]] = {
+_COMMANDS: dict[str, Callable[[Commands, Parser], None]] = {
     'index': _add_index,
     'search': _add_search,
     'status': _add_status,
