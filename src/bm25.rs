@@ -415,9 +415,10 @@ impl Bm25Index {
             let filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0));
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, filter)]));
         }
-        let hits = if searcher.num_docs() >= IN_POOL_FROM_DOCS {
+        let hits = if field == self.fields.text && searcher.num_docs() >= IN_POOL_FROM_DOCS {
             // On the worker threads, beside the vector leg's scan, rather than on the caller's thread as a third
-            // thread competing for the cores: the shares of both are then spread over the cores.
+            // thread competing for the cores: the shares of both are then spread over the cores. Not the path
+            // field's search: it takes microseconds, and would wait there for the scan's shares.
             rayon::join(|| top_docs(&searcher, &*query, k), || ()).0
         } else {
             top_docs(&searcher, &*query, k)
