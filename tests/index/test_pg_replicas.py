@@ -70,12 +70,18 @@ def settled(replicated):
     time.sleep(GENERATION_TTL_S * 2)
 
 
-def test_reads_are_served_by_the_replica(tmp_path, replicated, dbs, notes):
-    primary, standby = replicated
+def indexed_and_replayed(tmp_path, replicated, dbs, notes):
+    """The notes indexed through the primary, then replayed by the standby."""
     dsn, read_dsn = dbs
     with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn)) as writer:
         writer.sync()
     settled(replicated)
+
+
+def test_reads_are_served_by_the_replica(tmp_path, replicated, dbs, notes):
+    primary, standby = replicated
+    dsn, read_dsn = dbs
+    indexed_and_replayed(tmp_path, replicated, dbs, notes)
     with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn, host='host-b')) as reader:
         assert paths(reader.search('vault'))[0] == 'MEMORY.md'
         ran = replica_queries(standby, read_dsn.rsplit('/', 1)[1])
@@ -183,9 +189,7 @@ def test_a_stopped_or_unreachable_replica_leaves_reads_to_the_primary_with_a_war
 def test_with_the_primary_stopped_searches_answer_from_the_replica(tmp_path, replicated, dbs, notes):
     primary, standby = replicated
     dsn, read_dsn = dbs
-    with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn)) as writer:
-        writer.sync()
-    settled(replicated)
+    indexed_and_replayed(tmp_path, replicated, dbs, notes)
     with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn, host='host-b')) as index:
         assert paths(index.search('vault'))[0] == 'MEMORY.md'
         primary.stop(immediate=True)
@@ -252,9 +256,7 @@ def test_a_replica_without_the_schema_is_named_with_the_fix(tmp_path, replicated
 def test_a_process_opened_while_the_primary_is_down_searches_from_the_replica(tmp_path, replicated, dbs, notes):
     primary, _ = replicated
     dsn, read_dsn = dbs
-    with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn)) as writer:
-        writer.sync()
-    settled(replicated)
+    indexed_and_replayed(tmp_path, replicated, dbs, notes)
     primary.stop(immediate=True)
     try:
         with memsift.MemoryIndex(notes, config(tmp_path, dsn, read_dsn, host='host-c')) as index:
