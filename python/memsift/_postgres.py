@@ -250,10 +250,9 @@ class Postgres:
 
         A database whose version is recorded already has the schema (both are written in one transaction): its DDL is
         not run again, since ``CREATE INDEX IF NOT EXISTS`` locks the table and would wait for writers in flight."""
-        if conn.execute("SELECT to_regclass('memsift_meta')").fetchall() != [(None,)]:
-            row = conn.execute('SELECT value FROM memsift_meta WHERE key = %s', (self._version_key,)).fetchone()
-            if row is not None and not self._upgradable(str(row[0])):
-                return str(row[0])
+        found = self._schema_version(conn)
+        if found is not None and not self._upgradable(found):
+            return found
         with conn.transaction():
             xact_lock(conn, _SCHEMA_LOCK)
             conn.execute('CREATE TABLE IF NOT EXISTS memsift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
