@@ -23,14 +23,25 @@ from memsift.index.replicas import RETRY_S
 _names = itertools.count()
 
 
-@pytest.fixture
-def dbs(replicated):
-    """``(primary DSN, replica DSN)`` of a new database, created on the primary and replayed by the standby."""
+def new_database(replicated):
+    """``(primary DSN, replica DSN)`` of a new, empty database, created on the primary and replayed by the standby."""
     primary, standby = replicated
     name = f'replica_{os.getpid()}_{next(_names)}'
     dsn = primary.create_database(name)
     standby.wait_replayed(primary)
     return dsn, standby.dsn(name)
+
+
+@pytest.fixture
+def dbs(replicated, tmp_path):
+    """:func:`new_database` with memsift's tables set up, replayed too: a replica first asked before it has replayed
+    the set-up is left alone for ``RETRY_S``, which would make the first searches' routing depend on timing."""
+    from memsift.index.pgstore import PgMemoryStore
+
+    dsn, read_dsn = new_database(replicated)
+    PgMemoryStore(dsn, 'main', tmp_path / 'set-up' / 'main.sqlite').close()
+    replicated[1].wait_replayed(replicated[0])
+    return dsn, read_dsn
 
 
 @pytest.fixture
@@ -237,11 +248,11 @@ def test_read_dsns_are_never_shown_with_their_password(tmp_path, replicated, dbs
         assert state['replicaReads'] > 0 and 'pa55word-replica' not in json.dumps(state)
 
 
-def test_a_replica_without_the_schema_is_named_with_the_fix(tmp_path, replicated, dbs):
+def test_a_replica_without_the_schema_is_named_with_the_fix(tmp_path, replicated):
     from memsift.index.pgstore import PgMemoryStore
 
     primary, standby = replicated
-    dsn, read_dsn = dbs  # a new database: no store has set it up yet
+    dsn, read_dsn = new_database(replicated)  # no store has set it up yet
     # The primary's database has the tables, the replica's (another database here) not yet.
     store = PgMemoryStore(primary.dsn(), 'main', tmp_path / 's', replicas=[(read_dsn, 'store.readDsn')])
     try:
