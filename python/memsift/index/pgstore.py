@@ -279,17 +279,17 @@ class PgMemoryStore(StoreBase):
             finally:
                 self._tx = None
 
-    def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
+    def _snapshot_read(self, work: Callable[[], T]) -> T:
+        """``work()``, reads in one snapshot, on a replica that has replayed enough where there is one."""
         if self._replicas is None:
-            return super().changes_since(generation, text=text, dims=dims)
-        changes = functools.partial(super().changes_since, generation, text=text, dims=dims)
-        return self._read(lambda pg: self._on(pg, changes))
+            return work()
+        return self._read(lambda pg: self._on(pg, work))
+
+    def changes_since(self, generation: int, *, text: bool = True, dims: int | None = None) -> Changes | None:
+        return self._snapshot_read(functools.partial(super().changes_since, generation, text=text, dims=dims))
 
     def paths_since(self, generation: int) -> tuple[int, list[str], list[str]] | None:
-        if self._replicas is None:
-            return super().paths_since(generation)
-        paths = functools.partial(super().paths_since, generation)
-        return self._read(lambda pg: self._on(pg, paths))
+        return self._snapshot_read(functools.partial(super().paths_since, generation))
 
     # ------------------------------------------------------------------ meta
 
