@@ -21,6 +21,7 @@ pub mod bm25;
 pub mod chunk;
 pub mod error;
 pub mod messages;
+pub mod nibbles;
 pub mod paths;
 pub mod rank;
 pub mod redact;

@@ -3,7 +3,8 @@
 //! The scalar versions are the reference; AVX-512F, AVX2+FMA(+F16C) and NEON
 //! variants are chosen once per process from the CPU's features (never from
 //! compile-time flags, so one wheel runs everywhere). Stored vectors may be f32,
-//! f16 or i8; queries are f32, except for the i8 x i8 row scan a large i8 store ranks with first.
+//! f16 or i8; queries are f32, except for the integer row scans a large i8 store ranks with first (i8 x i8, and
+//! 4-bit codes x i8).
 //!
 //! `MEMSIFT_SIMD=scalar|avx2|avx512|neon` picks a set by name instead, when this CPU
 //! can run it: to test the fallback paths of a wheel on a machine that would never
@@ -20,6 +21,9 @@ pub type DotI8 = fn(&[i8], &[f32]) -> f32;
 pub type DotRowsF32 = fn(&[f32], &[f32], &mut [f32]);
 /// The same in integers, for i8 rows and an i8 query (values in -127..=127).
 pub type DotRowsI8 = fn(&[i8], &[i8], &mut [i32]);
+/// `out[r] = Σ_j lo(rows[r][j]) * q_lo[j] + hi(rows[r][j]) * q_hi[j]` for rows of `q_lo.len()` bytes, each byte
+/// holding two 4-bit codes (0..=15: `lo` in its low nibble, `hi` in its high one), and i8 query values.
+pub type DotRowsU4 = fn(&[u8], &[i8], &[i8], &mut [i32]);
 
 /// The kernels selected for this CPU.
 #[derive(Clone, Copy)]
@@ -30,6 +34,7 @@ pub struct Kernels {
     pub i8: DotI8,
     pub f32_rows: DotRowsF32,
     pub i8_rows: DotRowsI8,
+    pub u4_rows: DotRowsU4,
 }
 
 pub fn scalar_dot_f32(a: &[f32], b: &[f32]) -> f32 {
@@ -56,6 +61,16 @@ pub fn scalar_dot_rows_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
     }
 }
 
+pub fn scalar_dot_rows_u4(rows: &[u8], q_lo: &[i8], q_hi: &[i8], out: &mut [i32]) {
+    for (row, o) in rows.chunks_exact(q_lo.len().max(1)).zip(out) {
+        *o = row
+            .iter()
+            .zip(q_lo.iter().zip(q_hi))
+            .map(|(&b, (&l, &h))| i32::from(b & 15) * i32::from(l) + i32::from(b >> 4) * i32::from(h))
+            .sum();
+    }
+}
+
 pub const SCALAR: Kernels = Kernels {
     name: "scalar",
     f32: scalar_dot_f32,
@@ -63,6 +78,7 @@ pub const SCALAR: Kernels = Kernels {
     i8: scalar_dot_i8,
     f32_rows: scalar_dot_rows_f32,
     i8_rows: scalar_dot_rows_i8,
+    u4_rows: scalar_dot_rows_u4,
 };
 
 /// The environment variable that names a kernel set to use instead of the detected one.
@@ -126,6 +142,7 @@ mod x86 {
         _mm512_cvtepi8_epi32, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_reduce_add_ps,
         _mm512_setzero_ps, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm_loadl_epi64, _mm_loadu_si128,
     };
+    use std::arch::x86_64::{_mm256_add_epi16, _mm256_and_si256, _mm256_set1_epi8, _mm256_srli_epi16};
     use std::arch::x86_64::{
         _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_madd_epi16,
         _mm256_maddubs_epi16, _mm256_set1_epi16, _mm256_setzero_si256, _mm256_sign_epi8, _mm_add_epi32,
@@ -134,7 +151,7 @@ mod x86 {
 
     use half::f16;
 
-    use super::{scalar_dot_f16, scalar_dot_f32, scalar_dot_i8, scalar_dot_rows_i8, Kernels};
+    use super::{scalar_dot_f16, scalar_dot_f32, scalar_dot_i8, scalar_dot_rows_i8, scalar_dot_rows_u4, Kernels};
 
     pub const AVX2: Kernels = Kernels {
         name: "avx2",
@@ -143,6 +160,7 @@ mod x86 {
         i8: dot_i8_avx2,
         f32_rows: dot_rows_f32_avx2,
         i8_rows: dot_rows_i8_avx2,
+        u4_rows: dot_rows_u4_avx2,
     };
     pub const AVX512: Kernels = Kernels {
         name: "avx512",
@@ -150,8 +168,9 @@ mod x86 {
         f16: dot_f16_avx512,
         i8: dot_i8_avx512,
         f32_rows: dot_rows_f32_avx512,
-        // AVX2's: the scan it serves reads memory as fast as the 512-bit one would.
+        // AVX2's: the scans they serve read memory as fast as 512-bit ones would.
         i8_rows: dot_rows_i8_avx2,
+        u4_rows: dot_rows_u4_avx2,
     };
 
     // The safe wrappers are only reachable through `detect`/`available`, which
@@ -203,6 +222,43 @@ mod x86 {
             let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b1011_0001>(lanes));
             let mut tail = [0i32];
             scalar_dot_rows_i8(&row[body..], &q[body..], &mut tail);
+            *o = _mm_cvtsi128_si32(lanes) + tail[0];
+        }
+    }
+
+    fn dot_rows_u4_avx2(rows: &[u8], q_lo: &[i8], q_hi: &[i8], out: &mut [i32]) {
+        unsafe { rows_u4_avx2(rows, q_lo, q_hi, out) }
+    }
+
+    // 4-bit codes x i8 in 32-byte steps (64 codes): the two nibbles of each byte are split into two vectors of
+    // bytes 0..=15, which `maddubs` multiplies (unsigned) by the query bytes (signed); a pair sums to at most
+    // 2 x 15 x 127, so the low and high products add up in i16 before `madd` widens them to i32.
+    #[target_feature(enable = "avx2")]
+    unsafe fn rows_u4_avx2(rows: &[u8], q_lo: &[i8], q_hi: &[i8], out: &mut [i32]) {
+        let width = q_lo.len();
+        let body = width - width % 32;
+        let (ones, nibble) = (_mm256_set1_epi16(1), _mm256_set1_epi8(15));
+        for (row, o) in rows.chunks_exact(width.max(1)).zip(out.iter_mut()) {
+            let mut acc = _mm256_setzero_si256();
+            let mut i = 0;
+            while i < body {
+                unsafe {
+                    let codes = _mm256_loadu_si256(row.as_ptr().add(i).cast());
+                    let lo = _mm256_and_si256(codes, nibble);
+                    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(codes), nibble);
+                    let pairs = _mm256_add_epi16(
+                        _mm256_maddubs_epi16(lo, _mm256_loadu_si256(q_lo.as_ptr().add(i).cast())),
+                        _mm256_maddubs_epi16(hi, _mm256_loadu_si256(q_hi.as_ptr().add(i).cast())),
+                    );
+                    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+                }
+                i += 32;
+            }
+            let lanes = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b0100_1110>(lanes));
+            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b1011_0001>(lanes));
+            let mut tail = [0i32];
+            scalar_dot_rows_u4(&row[body..], &q_lo[body..], &q_hi[body..], &mut tail);
             *o = _mm_cvtsi128_si32(lanes) + tail[0];
         }
     }
@@ -415,7 +471,7 @@ mod arm {
 
     use half::f16;
 
-    use super::{scalar_dot_f32, scalar_dot_i8, scalar_dot_rows_i8, Kernels};
+    use super::{scalar_dot_f32, scalar_dot_i8, scalar_dot_rows_i8, scalar_dot_rows_u4, Kernels};
 
     pub const NEON: Kernels = Kernels {
         name: "neon",
@@ -423,8 +479,9 @@ mod arm {
         f16: dot_f16_neon,
         i8: dot_i8_neon,
         f32_rows: dot_rows_f32_neon,
-        // The compiler vectorizes the scalar loop with NEON's widening multiplies.
+        // The compiler vectorizes the scalar loops with NEON's widening multiplies.
         i8_rows: scalar_dot_rows_i8,
+        u4_rows: scalar_dot_rows_u4,
     };
 
     fn dot_rows_f32_neon(rows: &[f32], q: &[f32], out: &mut [f32]) {
@@ -519,6 +576,11 @@ mod tests {
                     (k.i8_rows)(&int_rows, &q, &mut got);
                     scalar_dot_rows_i8(&int_rows, &q, &mut want);
                     assert_eq!(got, want, "{} i8 rows dims {dims} rows {n_rows}", k.name);
+                    let codes: Vec<u8> = (0..n_rows * dims).map(|_| rng.random()).collect();
+                    let q_hi: Vec<i8> = (0..dims).map(|_| rng.random_range(-127..=127)).collect();
+                    (k.u4_rows)(&codes, &q, &q_hi, &mut got);
+                    scalar_dot_rows_u4(&codes, &q, &q_hi, &mut want);
+                    assert_eq!(got, want, "{} u4 rows width {dims} rows {n_rows}", k.name);
                     let rows: Vec<f32> = (0..n_rows * dims).map(|_| rng.random_range(-1.0..1.0)).collect();
                     let (mut got, mut want) = (vec![0f32; n_rows], vec![0f32; n_rows]);
                     (k.f32_rows)(&rows, &b, &mut got);

@@ -3,6 +3,8 @@
 //!
 //! Cosine stores unit vectors so every score is a dot product. ANN candidates are
 //! re-scored with the exact kernel, so scores never depend on the search path.
+//! A large i8 store also keeps 4-bit codes of its vectors ([`crate::nibbles`]): its scan ranks every row by them
+//! and scores the best exactly.
 
 use std::path::Path;
 use std::sync::{Condvar, Mutex};
@@ -13,6 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use usearch::{Index as AnnIndex, IndexOptions, MetricKind, ScalarKind};
 
 use crate::error::{invalid, Error, Result};
+use crate::nibbles::NibbleCodes;
 use crate::simd::kernels;
 
 /// Below this many multiply-adds a scan stays on the calling thread.
@@ -81,6 +84,8 @@ pub struct AnnParams {
     pub expansion_search: usize,
     /// From this many vectors the store keeps them as i8 (a quarter of f32's memory; `usize::MAX`: never).
     pub i8_from: usize,
+    /// From this many vectors an i8 store also keeps 4-bit codes and ranks with them first (`usize::MAX`: never).
+    pub u4_from: usize,
 }
 
 impl Storage {
@@ -122,6 +127,7 @@ pub struct VectorStore {
     storage: Storage,
     ann_params: AnnParams,
     ann: Option<Ann>,
+    nibbles: Option<NibbleCodes>,
 }
 
 /// L2-normalize in place; zero vectors stay zero (their cosine with anything is 0).
@@ -140,7 +146,17 @@ impl VectorStore {
             return invalid!("dims must be between 1 and 65536, got {dims}");
         }
         let storage = Storage::empty(quant);
-        Ok(Self { dims, metric, quant, ids: Vec::new(), slot_of: FxHashMap::default(), storage, ann_params, ann: None })
+        Ok(Self {
+            dims,
+            metric,
+            quant,
+            ids: Vec::new(),
+            slot_of: FxHashMap::default(),
+            storage,
+            ann_params,
+            ann: None,
+            nibbles: None,
+        })
     }
 
     pub fn dims(&self) -> usize {
@@ -163,6 +179,9 @@ impl VectorStore {
     }
     pub fn ann_active(&self) -> bool {
         self.ann.is_some()
+    }
+    pub fn u4_active(&self) -> bool {
+        self.nibbles.is_some()
     }
 
     fn check_vectors(&self, n: usize, data: &[f32]) -> Result<()> {
@@ -199,11 +218,15 @@ impl VectorStore {
                 self.ids.len() - 1
             };
             self.write_slot(slot, &row);
+            if let Some(nibbles) = &mut self.nibbles {
+                nibbles.set(slot, &self.storage.decode(dims, slot));
+            }
         }
         if self.ids.len() >= self.ann_params.i8_from {
             self.requantize(Quantization::I8);
             self.ann = None;
         }
+        self.refresh_nibbles();
         if let Some(ann) = &self.ann {
             ann.reserve(self.ids.len())?;
             let mut seen = FxHashSet::default();
@@ -228,6 +251,25 @@ impl VectorStore {
     fn wants_graph(&self) -> bool {
         let n = self.ids.len();
         n >= self.ann_params.threshold.max(1) && n < self.ann_params.i8_from
+    }
+
+    /// Keep 4-bit codes while the store is i8 and holds `u4_from` vectors (dropped under half that, so a store
+    /// near the threshold does not fit them again and again), fitted again once it has doubled.
+    fn refresh_nibbles(&mut self) {
+        let (n, from) = (self.ids.len(), self.ann_params.u4_from);
+        let wanted = self.quant == Quantization::I8 && n >= from;
+        let kept = self.quant == Quantization::I8 && n >= from / 2;
+        match &self.nibbles {
+            Some(nibbles) if kept && !nibbles.outgrown() => {}
+            Some(_) if kept => self.fit_nibbles(),
+            None if wanted => self.fit_nibbles(),
+            _ => self.nibbles = None,
+        }
+    }
+
+    fn fit_nibbles(&mut self) {
+        let (storage, dims) = (&self.storage, self.dims);
+        self.nibbles = Some(NibbleCodes::fit(dims, self.ids.len(), |slot| storage.decode(dims, slot)));
     }
 
     fn grow_storage(&mut self) {
@@ -270,10 +312,12 @@ impl VectorStore {
         }
         let old = std::mem::replace(&mut self.storage, Storage::empty(to));
         self.quant = to;
+        self.nibbles = None;
         for slot in 0..self.ids.len() {
             self.grow_storage();
             self.write_slot(slot, &old.decode(self.dims, slot));
         }
+        self.refresh_nibbles();
     }
 
     #[inline]
@@ -301,12 +345,16 @@ impl VectorStore {
                 self.slot_of.insert(moved, slot);
                 self.restore_slot(slot, row);
             }
+            if let Some(nibbles) = &mut self.nibbles {
+                nibbles.swap_remove(slot);
+            }
             self.ids.pop();
             self.truncate_storage();
             if let Some(ann) = &self.ann {
                 ann.index.remove(id).map_err(ann_error)?;
             }
         }
+        self.refresh_nibbles();
         Ok(removed)
     }
 
@@ -350,6 +398,7 @@ impl VectorStore {
         self.slot_of.clear();
         self.truncate_storage();
         self.ann = None;
+        self.nibbles = None;
     }
 
     fn ann_options(&self) -> IndexOptions {
@@ -379,7 +428,8 @@ impl VectorStore {
         Ok(())
     }
 
-    /// Top `k` `(id, score)` best first. `exact = None` uses HNSW when it is active.
+    /// Top `k` `(id, score)` best first. `exact = None` uses HNSW or the 4-bit codes when active; `Some(true)`
+    /// neither.
     pub fn search(&self, query: &[f32], k: usize, exact: Option<bool>) -> Result<Vec<(u64, f32)>> {
         if query.len() != self.dims {
             return invalid!("query has {} dims, the store has {}", query.len(), self.dims);
@@ -398,18 +448,20 @@ impl VectorStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        match (&self.ann, exact) {
-            (Some(ann), None | Some(false)) => self.search_ann(ann, &q, k),
-            _ => Ok(self.search_exact(&q, k)),
+        let exact = exact == Some(true);
+        match &self.ann {
+            Some(ann) if !exact => self.search_ann(ann, &q, k),
+            _ => Ok(self.search_exact(&q, k, exact)),
         }
     }
 
-    fn search_exact(&self, q: &[f32], k: usize) -> Vec<(u64, f32)> {
+    /// The scan of every row (`exact`: without the 4-bit codes).
+    fn search_exact(&self, q: &[f32], k: usize, exact: bool) -> Vec<(u64, f32)> {
         const BLOCK: usize = 1024;
         let n = self.ids.len();
         if let Storage::I8 { data, scales } = &self.storage {
             if n * self.dims >= PARALLEL_SCAN_WORK {
-                return self.search_i8(data, scales, q, k);
+                return self.search_i8(data, scales, q, k, if exact { None } else { self.nibbles.as_ref() });
             }
         }
         let mut scores = vec![0f32; n];
@@ -422,38 +474,44 @@ impl VectorStore {
         top_k(best.into_iter().map(|slot| (self.ids[slot], scores[slot])).collect(), k)
     }
 
-    /// The exact scan of a large i8 store, in two steps. Every row is ranked by its integer dot product with the
-    /// query rounded to i8 as well (about three times the speed of widening each stored value to f32, so the scan
-    /// reads memory as fast as it comes: 1M x 384 in ~6 ms on 2 cores instead of ~12); then the best
-    /// [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]) are scored as every other search scores them. The
-    /// query's rounding moves a score by about 0.3 %, less than the gap between the `k`-th best and the last one
-    /// rescored, so the answer and its scores are the plain scan's.
-    fn search_i8(&self, data: &[i8], scales: &[f32], q: &[f32], k: usize) -> Vec<(u64, f32)> {
+    /// The scan of a large i8 store, in two steps. Every row is ranked first by a cheaper score: with 4-bit codes
+    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes; without, its integer dot
+    /// product with the query rounded to i8 as well (about three times the speed of widening each stored value to
+    /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]) are scored as every other search
+    /// scores them, so the scores are always the exact ones. The i8 query's rounding moves a score by about 0.3 %,
+    /// less than the gap between the `k`-th best and the last one rescored, so that answer is the plain scan's; the
+    /// codes' error is larger, and their answer is the plain scan's when no true top-`k` row falls below the
+    /// rescored ones (`benches/million.py` and `tests/core/test_vector.py` measure how often).
+    fn search_i8(
+        &self,
+        data: &[i8],
+        scales: &[f32],
+        q: &[f32],
+        k: usize,
+        nibbles: Option<&NibbleCodes>,
+    ) -> Vec<(u64, f32)> {
         let n = self.ids.len();
-        let dims = self.dims;
-        let top = q.iter().fold(0f32, |m, x| m.max(x.abs()));
-        #[allow(clippy::cast_possible_truncation)] // clamped to i8's range
-        let query: Vec<i8> = q.iter().map(|&x| (x * 127.0 / top).round().clamp(-127.0, 127.0) as i8).collect();
         let wanted = (k * I8_RESCORE).max(I8_MIN_RESCORED).min(n);
-        // One share per thread (a few per thread, to even out), each keeping its own best `wanted`.
-        let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024);
-        let mut candidates: Vec<(f32, usize)> = (0..n.div_ceil(share))
-            .into_par_iter()
-            .flat_map_iter(|part| {
-                let (first, last) = (part * share, ((part + 1) * share).min(n));
-                let mut dots = vec![0i32; last - first];
-                (kernels().i8_rows)(&data[first * dims..last * dims], &query, &mut dots);
+        let slots = if let Some(nibbles) = nibbles {
+            match nibbles.query(q) {
+                Some(query) => best_in_shares(n, wanted, |first, out| nibbles.scores(&query, first, out)),
+                None => (0..wanted).collect(), // no weight where rows differ: every row scores the same
+            }
+        } else {
+            let dims = self.dims;
+            let top = q.iter().fold(0f32, |m, x| m.max(x.abs()));
+            #[allow(clippy::cast_possible_truncation)] // clamped to i8's range
+            let query: Vec<i8> = q.iter().map(|&x| (x * 127.0 / top).round().clamp(-127.0, 127.0) as i8).collect();
+            best_in_shares(n, wanted, |first, out| {
+                let mut dots = vec![0i32; out.len()];
+                (kernels().i8_rows)(&data[first * dims..(first + out.len()) * dims], &query, &mut dots);
                 #[allow(clippy::cast_precision_loss)] // a ranking key: i32 dot products of 384 values fit f32 well
-                let approx: Vec<f32> = dots.iter().zip(&scales[first..last]).map(|(&d, &s)| d as f32 * s).collect();
-                best_slots(&approx, wanted).into_iter().map(move |slot| (approx[slot], first + slot))
+                for ((o, &d), &s) in out.iter_mut().zip(&dots).zip(&scales[first..]) {
+                    *o = d as f32 * s;
+                }
             })
-            .collect();
-        // The shares' best, cut to the best `wanted` overall before the exact scores.
-        if candidates.len() > wanted {
-            candidates.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            candidates.truncate(wanted);
-        }
-        let hits = candidates.into_iter().map(|(_, slot)| (self.ids[slot], self.score_slot(slot, q))).collect();
+        };
+        let hits = slots.into_iter().map(|slot| (self.ids[slot], self.score_slot(slot, q))).collect();
         top_k(hits, k)
     }
 
@@ -599,6 +657,7 @@ impl VectorStore {
         if n >= store.ann_params.i8_from {
             store.requantize(Quantization::I8); // saved before its i8_from was lowered
         }
+        store.refresh_nibbles();
         if graph_len > 0 && store.wants_graph() {
             let ann = Ann::new(&store.ann_options())?;
             ann.index.load_from_buffer(graph).map_err(ann_error)?;
@@ -699,6 +758,26 @@ fn best_slots(scores: &[f32], k: usize) -> Vec<usize> {
     kept.into_iter().map(|(_, slot)| slot).collect()
 }
 
+/// The best `wanted` of `n` slots by the scores `score(first, out)` writes for slots `first..first + out.len()`,
+/// computed in shares on rayon's workers (a few per thread, to even them out), each keeping its own best.
+fn best_in_shares(n: usize, wanted: usize, score: impl Fn(usize, &mut [f32]) + Sync) -> Vec<usize> {
+    let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024);
+    let mut candidates: Vec<(f32, usize)> = (0..n.div_ceil(share))
+        .into_par_iter()
+        .flat_map_iter(|part| {
+            let (first, last) = (part * share, ((part + 1) * share).min(n));
+            let mut scores = vec![0f32; last - first];
+            score(first, &mut scores);
+            best_slots(&scores, wanted).into_iter().map(move |slot| (scores[slot], first + slot))
+        })
+        .collect();
+    if candidates.len() > wanted {
+        candidates.select_nth_unstable_by(wanted - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        candidates.truncate(wanted);
+    }
+    candidates.into_iter().map(|(_, slot)| slot).collect()
+}
+
 /// Best `k` by score (descending), ties by id (ascending) for a deterministic order.
 pub fn top_k(mut hits: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
     let better = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -717,7 +796,14 @@ mod tests {
     use super::*;
 
     fn params(threshold: usize) -> AnnParams {
-        AnnParams { threshold, connectivity: 16, expansion_add: 128, expansion_search: 96, i8_from: usize::MAX }
+        AnnParams {
+            threshold,
+            connectivity: 16,
+            expansion_add: 128,
+            expansion_search: 96,
+            i8_from: usize::MAX,
+            u4_from: usize::MAX,
+        }
     }
 
     fn brute(rows: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {

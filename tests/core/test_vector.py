@@ -439,3 +439,75 @@ def test_repeated_id_in_one_add_keeps_the_last_vector_with_hnsw_active():
     ids, scores = store.search(np.array([0, 0, 0, 1], dtype=np.float32), k=1)
     assert ids.tolist() == [3] and scores[0] == pytest.approx(1.0)
     assert len(store) == 3
+
+
+def u4_store(rng, n, dims=256, **kwargs):
+    """An i8 store ranking with 4-bit codes first, over clustered vectors, and queries near its clusters."""
+    centers, basis, rows = clustered_vectors(rng, n, dims=dims, clusters=60, rank=24)
+    store = memsift.VectorStore(dims, i8_from=1, u4_from=1000, **kwargs)
+    store.add(np.arange(n, dtype=np.uint64), rows)
+    labels = rng.integers(0, len(centers), size=60)
+    queries = centers[labels] + rng.standard_normal((60, basis.shape[0])).astype(np.float32) @ basis
+    return store, rows, queries.astype(np.float32)
+
+
+def assert_answers_as_the_exact_scan(store, queries, k):
+    """The search's top ``k`` holds the exact scan's (up to ties at the k-th score), with the exact scores."""
+    for query in queries:
+        ids, scores = store.search(query, k=k)
+        exact_ids, exact_scores = store.search(query, k=k, exact=True)
+        assert len(ids) == k
+        assert scores[-1] >= exact_scores[-1] - 1e-6, 'a true top-k row was ranked out'
+        exact_by_id = dict(zip(*store.search(query, k=len(store), exact=True)))
+        np.testing.assert_allclose(scores, [exact_by_id[i] for i in ids.tolist()], rtol=1e-5, atol=1e-6)
+
+
+def test_four_bit_codes_rank_first_and_the_answer_is_the_exact_scans():
+    rng = np.random.default_rng(21)
+    store, _, queries = u4_store(rng, 24_000)
+    assert (store.dtype, store.u4_active, store.ann_active) == ('i8', True, False)
+    assert_answers_as_the_exact_scan(store, queries, 10)
+    assert_answers_as_the_exact_scan(store, queries[:10], 200)
+    for query, (batch_ids, _) in zip(queries[:5], store.search_batch(queries[:5], k=10)):
+        assert batch_ids.tolist() == store.search(query, k=10)[0].tolist()
+
+
+def test_four_bit_codes_follow_adds_replacements_and_removals(tmp_path):
+    rng = np.random.default_rng(22)
+    store, rows, queries = u4_store(rng, 12_000)
+    # Replaced rows are found by their new vectors, removed ones never again, added ones by their vectors.
+    replaced = np.arange(0, 12_000, 7, dtype=np.uint64)
+    store.add(replaced, -rows[replaced.astype(np.int64)])
+    removed = np.arange(3, 12_000, 5, dtype=np.uint64)
+    store.remove(removed)
+    added = np.arange(50_000, 53_000, dtype=np.uint64)
+    store.add(added, rows[:3_000] + 0.1)
+    assert store.u4_active
+    for row_id, vector in [(int(replaced[1]), -rows[7]), (50_010, rows[10] + 0.1)]:
+        ids, scores = store.search(vector, k=1)
+        assert ids.tolist() == [row_id] and scores[0] == pytest.approx(1.0, abs=0.02)
+    gone = set(removed.tolist())
+    for query in queries:
+        assert not gone & set(store.search(query, k=50)[0].tolist())
+    assert_answers_as_the_exact_scan(store, queries, 10)
+    # The codes are made again from the saved vectors: the loaded store answers the same.
+    store.save(tmp_path / 'v.bin')
+    loaded, _ = memsift.VectorStore.load(tmp_path / 'v.bin', i8_from=1, u4_from=1000)
+    assert loaded.u4_active
+    for query in queries[:10]:
+        assert loaded.search(query, k=10)[0].tolist() == store.search(query, k=10)[0].tolist()
+
+
+def test_four_bit_codes_start_at_u4_from_and_stop_under_half_of_it():
+    rng = np.random.default_rng(23)
+    _, _, rows = clustered_vectors(rng, 2_000)
+    store = memsift.VectorStore(64, i8_from=1, u4_from=1_000)
+    store.add(np.arange(999), rows[:999])
+    assert not store.u4_active
+    store.add([999], rows[999:1000])
+    assert store.u4_active
+    store.remove(np.arange(400))
+    assert store.u4_active, 'kept between half of u4_from and u4_from'
+    store.remove(np.arange(400, 600))
+    assert not store.u4_active
+    assert not memsift.VectorStore(64, u4_from=1).u4_active, 'only an i8 store keeps codes'

@@ -203,6 +203,7 @@ def test_status_reports_openclaw_fields(tmp_path, ws, embedder):
         'dims': 64,
         'vectors': 3,
         'ann': False,
+        'fourBit': False,
         'probe': 'ok',
     }
     assert status['issues'] == [] and status['dirty'] is False

@@ -38,13 +38,15 @@ def fts_status(bm25: Bm25Index) -> dict[str, Any]:
 
 
 def vector_status(provider: EmbeddingProvider | None, vectors: VectorStore | None, available: bool) -> dict[str, Any]:
-    """The vector leg: whether a provider is set, whether its vectors serve, their count and whether ANN is on."""
+    """The vector leg: whether a provider is set, whether its vectors serve, their count, whether ANN is on and
+    whether the scan ranks with 4-bit codes first."""
     return {
         'enabled': provider is not None,
         'available': available,
         'dims': vectors.dims if vectors is not None else None,
         'vectors': len(vectors) if vectors is not None else 0,
         'ann': bool(vectors is not None and vectors.ann_active),
+        'fourBit': bool(vectors is not None and vectors.u4_active),
     }
 
 
