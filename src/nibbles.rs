@@ -71,6 +71,32 @@ impl NibbleCodes {
         self.codes[slot * self.width..(slot + 1) * self.width].copy_from_slice(&out);
     }
 
+    /// The codes with their scales, for a store's file: the rows they were fitted on, the row width, each
+    /// dimension's low value and step, then the rows' codes (little-endian).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + 8 * self.low.len() + self.codes.len());
+        out.extend_from_slice(&(self.fitted_rows as u64).to_le_bytes());
+        out.extend_from_slice(&(self.width as u64).to_le_bytes());
+        out.extend(self.low.iter().chain(&self.step).flat_map(|x| x.to_le_bytes()));
+        out.extend_from_slice(&self.codes);
+        out
+    }
+
+    /// What [`to_bytes`](Self::to_bytes) wrote, for `n` rows of `dims` values; `None` when it does not hold that.
+    pub fn from_bytes(bytes: &[u8], dims: usize, n: usize) -> Option<Self> {
+        let width = dims.div_ceil(BLOCK) * BLOCK / 2;
+        let u64_at = |at: usize| bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let fitted_rows = usize::try_from(u64_at(0)?).ok()?;
+        let scales = bytes.get(16..16 + 8 * dims)?;
+        let codes = bytes.get(16 + 8 * dims..)?;
+        if u64_at(8)? != width as u64 || codes.len() != n.checked_mul(width)? {
+            return None;
+        }
+        let floats: Vec<f32> = scales.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect();
+        let (low, step) = floats.split_at(dims);
+        Some(Self { width, low: low.to_vec(), step: step.to_vec(), codes: codes.to_vec(), fitted_rows })
+    }
+
     /// Move the last row into `slot` and drop the last (a store's swap-remove).
     pub fn swap_remove(&mut self, slot: usize) {
         let last = self.len() - 1;
@@ -248,5 +274,11 @@ mod tests {
         }
         assert!(codes.outgrown(), "16 rows are twice the 8 the scales were fitted on");
         assert!(codes.query(&[0.0, 0.0, 1.0]).is_none(), "a constant dimension gives no ranking");
+        let bytes = codes.to_bytes();
+        let read = NibbleCodes::from_bytes(&bytes, 3, 16).unwrap();
+        assert_eq!((read.to_bytes(), read.outgrown()), (bytes.clone(), true));
+        assert!(NibbleCodes::from_bytes(&bytes, 3, 15).is_none(), "a row short");
+        assert!(NibbleCodes::from_bytes(&bytes, 4, 16).is_none(), "other dimensions");
+        assert!(NibbleCodes::from_bytes(&bytes[..20], 3, 16).is_none(), "torn");
     }
 }

@@ -542,7 +542,8 @@ impl VectorStore {
 
 /// File format of [`VectorStore::save`]: magic, version, then little-endian fields (see `save`).
 const FILE_MAGIC: &[u8; 8] = b"MSVECTS\0";
-const FILE_VERSION: u32 = 1;
+/// Version 2 adds the 4-bit codes after the graph; a version 1 file loads and fits them again.
+const FILE_VERSION: u32 = 2;
 
 impl VectorStore {
     /// The stored ids, in slot order.
@@ -550,7 +551,7 @@ impl VectorStore {
         &self.ids
     }
 
-    /// Write the store (ids, vectors and the HNSW graph when active) to `path`, with a caller's `tag` (memsift
+    /// Write the store (ids, vectors, the HNSW graph and the 4-bit codes when active) to `path`, with a caller's `tag` (memsift
     /// stores the index generation the vectors reflect). Written to a temporary file beside `path` and renamed
     /// over it, so a reader sees the old file or the new one, never a torn one.
     pub fn save(&self, path: &Path, tag: u64) -> Result<()> {
@@ -587,6 +588,9 @@ impl VectorStore {
         } else {
             out.extend_from_slice(&0u64.to_le_bytes());
         }
+        let codes = self.nibbles.as_ref().map(NibbleCodes::to_bytes).unwrap_or_default();
+        out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&codes);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let io = |e: std::io::Error| Error::Index { location: path.display().to_string(), message: e.to_string() };
         std::fs::write(&tmp, &out).map_err(io)?;
@@ -616,7 +620,8 @@ impl VectorStore {
         if take(8)? != FILE_MAGIC {
             return Err(bad("wrong magic"));
         }
-        if u64_at(take(8)?) != u64::from(FILE_VERSION) {
+        let version = u64_at(take(8)?);
+        if version != 1 && version != u64::from(FILE_VERSION) {
             return Err(bad("another version"));
         }
         let tag = u64_at(take(8)?);
@@ -654,8 +659,15 @@ impl VectorStore {
         }
         let graph_len = usize::try_from(u64_at(take(8)?)).map_err(|_| bad("graph size"))?;
         let graph = take(graph_len)?;
+        let codes_len =
+            if version == 1 { 0 } else { usize::try_from(u64_at(take(8)?)).map_err(|_| bad("codes size"))? };
+        let codes = take(codes_len)?;
         if n >= store.ann_params.i8_from {
             store.requantize(Quantization::I8); // saved before its i8_from was lowered
+        }
+        if codes_len > 0 && store.nibbles.is_none() {
+            let read = NibbleCodes::from_bytes(codes, dims, n).ok_or_else(|| bad("codes do not match the vectors"))?;
+            store.nibbles = Some(read);
         }
         store.refresh_nibbles();
         if graph_len > 0 && store.wants_graph() {
@@ -883,6 +895,36 @@ mod tests {
             assert!(VectorStore::load(&path, params(threshold)).is_err(), "a torn file is refused");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn saved_codes_load_as_saved_and_a_version_1_file_fits_them_again() {
+        let path = std::env::temp_dir().join(format!("memsift-codes-{}.bin", std::process::id()));
+        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+        let rows: Vec<f32> = (0..300 * 16).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let ids: Vec<u64> = (0..300).collect();
+        let with_codes = AnnParams { i8_from: 1, u4_from: 200, ..params(usize::MAX) };
+        let mut store = VectorStore::new(16, Metric::Cosine, Quantization::F32, with_codes).unwrap();
+        store.add(&ids[..200], &rows[..200 * 16]).unwrap();
+        store.add(&ids[200..], &rows[200 * 16..]).unwrap(); // fitted on 200 rows, holding 300
+        let saved = store.nibbles.as_ref().unwrap().to_bytes();
+        store.save(&path, 1).unwrap();
+        let (loaded, _) = VectorStore::load(&path, with_codes).unwrap();
+        assert_eq!(loaded.nibbles.as_ref().unwrap().to_bytes(), saved, "read, not fitted again on 300 rows");
+        // The same store without codes, written as version 1 (no codes section): they are fitted on load.
+        let mut plain =
+            VectorStore::new(16, Metric::Cosine, Quantization::F32, AnnParams { u4_from: usize::MAX, ..with_codes })
+                .unwrap();
+        plain.add(&ids, &rows).unwrap();
+        plain.save(&path, 1).unwrap();
+        let mut data = std::fs::read(&path).unwrap();
+        data[8..16].copy_from_slice(&1u64.to_le_bytes());
+        data.truncate(data.len() - 8);
+        std::fs::write(&path, &data).unwrap();
+        let (old, _) = VectorStore::load(&path, with_codes).unwrap();
+        assert!(old.u4_active());
+        assert_eq!(old.search(&rows[..16], 5, None).unwrap(), loaded.search(&rows[..16], 5, None).unwrap());
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
