@@ -5,9 +5,12 @@
 //! its own per dimension fitted to the data (the mean ± [`SPREAD`] standard deviations in 16 levels, so the bulk of
 //! the values spread over all the codes). The first pass ranks every row by its codes; the store then scores the
 //! best candidates exactly, so a code's error can only cost a result when it pushes a true top-k row below
-//! hundreds of others.
+//! hundreds of others. Rounding moves a value by half a step at most, but clamping a value far outside its
+//! dimension's range (a note unlike the others, or a model with a few large values) could move a row anywhere, so a
+//! row that clamping moves by more than a step is an outlier: every search scores it exactly as well.
 
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::simd::kernels;
 
@@ -16,7 +19,7 @@ use crate::simd::kernels;
 const BLOCK: usize = 128;
 const TOP_CODE: f32 = 15.0;
 /// How many standard deviations each side of the mean a dimension's codes cover; rarer values take the end codes.
-const SPREAD: f32 = 3.0;
+const SPREAD: f32 = 4.0;
 
 pub struct NibbleCodes {
     /// Bytes per row (half the dimensions, rounded up to whole blocks).
@@ -27,6 +30,10 @@ pub struct NibbleCodes {
     codes: Vec<u8>,
     /// Rows when the scales were fitted: they are fitted again when the store has doubled since.
     fitted_rows: usize,
+    /// Rows whose codes clamp them by more than `tolerance` (in norm): scored exactly by every search.
+    outliers: FxHashSet<usize>,
+    /// The clamping a row's codes may hide: the median step.
+    tolerance: f32,
 }
 
 /// A query as the codes' kernel takes it: its values times each dimension's step, rounded to i8, split into the
@@ -41,11 +48,23 @@ impl NibbleCodes {
     pub fn fit(dims: usize, n: usize, row: impl Fn(usize) -> Vec<f32> + Sync) -> Self {
         let (low, step) = fit_scales(dims, n, &row);
         let width = dims.div_ceil(BLOCK) * BLOCK / 2;
+        let tolerance = median(&step);
         let mut codes = vec![0u8; n * width];
-        let mut this = Self { width, low, step, codes: Vec::new(), fitted_rows: n };
-        codes.par_chunks_mut(width).enumerate().for_each(|(slot, out)| this.encode(&row(slot), out));
+        let mut this =
+            Self { width, low, step, codes: Vec::new(), fitted_rows: n, outliers: FxHashSet::default(), tolerance };
+        let outliers: Vec<usize> = codes
+            .par_chunks_mut(width)
+            .enumerate()
+            .filter_map(|(slot, out)| this.encode(&row(slot), out).then_some(slot))
+            .collect();
         this.codes = codes;
+        this.outliers.extend(outliers);
         this
+    }
+
+    /// The rows every search scores exactly (see the module).
+    pub fn outliers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.outliers.iter().copied()
     }
 
     pub fn len(&self) -> usize {
@@ -67,17 +86,25 @@ impl NibbleCodes {
             self.codes.resize(self.codes.len() + self.width, 0);
         }
         let mut out = vec![0u8; self.width];
-        self.encode(row, &mut out);
+        if self.encode(row, &mut out) {
+            self.outliers.insert(slot);
+        } else {
+            self.outliers.remove(&slot);
+        }
         self.codes[slot * self.width..(slot + 1) * self.width].copy_from_slice(&out);
     }
 
-    /// The codes with their scales, for a store's file: the rows they were fitted on, the row width, each
-    /// dimension's low value and step, then the rows' codes (little-endian).
+    /// The codes with their scales, for a store's file (little-endian): the rows they were fitted on, the row
+    /// width, the outliers' count, each dimension's low value and step, the outliers' slots, then the rows' codes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + 8 * self.low.len() + self.codes.len());
-        out.extend_from_slice(&(self.fitted_rows as u64).to_le_bytes());
-        out.extend_from_slice(&(self.width as u64).to_le_bytes());
+        let mut out = Vec::with_capacity(24 + 8 * (self.low.len() + self.outliers.len()) + self.codes.len());
+        for value in [self.fitted_rows, self.width, self.outliers.len()] {
+            out.extend_from_slice(&(value as u64).to_le_bytes());
+        }
         out.extend(self.low.iter().chain(&self.step).flat_map(|x| x.to_le_bytes()));
+        let mut outliers: Vec<usize> = self.outliers().collect();
+        outliers.sort_unstable();
+        out.extend(outliers.iter().flat_map(|&slot| (slot as u64).to_le_bytes()));
         out.extend_from_slice(&self.codes);
         out
     }
@@ -85,16 +112,22 @@ impl NibbleCodes {
     /// What [`to_bytes`](Self::to_bytes) wrote, for `n` rows of `dims` values; `None` when it does not hold that.
     pub fn from_bytes(bytes: &[u8], dims: usize, n: usize) -> Option<Self> {
         let width = dims.div_ceil(BLOCK) * BLOCK / 2;
-        let u64_at = |at: usize| bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-        let fitted_rows = usize::try_from(u64_at(0)?).ok()?;
-        let scales = bytes.get(16..16 + 8 * dims)?;
-        let codes = bytes.get(16 + 8 * dims..)?;
-        if u64_at(8)? != width as u64 || codes.len() != n.checked_mul(width)? {
+        let u64_at = |at: usize| -> Option<usize> {
+            let value = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().expect("8 bytes"));
+            usize::try_from(value).ok()
+        };
+        let (fitted_rows, count) = (u64_at(0)?, u64_at(16)?);
+        let scales = bytes.get(24..24 + 8 * dims)?;
+        let slots_end = (24 + 8 * dims).checked_add(count.checked_mul(8)?)?;
+        let outliers: FxHashSet<usize> = (24 + 8 * dims..slots_end).step_by(8).map(u64_at).collect::<Option<_>>()?;
+        let codes = bytes.get(slots_end..)?;
+        if u64_at(8)? != width || codes.len() != n.checked_mul(width)? || outliers.iter().any(|&slot| slot >= n) {
             return None;
         }
         let floats: Vec<f32> = scales.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect();
-        let (low, step) = floats.split_at(dims);
-        Some(Self { width, low: low.to_vec(), step: step.to_vec(), codes: codes.to_vec(), fitted_rows })
+        let (low, step) = (floats[..dims].to_vec(), floats[dims..].to_vec());
+        let tolerance = median(&step);
+        Some(Self { width, low, step, codes: codes.to_vec(), fitted_rows, outliers, tolerance })
     }
 
     /// Move the last row into `slot` and drop the last (a store's swap-remove).
@@ -102,19 +135,32 @@ impl NibbleCodes {
         let last = self.len() - 1;
         self.codes.copy_within(last * self.width..(last + 1) * self.width, slot * self.width);
         self.codes.truncate(last * self.width);
+        self.outliers.remove(&slot);
+        if self.outliers.remove(&last) {
+            self.outliers.insert(slot);
+        }
     }
 
-    fn encode(&self, row: &[f32], out: &mut [u8]) {
-        let code = |d: usize| -> u8 {
-            match row.get(d) {
-                Some(&x) if self.step[d] > 0.0 => ((x - self.low[d]) / self.step[d]).round().clamp(0.0, TOP_CODE) as u8,
-                _ => 0,
+    /// Write `row`'s codes into `out`; whether the row is an outlier (clamped by more than the tolerance).
+    fn encode(&self, row: &[f32], out: &mut [u8]) -> bool {
+        let mut clamped = 0f32; // the squared distance clamping moved the row
+        let mut code = |d: usize| -> u8 {
+            let Some(&x) = row.get(d) else { return 0 };
+            let (low, step) = (self.low[d], self.step[d]);
+            let high = low + TOP_CODE * step;
+            let kept = x.clamp(low, high);
+            clamped += (x - kept) * (x - kept);
+            if step > 0.0 {
+                ((kept - low) / step).round() as u8
+            } else {
+                0
             }
         };
         for (j, byte) in out.iter_mut().enumerate() {
             let (lo, hi) = paired_dims(j);
             *byte = code(lo) | (code(hi) << 4);
         }
+        clamped.sqrt() > self.tolerance
     }
 
     /// The query for [`scores`](Self::scores), or `None` when it has no weight on any dimension that varies
@@ -142,6 +188,13 @@ impl NibbleCodes {
             *o = d as f32;
         }
     }
+}
+
+/// The median of `values` (0 for none).
+fn median(values: &[f32]) -> f32 {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f32::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// The low and high nibbles' dimensions of byte `j` (possibly past the last dimension: padding).
@@ -270,14 +323,32 @@ mod tests {
         assert_eq!(decoded(&codes, 0), before_7);
         assert!(!codes.outgrown());
         for slot in 8..16 {
-            codes.set(slot, &[1.0, 1.0, 1.0]);
+            codes.set(slot, &[1.0, -1.0, 0.5]);
         }
         assert!(codes.outgrown(), "16 rows are twice the 8 the scales were fitted on");
         assert!(codes.query(&[0.0, 0.0, 1.0]).is_none(), "a constant dimension gives no ranking");
+        // A row clamped far from its values is an outlier, wherever swap-removes move it; a row set again within
+        // range is not.
+        codes.set(3, &[40.0, 0.0, 0.5]);
+        codes.set(15, &[0.0, -40.0, 0.5]);
+        let outliers = |c: &NibbleCodes| {
+            let mut slots: Vec<usize> = c.outliers().collect();
+            slots.sort_unstable();
+            slots
+        };
+        assert_eq!(outliers(&codes), [3, 15]);
+        codes.swap_remove(4); // the last row, an outlier, moves to 4
+        assert_eq!(outliers(&codes), [3, 4]);
+        codes.swap_remove(3); // an outlier goes, the last row (not one) moves to 3
+        assert_eq!(outliers(&codes), [4]);
+        codes.set(4, &[1.0, -1.0, 0.5]);
+        assert!(outliers(&codes).is_empty(), "set again within range");
+        codes.set(3, &[40.0, 0.0, 0.5]);
         let bytes = codes.to_bytes();
-        let read = NibbleCodes::from_bytes(&bytes, 3, 16).unwrap();
-        assert_eq!((read.to_bytes(), read.outgrown()), (bytes.clone(), true));
-        assert!(NibbleCodes::from_bytes(&bytes, 3, 15).is_none(), "a row short");
+        let read = NibbleCodes::from_bytes(&bytes, 3, 14).unwrap();
+        assert_eq!(outliers(&read), [3]);
+        assert_eq!(read.to_bytes(), bytes);
+        assert!(NibbleCodes::from_bytes(&bytes, 3, 13).is_none(), "a row short");
         assert!(NibbleCodes::from_bytes(&bytes, 4, 16).is_none(), "other dimensions");
         assert!(NibbleCodes::from_bytes(&bytes[..20], 3, 16).is_none(), "torn");
     }

@@ -475,7 +475,8 @@ impl VectorStore {
     }
 
     /// The scan of a large i8 store, in two steps. Every row is ranked first by a cheaper score: with 4-bit codes
-    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes; without, its integer dot
+    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes (and the codes' outliers
+    /// are always among the candidates); without, its integer dot
     /// product with the query rounded to i8 as well (about three times the speed of widening each stored value to
     /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]) are scored as every other search
     /// scores them, so the scores are always the exact ones. The i8 query's rounding moves a score by about 0.3 %,
@@ -493,10 +494,14 @@ impl VectorStore {
         let n = self.ids.len();
         let wanted = (k * I8_RESCORE).max(I8_MIN_RESCORED).min(n);
         let slots = if let Some(nibbles) = nibbles {
-            match nibbles.query(q) {
+            let mut slots = match nibbles.query(q) {
                 Some(query) => best_in_shares(n, wanted, |first, out| nibbles.scores(&query, first, out)),
                 None => (0..wanted).collect(), // no weight where rows differ: every row scores the same
-            }
+            };
+            slots.extend(nibbles.outliers());
+            slots.sort_unstable();
+            slots.dedup();
+            slots
         } else {
             let dims = self.dims;
             let top = q.iter().fold(0f32, |m, x| m.max(x.abs()));

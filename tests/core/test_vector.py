@@ -511,3 +511,22 @@ def test_four_bit_codes_start_at_u4_from_and_stop_under_half_of_it():
     store.remove(np.arange(400, 600))
     assert not store.u4_active
     assert not memsift.VectorStore(64, u4_from=1).u4_active, 'only an i8 store keeps codes'
+
+
+def test_a_row_far_outside_the_codes_range_is_still_found():
+    # As a note on a new topic would be under a model with a few large values: a dimension where one row in
+    # twenty reaches 0.5 and every other stays near 0, so codes fitted to it top out below 0.5 and well over
+    # 1,000 rows share its top code; a row added later with 1.0 there is tied with all of them by its codes.
+    rng = np.random.default_rng(24)
+    n, dims = 24_000, 128
+    rows = rng.standard_normal((n, dims)).astype(np.float32) * 0.05
+    rows[rng.random(n) < 0.05, 7] = 0.5
+    store = memsift.VectorStore(dims, metric='dot', i8_from=1, u4_from=1000)
+    store.add(np.arange(n), rows)
+    marker = np.zeros(dims, dtype=np.float32)
+    marker[7] = 1.0
+    store.add([n], marker[None, :])
+    assert store.u4_active
+    ids, _ = store.search(marker, k=5)
+    assert ids[0] == n
+    assert ids.tolist() == store.search(marker, k=5, exact=True)[0].tolist()
