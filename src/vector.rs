@@ -475,11 +475,10 @@ impl VectorStore {
     }
 
     /// The scan of a large i8 store, in two steps. Every row is ranked first by a cheaper score: with 4-bit codes
-    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes (and the codes' outliers
-    /// are always among the candidates); without, its integer dot
+    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes; without, its integer dot
     /// product with the query rounded to i8 as well (about three times the speed of widening each stored value to
-    /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]) are scored as every other search
-    /// scores them, so the scores are always the exact ones. The i8 query's rounding moves a score by about 0.3 %,
+    /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]), and the codes' outliers, are scored
+    /// as every other search scores them, so the scores are always the exact ones. The i8 query's rounding moves a score by about 0.3 %,
     /// less than the gap between the `k`-th best and the last one rescored, so that answer is the plain scan's; the
     /// codes' error is larger, and their answer is the plain scan's when no true top-`k` row falls below the
     /// rescored ones (`benches/million.py` and `tests/core/test_vector.py` measure how often).

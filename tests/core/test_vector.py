@@ -514,9 +514,9 @@ def test_four_bit_codes_start_at_u4_from_and_stop_under_half_of_it():
 
 
 def test_a_row_far_outside_the_codes_range_is_still_found():
-    # As a note on a new topic would be under a model with a few large values: a dimension where one row in
-    # twenty reaches 0.5 and every other stays near 0, so codes fitted to it top out below 0.5 and well over
-    # 1,000 rows share its top code; a row added later with 1.0 there is tied with all of them by its codes.
+    # As a note on a new topic would be, added after the codes were fitted: a dimension where one row in twenty
+    # reaches 0.5 and every other stays near 0, so its codes top out at 0.5, which well over 1,000 rows share; a
+    # row added later with 1.0 there is clamped to 0.5 and tied with all of them by its codes.
     rng = np.random.default_rng(24)
     n, dims = 24_000, 128
     rows = rng.standard_normal((n, dims)).astype(np.float32) * 0.05
