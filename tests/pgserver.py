@@ -128,6 +128,10 @@ class Server:
         """A new streaming replica of this server (see the class)."""
         return Server(settings={**self.settings, **(settings or {})}, primary=self)
 
+    def promote(self) -> None:
+        """Make this standby a primary of its own, as a failover does (``pg_ctl promote``)."""
+        self._run('pg_ctl', '-D', str(self.data), '-w', 'promote')
+
     def wait_replayed(self, primary: Server, timeout: float = 30.0) -> None:
         """Wait until this standby has replayed everything ``primary`` had written when called."""
         import time

@@ -59,13 +59,17 @@ class SnapshotState(TypedDict):
 class ReplicaInfo(TypedDict):
     """One read replica in ``status()['replica']``: its DSN without the password, whether it answered when last
     asked, the generation it has replayed, how many generations it is behind the primary, its replay lag (ms, as
-    the replica measures it: 0 when it has replayed all it received), and why reads do not go to it (or ``None``)."""
+    the replica measures it: 0 when it has replayed all it received), whether it is still a standby (``False``:
+    promoted by a failover), how many of this process's reads it served, and why reads do not go to it (or
+    ``None``)."""
 
     dsn: str
     reachable: bool
     generation: int | None
     behind: int | None
     lagMs: float | None
+    standby: bool
+    reads: int
     problem: str | None
 
 

@@ -101,7 +101,8 @@ def test_reads_are_served_by_the_replica(tmp_path, replicated, dbs, notes):
         assert state['warning'] is None and state['readsFrom'] == read_dsn
         assert state['replicaReads'] > 0 and state['replicaReads'] > state['primaryReads']
         assert state['replicas'][0] == {'dsn': read_dsn, 'reachable': True, 'generation': reader.store.generation,
-                                        'behind': 0, 'lagMs': 0.0, 'problem': None}  # fmt: skip
+                                        'behind': 0, 'lagMs': 0.0, 'standby': True,
+                                        'reads': state['replicaReads'], 'problem': None}  # fmt: skip
 
 
 def test_a_write_becomes_visible_to_a_reader_process_through_the_replica(tmp_path, replicated, dbs, notes):
@@ -221,6 +222,38 @@ def test_with_the_primary_stopped_searches_answer_from_the_replica(tmp_path, rep
         assert paths(index.search('quokka')) == ['memory/quokka.md']
         state = index.status()['replica']
         assert state['warning'] is None
+
+
+def test_reads_take_turns_among_the_replicas(tmp_path, replicated, dbs, notes):
+    primary, standby = replicated
+    dsn, read_dsn = dbs
+    indexed_and_replayed(tmp_path, replicated, dbs, notes)
+    with primary.standby() as second:
+        second.wait_replayed(primary)
+        second_dsn = second.dsn(read_dsn.rsplit('/', 1)[1])
+        with memsift.MemoryIndex(notes, config(tmp_path, dsn, [read_dsn, second_dsn], host='host-b')) as reader:
+            for query in ['vault', 'backoff', 'tabs', 'deploy'] * 5:
+                assert reader.search(query).results, query
+            state = reader.status()['replica']
+    reads = [replica['reads'] for replica in state['replicas']]
+    assert sum(reads) == state['replicaReads'] and state['warning'] is None
+    assert min(reads) >= sum(reads) // 3, f'each replica serves its share: {reads}'
+
+
+def test_a_promoted_replica_still_serves_reads_and_status_says_where_writes_go(tmp_path, replicated, dbs, notes):
+    primary, _ = replicated
+    dsn, read_dsn = dbs
+    indexed_and_replayed(tmp_path, replicated, dbs, notes)
+    with primary.standby() as failed_over:
+        failed_over.wait_replayed(primary)
+        failed_over.promote()
+        promoted_dsn = failed_over.dsn(read_dsn.rsplit('/', 1)[1])
+        with memsift.MemoryIndex(notes, config(tmp_path, dsn, promoted_dsn, host='host-b')) as reader:
+            assert paths(reader.search('vault'))[0] == 'MEMORY.md'
+            state = reader.status()['replica']
+    assert state['replicas'][0]['standby'] is False and state['replicaReads'] > 0
+    assert f'replica {promoted_dsn} (store.readDsn) is no longer a standby' in state['warning']
+    assert 'point store.dsn at it' in state['warning']
 
 
 def test_read_dsns_are_never_shown_with_their_password(tmp_path, replicated, dbs, notes, monkeypatch):

@@ -5,9 +5,11 @@ a little later. The store learns the agent's generation from the primary (one sm
 serves a read only once it has replayed that generation: every write the caller could know of is then on the
 replica too, so its answer is the one the primary would give. A replica that has not yet replayed it leaves that read
 to the primary; one that stays behind longer than ``store.replicaMaxLagMs``, or does not answer, is left alone for
-:data:`RETRY_S` and ``status()['replica']['warning']`` says so. While the primary does not answer (a restart), reads
-go to a replica that does, whatever it has replayed, and the warning says answers may miss writes it has not
-received; writes fail as they would without replicas.
+:data:`RETRY_S` and ``status()['replica']['warning']`` says so. With several replicas, reads take turns among those
+that have replayed the generation. While the primary does not answer (a restart), reads go to a replica that does,
+whatever it has replayed, and the warning says answers may miss writes it has not received; writes fail as they
+would without replicas. A replica that is no longer a standby (promoted by a failover) still serves reads, and the
+warning says writes go to ``store.dsn`` still: point it at the new primary.
 
 >>> from memsift.errors import StoreError
 >>> replicas = Replicas([], 'main', 1000, lambda dsn, setting: None)
@@ -42,7 +44,8 @@ _PROBE = (
     'SELECT (SELECT generation FROM memory_agents WHERE agent = %s), '
     # Replay lag as the replica sees it: 0 when it has replayed all it received, else the age of its last replay.
     'CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 '
-    'ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END'
+    'ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END, '
+    'pg_is_in_recovery()'
 )
 
 
@@ -58,6 +61,9 @@ class _Replica:
     """``(generation, since)``: the first generation a read needed that this replica had not replayed, and when."""
     skip_until: float = -math.inf
     problem: str | None = None
+    standby: bool = True
+    """``False``: the server is no longer in recovery (promoted by a failover)."""
+    reads: int = 0
 
 
 @record(frozen=False, slots=False)
@@ -82,6 +88,8 @@ class Replicas:
     primary_error: MemsiftError | None = None
     primary_retry_at: float = -math.inf
     _replicas: list[_Replica] = field(default_factory=list)
+    _turn: int = 0
+    """Where the next read starts looking, so reads take turns among the replicas that can serve them."""
 
     def __post_init__(self) -> None:
         self._replicas = [_Replica(pg) for dsn, setting in self.dsns if (pg := self.connect(dsn, setting))]
@@ -94,11 +102,13 @@ class Replicas:
         return self.primary_error is not None and time.monotonic() < self.primary_retry_at
 
     def reader(self, wanted: int) -> Postgres | None:
-        """The replica a read goes to when the caller knows generation ``wanted``: the first that has replayed it
-        (or, while the primary is away, the first that answers); ``None``: the primary."""
+        """The replica a read goes to when the caller knows generation ``wanted``: one that has replayed it (or,
+        while the primary is away, one that answers), each in turn; ``None``: the primary."""
         now = time.monotonic()
         away = self.primary_away
-        for replica in self._replicas:
+        count = len(self._replicas)
+        for step in range(count):
+            replica = self._replicas[(self._turn + step) % count]
             if now < replica.skip_until:
                 continue
             if replica.generation < wanted and (away or now - replica.probed_at >= PROBE_EVERY_S):
@@ -108,6 +118,7 @@ class Replicas:
                     self.failed(replica.pg, exc)
                     continue
             if away or replica.generation >= wanted:
+                self._turn = (self._turn + step + 1) % count
                 return replica.pg
             if replica.waiting is None:
                 replica.waiting = (wanted, now)
@@ -122,7 +133,7 @@ class Replicas:
     def _probe(self, replica: _Replica) -> None:
         """Ask ``replica`` its generation and replay lag."""
         rows = replica.pg.execute(_PROBE, (self.agent,)).fetchall()
-        generation, lag = rows[0]
+        generation, lag, replica.standby = rows[0]
         replica.generation = max(replica.generation, int(generation or 0))
         replica.lag_s = None if lag is None else max(0.0, float(lag))
         replica.probed_at, replica.reachable = time.monotonic(), True
@@ -145,8 +156,11 @@ class Replicas:
         self.last = pg
         if pg is None:
             self.primary_reads += 1
-        else:
-            self.replica_reads += 1
+            return
+        self.replica_reads += 1
+        for replica in self._replicas:
+            if replica.pg is pg:
+                replica.reads += 1
 
     def primary_failed(self, exc: MemsiftError | None) -> tuple[int, Postgres]:
         """The primary did not answer (``exc``; ``None``: it failed less than :data:`RETRY_S` ago): the generation
@@ -194,6 +208,10 @@ class Replicas:
             if replica.problem is not None:
                 warnings.append(f'replica {replica.pg.shown} ({replica.pg.setting}) {replica.problem}: reads go to '
                                 'the primary')  # fmt: skip
+            if not replica.standby:
+                warnings.append(f'replica {replica.pg.shown} ({replica.pg.setting}) is no longer a standby (promoted '
+                                f'by a failover?): it still serves reads, but writes go to {primary} (store.dsn); '
+                                'if it is the new primary, point store.dsn at it')  # fmt: skip
             known = replica.generation >= 0
             infos.append({
                 'dsn': replica.pg.shown,
@@ -201,6 +219,8 @@ class Replicas:
                 'generation': replica.generation if known else None,
                 'behind': max(0, wanted - replica.generation) if known else None,
                 'lagMs': None if replica.lag_s is None else round(replica.lag_s * 1000, 1),
+                'standby': replica.standby,
+                'reads': replica.reads,
                 'problem': replica.problem,
             })  # fmt: skip
         return {
