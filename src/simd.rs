@@ -142,7 +142,7 @@ mod x86 {
         _mm512_cvtepi8_epi32, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_reduce_add_ps,
         _mm512_setzero_ps, _mm_add_ps, _mm_cvtss_f32, _mm_hadd_ps, _mm_loadl_epi64, _mm_loadu_si128,
     };
-    use std::arch::x86_64::{_mm256_add_epi16, _mm256_and_si256, _mm256_set1_epi8, _mm256_srli_epi16};
+    use std::arch::x86_64::{__m256i, _mm256_add_epi16, _mm256_and_si256, _mm256_set1_epi8, _mm256_srli_epi16};
     use std::arch::x86_64::{
         _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_madd_epi16,
         _mm256_maddubs_epi16, _mm256_set1_epi16, _mm256_setzero_si256, _mm256_sign_epi8, _mm_add_epi32,
@@ -217,13 +217,19 @@ mod x86 {
                 }
                 i += 32;
             }
-            let lanes = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b0100_1110>(lanes));
-            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b1011_0001>(lanes));
             let mut tail = [0i32];
             scalar_dot_rows_i8(&row[body..], &q[body..], &mut tail);
-            *o = _mm_cvtsi128_si32(lanes) + tail[0];
+            *o = lane_sum(acc) + tail[0];
         }
+    }
+
+    /// The sum of the eight i32 lanes of `acc`.
+    #[target_feature(enable = "avx2")]
+    fn lane_sum(acc: __m256i) -> i32 {
+        let lanes = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+        let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b0100_1110>(lanes));
+        let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b1011_0001>(lanes));
+        _mm_cvtsi128_si32(lanes)
     }
 
     fn dot_rows_u4_avx2(rows: &[u8], q_lo: &[i8], q_hi: &[i8], out: &mut [i32]) {
@@ -254,12 +260,9 @@ mod x86 {
                 }
                 i += 32;
             }
-            let lanes = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
-            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b0100_1110>(lanes));
-            let lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32::<0b1011_0001>(lanes));
             let mut tail = [0i32];
             scalar_dot_rows_u4(&row[body..], &q_lo[body..], &q_hi[body..], &mut tail);
-            *o = _mm_cvtsi128_si32(lanes) + tail[0];
+            *o = lane_sum(acc) + tail[0];
         }
     }
 

@@ -3,6 +3,7 @@
 it, a replica paused, stopped or unreachable (reads go to the primary, answers stay fresh, status warns), the primary
 stopped (searches answer from the replica, with a warning; writes fail), and DSNs never shown with their password."""
 
+import contextlib
 import itertools
 import json
 import os
@@ -224,13 +225,19 @@ def test_with_the_primary_stopped_searches_answer_from_the_replica(tmp_path, rep
         assert state['warning'] is None
 
 
+@contextlib.contextmanager
+def another_standby(replicated, read_dsn):
+    """A second standby of the primary, replayed to now, and the DSN of ``read_dsn``'s database on it."""
+    primary, _ = replicated
+    with primary.standby() as server:
+        server.wait_replayed(primary)
+        yield server, server.dsn(read_dsn.rsplit('/', 1)[1])
+
+
 def test_reads_take_turns_among_the_replicas(tmp_path, replicated, dbs, notes):
-    primary, standby = replicated
     dsn, read_dsn = dbs
     indexed_and_replayed(tmp_path, replicated, dbs, notes)
-    with primary.standby() as second:
-        second.wait_replayed(primary)
-        second_dsn = second.dsn(read_dsn.rsplit('/', 1)[1])
+    with another_standby(replicated, read_dsn) as (_, second_dsn):
         with memsift.MemoryIndex(notes, config(tmp_path, dsn, [read_dsn, second_dsn], host='host-b')) as reader:
             for query in ['vault', 'backoff', 'tabs', 'deploy'] * 5:
                 assert reader.search(query).results, query
@@ -241,13 +248,10 @@ def test_reads_take_turns_among_the_replicas(tmp_path, replicated, dbs, notes):
 
 
 def test_a_promoted_replica_still_serves_reads_and_status_says_where_writes_go(tmp_path, replicated, dbs, notes):
-    primary, _ = replicated
     dsn, read_dsn = dbs
     indexed_and_replayed(tmp_path, replicated, dbs, notes)
-    with primary.standby() as failed_over:
-        failed_over.wait_replayed(primary)
+    with another_standby(replicated, read_dsn) as (failed_over, promoted_dsn):
         failed_over.promote()
-        promoted_dsn = failed_over.dsn(read_dsn.rsplit('/', 1)[1])
         with memsift.MemoryIndex(notes, config(tmp_path, dsn, promoted_dsn, host='host-b')) as reader:
             assert paths(reader.search('vault'))[0] == 'MEMORY.md'
             state = reader.status()['replica']
