@@ -95,21 +95,34 @@ impl NibbleCodes {
 
     /// The codes with their scales, for a store's file (little-endian): the rows they were fitted on, the row
     /// width, the outliers' count, each dimension's low value and step, the outliers' slots, then the rows' codes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(24 + 8 * (self.low.len() + self.outliers.len()) + self.codes.len());
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         for value in [self.fitted_rows, self.width, self.outliers.len()] {
-            out.extend_from_slice(&(value as u64).to_le_bytes());
+            out.write_all(&(value as u64).to_le_bytes())?;
         }
-        out.extend(self.low.iter().chain(&self.step).flat_map(|x| x.to_le_bytes()));
+        let scales: Vec<u8> = self.low.iter().chain(&self.step).flat_map(|x| x.to_le_bytes()).collect();
+        out.write_all(&scales)?;
         let mut outliers: Vec<usize> = self.outliers().collect();
         outliers.sort_unstable();
-        out.extend(outliers.iter().flat_map(|&slot| (slot as u64).to_le_bytes()));
-        out.extend_from_slice(&self.codes);
+        let slots: Vec<u8> = outliers.iter().flat_map(|&slot| (slot as u64).to_le_bytes()).collect();
+        out.write_all(&slots)?;
+        out.write_all(&self.codes)
+    }
+
+    /// How many bytes [`write_to`](Self::write_to) writes.
+    pub fn byte_len(&self) -> usize {
+        24 + 8 * (self.low.len() + self.outliers.len()) + self.codes.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out).expect("a Vec takes every write");
+        assert_eq!(out.len(), self.byte_len());
         out
     }
 
-    /// What [`to_bytes`](Self::to_bytes) wrote, for `n` rows of `dims` values; `None` when it does not hold that.
-    pub fn from_bytes(bytes: &[u8], dims: usize, n: usize) -> Option<Self> {
+    /// What [`write_to`](Self::write_to) wrote, for `n` rows of `dims` values; `None` when it does not hold that.
+    pub fn from_bytes(mut bytes: Vec<u8>, dims: usize, n: usize) -> Option<Self> {
         let width = dims.div_ceil(BLOCK) * BLOCK / 2;
         let u64_at = |at: usize| -> Option<usize> {
             let value = u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().expect("8 bytes"));
@@ -119,14 +132,15 @@ impl NibbleCodes {
         let scales = bytes.get(24..24 + 8 * dims)?;
         let slots_end = (24 + 8 * dims).checked_add(count.checked_mul(8)?)?;
         let outliers: FxHashSet<usize> = (24 + 8 * dims..slots_end).step_by(8).map(u64_at).collect::<Option<_>>()?;
-        let codes = bytes.get(slots_end..)?;
-        if u64_at(8)? != width || codes.len() != n.checked_mul(width)? || outliers.iter().any(|&slot| slot >= n) {
+        let codes_len = bytes.len().checked_sub(slots_end)?;
+        if u64_at(8)? != width || codes_len != n.checked_mul(width)? || outliers.iter().any(|&slot| slot >= n) {
             return None;
         }
         let floats: Vec<f32> = scales.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect();
         let (low, step) = (floats[..dims].to_vec(), floats[dims..].to_vec());
         let tolerance = median(&step);
-        Some(Self { width, low, step, codes: codes.to_vec(), fitted_rows, outliers, tolerance })
+        bytes.drain(..slots_end); // the codes stay where they were read: no second copy of them
+        Some(Self { width, low, step, codes: bytes, fitted_rows, outliers, tolerance })
     }
 
     /// Move the last row into `slot` and drop the last (a store's swap-remove).
@@ -320,11 +334,11 @@ mod tests {
         assert!(outliers(&codes).is_empty(), "set again within range");
         codes.set(3, &[40.0, 0.0, 0.5]);
         let bytes = codes.to_bytes();
-        let read = NibbleCodes::from_bytes(&bytes, 3, 14).unwrap();
+        let read = NibbleCodes::from_bytes(bytes.clone(), 3, 14).unwrap();
         assert_eq!(outliers(&read), [3]);
         assert_eq!(read.to_bytes(), bytes);
-        assert!(NibbleCodes::from_bytes(&bytes, 3, 13).is_none(), "a row short");
-        assert!(NibbleCodes::from_bytes(&bytes, 4, 16).is_none(), "other dimensions");
-        assert!(NibbleCodes::from_bytes(&bytes[..20], 3, 16).is_none(), "torn");
+        assert!(NibbleCodes::from_bytes(bytes.clone(), 3, 13).is_none(), "a row short");
+        assert!(NibbleCodes::from_bytes(bytes.clone(), 4, 16).is_none(), "other dimensions");
+        assert!(NibbleCodes::from_bytes(bytes[..20].to_vec(), 3, 16).is_none(), "torn");
     }
 }

@@ -6,6 +6,7 @@
 //! A large i8 store also keeps 4-bit codes of its vectors ([`crate::nibbles`]): its scan ranks every row by them
 //! and scores the best exactly.
 
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Condvar, Mutex};
 
@@ -559,49 +560,58 @@ impl VectorStore {
     /// stores the index generation the vectors reflect). Written to a temporary file beside `path` and renamed
     /// over it, so a reader sees the old file or the new one, never a torn one.
     pub fn save(&self, path: &Path, tag: u64) -> Result<()> {
-        let mut out: Vec<u8> = Vec::new();
-        out.extend_from_slice(FILE_MAGIC);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let io = |e: std::io::Error| Error::Index { location: path.display().to_string(), message: e.to_string() };
+        let written = std::fs::File::create(&tmp).and_then(|file| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            self.write_to(&mut out, tag)?;
+            out.into_inner().map(drop).map_err(std::io::IntoInnerError::into_error)
+        });
+        written.and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
+    }
+
+    /// The file's bytes, streamed to `out` (a copy of a million vectors in memory would double the store's size).
+    fn write_to(&self, out: &mut impl Write, tag: u64) -> std::io::Result<()> {
+        out.write_all(FILE_MAGIC)?;
         for value in [u64::from(FILE_VERSION), tag, self.dims as u64, self.ids.len() as u64] {
-            out.extend_from_slice(&value.to_le_bytes());
+            out.write_all(&value.to_le_bytes())?;
         }
-        out.push(match self.metric {
+        let metric = match self.metric {
             Metric::Cosine => 0,
             Metric::Dot => 1,
-        });
-        out.push(match self.quant {
+        };
+        let quant = match self.quant {
             Quantization::F32 => 0,
             Quantization::F16 => 1,
             Quantization::I8 => 2,
-        });
-        for id in &self.ids {
-            out.extend_from_slice(&id.to_le_bytes());
-        }
+        };
+        out.write_all(&[metric, quant])?;
+        write_le(out, &self.ids, u64::to_le_bytes)?;
         match &self.storage {
-            Storage::F32(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
-            Storage::F16(v) => out.extend(v.iter().flat_map(|x| x.to_le_bytes())),
+            Storage::F32(v) => write_le(out, v, f32::to_le_bytes)?,
+            Storage::F16(v) => write_le(out, v, f16::to_le_bytes)?,
             Storage::I8 { data, scales } => {
-                out.extend(data.iter().map(|&x| x.to_le_bytes()[0]));
-                out.extend(scales.iter().flat_map(|x| x.to_le_bytes()));
+                write_le(out, data, i8::to_le_bytes)?;
+                write_le(out, scales, f32::to_le_bytes)?;
             }
         }
         if let Some(ann) = &self.ann {
             let mut graph = vec![0u8; ann.index.serialized_length()];
-            ann.index.save_to_buffer(&mut graph).map_err(ann_error)?;
-            out.extend_from_slice(&(graph.len() as u64).to_le_bytes());
-            out.extend_from_slice(&graph);
+            ann.index.save_to_buffer(&mut graph).map_err(|e| std::io::Error::other(ann_error(e).to_string()))?;
+            out.write_all(&(graph.len() as u64).to_le_bytes())?;
+            out.write_all(&graph)?;
         } else {
-            out.extend_from_slice(&0u64.to_le_bytes());
+            out.write_all(&0u64.to_le_bytes())?;
         }
-        let codes = self.nibbles.as_ref().map(NibbleCodes::to_bytes).unwrap_or_default();
-        out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
-        out.extend_from_slice(&codes);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let io = |e: std::io::Error| Error::Index { location: path.display().to_string(), message: e.to_string() };
-        std::fs::write(&tmp, &out).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })
+        let codes_len = self.nibbles.as_ref().map_or(0, NibbleCodes::byte_len);
+        out.write_all(&(codes_len as u64).to_le_bytes())?;
+        if let Some(nibbles) = &self.nibbles {
+            nibbles.write_to(out)?;
+        }
+        Ok(())
     }
 
     /// Read a file written by [`save`](Self::save): the store and its tag. The HNSW graph is loaded when saved
@@ -611,32 +621,27 @@ impl VectorStore {
             location: path.display().to_string(),
             message: format!("not a vector file: {why}"),
         };
-        let data = std::fs::read(path)
-            .map_err(|e| Error::Index { location: path.display().to_string(), message: e.to_string() })?;
-        let mut at = 0usize;
-        let mut take = |n: usize| -> Result<&[u8]> {
-            let end = at.checked_add(n).filter(|&end| end <= data.len()).ok_or_else(|| bad("truncated"))?;
-            let part = &data[at..end];
-            at = end;
-            Ok(part)
-        };
-        let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        if take(8)? != FILE_MAGIC {
+        let io = |e: std::io::Error| Error::Index { location: path.display().to_string(), message: e.to_string() };
+        let mut input = FileSections::open(path).map_err(io)?;
+        let truncated = |_| bad("truncated");
+        let mut u64_field = || input.values(1, u64::from_le_bytes).map(|v| v[0]).map_err(truncated);
+        if u64_field()?.to_le_bytes() != *FILE_MAGIC {
             return Err(bad("wrong magic"));
         }
-        let version = u64_at(take(8)?);
+        let version = u64_field()?;
         if version != 1 && version != u64::from(FILE_VERSION) {
             return Err(bad("another version"));
         }
-        let tag = u64_at(take(8)?);
-        let dims = usize::try_from(u64_at(take(8)?)).map_err(|_| bad("dims"))?;
-        let n = usize::try_from(u64_at(take(8)?)).map_err(|_| bad("count"))?;
-        let metric = match take(1)?[0] {
+        let tag = u64_field()?;
+        let dims = usize::try_from(u64_field()?).map_err(|_| bad("dims"))?;
+        let n = usize::try_from(u64_field()?).map_err(|_| bad("count"))?;
+        let [metric, quant] = input.values(2, u8::from_le_bytes).map_err(truncated)?[..] else { unreachable!() };
+        let metric = match metric {
             0 => Metric::Cosine,
             1 => Metric::Dot,
             _ => return Err(bad("metric")),
         };
-        let quant = match take(1)?[0] {
+        let quant = match quant {
             0 => Quantization::F32,
             1 => Quantization::F16,
             2 => Quantization::I8,
@@ -644,39 +649,36 @@ impl VectorStore {
         };
         let mut store = Self::new(dims, metric, quant, ann_params)?;
         let values = n.checked_mul(dims).ok_or_else(|| bad("size"))?;
-        store.ids = take(n.checked_mul(8).ok_or_else(|| bad("size"))?)?.chunks_exact(8).map(u64_at).collect();
+        store.ids = input.values(n, u64::from_le_bytes).map_err(truncated)?;
         store.storage = match quant {
-            Quantization::F32 => Storage::F32(
-                take(values * 4)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect(),
-            ),
-            Quantization::F16 => Storage::F16(
-                take(values * 2)?.chunks_exact(2).map(|b| f16::from_le_bytes(b.try_into().expect("2"))).collect(),
-            ),
+            Quantization::F32 => Storage::F32(input.values(values, f32::from_le_bytes).map_err(truncated)?),
+            Quantization::F16 => Storage::F16(input.values(values, f16::from_le_bytes).map_err(truncated)?),
             Quantization::I8 => Storage::I8 {
-                data: take(values)?.iter().map(|&b| i8::from_le_bytes([b])).collect(),
-                scales: take(n * 4)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect(),
+                data: input.values(values, i8::from_le_bytes).map_err(truncated)?,
+                scales: input.values(n, f32::from_le_bytes).map_err(truncated)?,
             },
         };
         store.slot_of = store.ids.iter().enumerate().map(|(slot, &id)| (id, slot)).collect();
         if store.slot_of.len() != n {
             return Err(bad("duplicate ids"));
         }
-        let graph_len = usize::try_from(u64_at(take(8)?)).map_err(|_| bad("graph size"))?;
-        let graph = take(graph_len)?;
-        let codes_len =
-            if version == 1 { 0 } else { usize::try_from(u64_at(take(8)?)).map_err(|_| bad("codes size"))? };
-        let codes = take(codes_len)?;
+        let mut section = || -> Result<Vec<u8>> {
+            let len = input.values(1, u64::from_le_bytes).map_err(truncated)?[0];
+            input.values(usize::try_from(len).map_err(|_| bad("section size"))?, u8::from_le_bytes).map_err(truncated)
+        };
+        let graph = section()?;
+        let codes = if version == 1 { Vec::new() } else { section()? };
         if n >= store.ann_params.i8_from {
             store.requantize(Quantization::I8); // saved before its i8_from was lowered
         }
-        if codes_len > 0 && store.nibbles.is_none() {
+        if !codes.is_empty() && store.nibbles.is_none() {
             let read = NibbleCodes::from_bytes(codes, dims, n).ok_or_else(|| bad("codes do not match the vectors"))?;
             store.nibbles = Some(read);
         }
         store.refresh_nibbles();
-        if graph_len > 0 && store.wants_graph() {
+        if !graph.is_empty() && store.wants_graph() {
             let ann = Ann::new(&store.ann_options())?;
-            ann.index.load_from_buffer(graph).map_err(ann_error)?;
+            ann.index.load_from_buffer(&graph).map_err(ann_error)?;
             if ann.index.size() != n || ann.index.dimensions() != dims {
                 return Err(bad("graph does not match the vectors"));
             }
@@ -792,6 +794,51 @@ fn best_in_shares(n: usize, wanted: usize, score: impl Fn(usize, &mut [f32]) + S
         candidates.truncate(wanted);
     }
     candidates.into_iter().map(|(_, slot)| slot).collect()
+}
+
+/// A vector file read section by section, never asked for more than it holds (a corrupt count cannot make a huge
+/// allocation), in blocks (one buffer of the whole file would double the store's size while it loads).
+struct FileSections {
+    input: std::io::BufReader<std::fs::File>,
+    left: u64,
+}
+
+impl FileSections {
+    fn open(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::File::open(path)?;
+        let left = file.metadata()?.len();
+        Ok(Self { input: std::io::BufReader::with_capacity(1 << 20, file), left })
+    }
+
+    /// The next `count` values of `N` little-endian bytes each; an error when the file holds fewer.
+    fn values<T, const N: usize>(&mut self, count: usize, from: impl Fn([u8; N]) -> T) -> std::io::Result<Vec<T>> {
+        let size = count.checked_mul(N).and_then(|size| u64::try_from(size).ok()).filter(|&size| size <= self.left);
+        let size = size.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        self.left -= size;
+        let mut out = Vec::with_capacity(count);
+        let mut block = vec![0u8; N << 14];
+        for part in (0..count).step_by(1 << 14) {
+            let bytes = &mut block[..(count - part).min(1 << 14) * N];
+            self.input.read_exact(bytes)?;
+            out.extend(bytes.chunks_exact(N).map(|b| from(b.try_into().expect("N bytes"))));
+        }
+        Ok(out)
+    }
+}
+
+/// Each value's little-endian bytes, in blocks (one write per value would be slow, one buffer of all of them large).
+fn write_le<T: Copy, const N: usize>(
+    out: &mut impl Write,
+    values: &[T],
+    bytes: impl Fn(T) -> [u8; N],
+) -> std::io::Result<()> {
+    let mut block = Vec::with_capacity(N << 14);
+    for chunk in values.chunks(1 << 14) {
+        block.clear();
+        block.extend(chunk.iter().flat_map(|&x| bytes(x)));
+        out.write_all(&block)?;
+    }
+    Ok(())
 }
 
 /// Best `k` by score (descending), ties by id (ascending) for a deterministic order.
