@@ -941,9 +941,13 @@ mod tests {
             let fresh: Vec<f32> = (0..24).map(|_| rng.random_range(-1.0..1.0)).collect();
             loaded.add(&[7], &fresh).unwrap(); // the loaded graph keeps growing
             assert_eq!(loaded.search(&fresh, 1, None).unwrap()[0].0, 7);
-            let data = std::fs::read(&path).unwrap();
+            let mut data = std::fs::read(&path).unwrap();
             std::fs::write(&path, &data[..data.len() / 2]).unwrap();
             assert!(VectorStore::load(&path, params(threshold)).is_err(), "a torn file is refused");
+            data[32..40].copy_from_slice(&(1u64 << 40).to_le_bytes()); // the count: refused before any allocation
+            std::fs::write(&path, &data).unwrap();
+            let refused = VectorStore::load(&path, params(threshold)).err().unwrap().to_string();
+            assert!(refused.contains("truncated"), "{refused}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
