@@ -8,7 +8,14 @@ import pytest
 
 import memsift
 from memsift.errors import SkippedFile
-from memsift.index.workspace import IGNORED_DIRS, MemoryFile, list_memory_files, read_memory_file
+from memsift.index.workspace import (
+    IGNORED_DIRS,
+    MemoryFile,
+    ScanAhead,
+    list_memory_files,
+    read_memory_file,
+    scan_workspace,
+)
 
 
 def write(path, text='x'):
@@ -183,3 +190,26 @@ def test_scan_matches_the_os_walk_listing(tmp_path):
     assert found == expected
     assert [p for p, _, _ in found][:3] == ['MEMORY.md', 'memory/2026-11-28.md', 'memory/a/.hidden.md']
     assert '../shared/o.md' in [p for p, _, _ in found]
+
+
+def test_a_scan_ahead_gives_its_listing_once_and_only_for_what_it_scanned(tmp_path):
+    write(tmp_path / 'MEMORY.md', '# facts')
+    write(tmp_path / 'notes' / 'a.md', 'a')
+    listing = scan_workspace(tmp_path, ['notes'])
+    ahead = ScanAhead(tmp_path, ['notes'], [])
+    assert ahead.take(tmp_path / '.', ['notes'], []) == listing
+    assert ahead.take(tmp_path, ['notes'], []) is None, 'once'
+    assert ScanAhead(tmp_path, ['notes'], []).take(tmp_path, [], []) is None, 'other extra paths'
+    assert ScanAhead(tmp_path, [], []).take(tmp_path, [], ['.png']) is None, 'other media'
+
+
+def test_only_the_first_sync_takes_the_scan_ahead(tmp_path):
+    write(tmp_path / 'MEMORY.md', '# facts\n\nThe deploy key lives in the vault.\n')
+    config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(tmp_path / 'state' / 'main.sqlite')}}}}
+    with memsift.MemoryIndex(tmp_path, config) as index:
+        index.sync()
+        index.freshness.scan_ahead = ScanAhead(tmp_path, [], [])
+        assert index.sync().unchanged == 1
+        assert index.freshness.scan_ahead is None, 'taken by the first sync'
+        write(tmp_path / 'memory' / 'late.md', 'a quokka note\n')
+        assert index.sync().added == ['memory/late.md'], 'a later sync scans again'

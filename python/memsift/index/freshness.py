@@ -28,9 +28,9 @@ from memsift.config import MemoryConfig
 from memsift.errors import MemsiftError, ProviderError, SearchIndexError
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
-from memsift.index.identity import extra_paths, media_suffixes
+from memsift.index.identity import media_suffixes
 from memsift.index.sync import Progress, SyncReport, ensure_index_current, sync_workspace, unchanged_report
-from memsift.index.workspace import extra_roots, scan_workspace
+from memsift.index.workspace import extra_paths, extra_roots, scan_workspace
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.search.paths import Catalogue
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from memsift.index.protocol import Store
     from memsift.index.session_memory import SessionMemory
     from memsift.index.watch import Watcher
+    from memsift.index.workspace import ScanAhead
     from memsift.results import SnapshotState
 
 __all__ = ['SEARCH_SYNC_BUDGET_S', 'Freshness', 'open_keyword_index']
@@ -160,6 +161,8 @@ class Freshness:
         """When a sync next prunes the store's removal log (``time.monotonic()``)."""
         self._identity_seen = store.generation
         """The store generation at which the embeddings last compared their identity with the store's."""
+        self.scan_ahead: ScanAhead | None = None
+        """A scan the opener started for the first sync check (the command line, which syncs at once)."""
 
     def check_open(self) -> None:
         if self.closed:
@@ -207,16 +210,18 @@ class Freshness:
         """One sync under the writer lock; ``None`` when another writer holds it and ``wait`` is False (that
         writer's commits reach this process's searches when they reload)."""
         identity = self.embeddings.ready()
-        if not force and (report := self._nothing_to_sync()) is not None:
+        ahead, self.scan_ahead = self.scan_ahead, None  # the first sync's check only: a later one scans itself
+        if not force and (report := self._nothing_to_sync(ahead)) is not None:
             return report
         with self.writer.holding(wait) as writing:
             if not writing:
                 return None
             return self._sync_locked(identity, force, progress)
 
-    def _nothing_to_sync(self) -> SyncReport | None:
-        """The report of a sync with nothing to do, told from a stat scan and one table read, without the writer
-        lock (it writes nothing, so it need not wait for another process's sync); ``None`` when there may be work."""
+    def _nothing_to_sync(self, ahead: ScanAhead | None) -> SyncReport | None:
+        """The report of a sync with nothing to do, told from a stat scan (``ahead``'s, when it matches) and one
+        table read, without the writer lock (it writes nothing, so it need not wait for another process's sync);
+        ``None`` when there may be work."""
         started = time.perf_counter()
         embeddings, generation = self.embeddings, self.store.generation
         if (
@@ -226,10 +231,11 @@ class Freshness:
             or self.index.generation != generation
         ):
             return None
-        suffixes = media_suffixes(self.config, embeddings.provider)
-        report = unchanged_report(
-            self.store, scan_workspace(self.workspace, extra_paths(self.config), suffixes), started
-        )
+        suffixes, extra = media_suffixes(self.config, embeddings.provider), extra_paths(self.config)
+        listing = ahead.take(self.workspace, extra, suffixes) if ahead is not None else None
+        if listing is None:
+            listing = scan_workspace(self.workspace, extra, suffixes)
+        report = unchanged_report(self.store, listing, started)
         if report is not None:
             self.dirty = False
         return report

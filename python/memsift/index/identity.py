@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from memsift._core import VectorStore
 from memsift._record import replace
-from memsift.config import ExtraPath, MemoryConfig
+from memsift.config import MemoryConfig
 from memsift.embedding import EmbeddingProvider
 from memsift.index.sync import load_vectors
+from memsift.index.workspace import extra_paths
 from memsift.media import EXTENSIONS as MEDIA_EXTENSIONS
 from memsift.providers import create_provider
 from memsift.redact import REVISION as REDACTION_REVISION
@@ -27,17 +28,12 @@ from memsift.redact import REVISION as REDACTION_REVISION
 if TYPE_CHECKING:
     from memsift.index.protocol import Store
 
-__all__ = ['TOKENIZER', 'extra_paths', 'media_suffixes', 'previous_vectors', 'wanted_identity']
+__all__ = ['TOKENIZER', 'media_suffixes', 'previous_vectors', 'wanted_identity']
 
 TOKENIZER = 'memsift-analyzer-v1+stem'
 """Recorded in the index identity: a different analyzer would make the BM25 index meaningless."""
 
 _PROVIDER_KEYS = ('provider', 'model', 'dims')
-
-
-def extra_paths(config: MemoryConfig) -> list[str]:
-    """The configured ``extraPaths`` as path strings."""
-    return [p.path if isinstance(p, ExtraPath) else p for p in config.extra_paths]
 
 
 def media_suffixes(config: MemoryConfig, provider: EmbeddingProvider | None) -> tuple[str, ...]:

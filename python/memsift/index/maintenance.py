@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from memsift._text import preview
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError, ProviderError
-from memsift.index.identity import extra_paths, media_suffixes
+from memsift.index.identity import media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
 from memsift.index.sync import workspace_changed
+from memsift.index.workspace import extra_paths
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness

@@ -37,11 +37,10 @@ from memsift.index.backend import open_memory_store, sessions_target, writer_loc
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.freshness import Freshness, open_keyword_index, start_from_snapshot
-from memsift.index.identity import extra_paths
 from memsift.index.notes import append_note
 from memsift.index.reader import memory_get
 from memsift.index.sync import Progress, SyncReport
-from memsift.index.workspace import extra_roots
+from memsift.index.workspace import extra_paths, extra_roots
 from memsift.providers import ProviderResolution, resolve_provider
 from memsift.redact import Redactor
 from memsift.search.pipeline import SearchOptions, SearchPipeline

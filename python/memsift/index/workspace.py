@@ -16,18 +16,22 @@ can show, instead of failing the whole sync.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memsift._core import scan_memory_files
 from memsift._files import read_bounded
 from memsift._record import field, record
+from memsift.config import ExtraPath, MemoryConfig
 from memsift.errors import SkippedFile
 
 __all__ = [
     'DEFAULT_MAX_FILE_BYTES',
     'IGNORED_DIRS',
     'MemoryFile',
+    'ScanAhead',
+    'extra_paths',
     'extra_roots',
     'is_inside',
     'list_memory_files',
@@ -108,15 +112,69 @@ def list_memory_files(
     ]
 
 
+def extra_paths(config: MemoryConfig) -> list[str]:
+    """The configured ``extraPaths`` as path strings (the roots a scan covers beside the workspace)."""
+    return [p.path if isinstance(p, ExtraPath) else p for p in config.extra_paths]
+
+
+Listing = list[tuple[str, str, float, int]]
+"""``(path, abs_path, mtime, size)`` of each memory file, in scan order."""
+
+
 def scan_workspace(
     workspace: str | os.PathLike[str],
     extra_paths: Iterable[str | os.PathLike[str]] = (),
     media_suffixes: Iterable[str] = (),
-) -> list[tuple[str, str, float, int]]:
+) -> Listing:
     """:func:`list_memory_files` as plain ``(path, abs_path, mtime, size)`` tuples: what a sync with nothing to do
     compares, without building an object per file."""
     root = Path(workspace).expanduser().absolute()
     return scan_memory_files(str(root), [str(r) for r in extra_roots(root, extra_paths)], sorted(set(media_suffixes)))
+
+
+class ScanAhead:
+    """:func:`scan_workspace` started on a thread by a process about to open an index and sync it at once (the
+    command line), so the stat calls of that sync's check (14 ms for 5,000 notes) overlap the opening; the scan
+    releases the GIL. :meth:`take` gives its listing once, to a check of the same workspace, extra paths and media.
+    Only for that use: a listing taken later could miss a file written after the scan.
+
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> ahead = ScanAhead(root, [], [])
+    >>> ahead.take(root, [], []), ahead.take(root, [], [])
+    ([], None)
+    """
+
+    def __init__(self, workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]) -> None:
+        self._key = _scan_key(workspace, extra_paths, media)
+        self._listing: Listing | None = None
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._scan, name='memsift-scan-ahead', daemon=True
+        )
+        self._thread.start()
+
+    def _scan(self) -> None:
+        root, extra, media = self._key
+        try:
+            self._listing = scan_workspace(root, extra, media)
+        except Exception:  # noqa: BLE001 - the check scans again and meets the error itself
+            self._listing = None
+
+    def take(
+        self, workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]
+    ) -> Listing | None:
+        """The listing, the first time it is asked for with the arguments it was started with; else ``None``."""
+        thread, self._thread = self._thread, None
+        if thread is None or _scan_key(workspace, extra_paths, media) != self._key:
+            return None
+        thread.join()
+        return self._listing
+
+
+def _scan_key(
+    workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    return str(Path(workspace).expanduser().resolve()), tuple(extra_paths), tuple(sorted(set(media)))
 
 
 def read_memory_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:

@@ -9,12 +9,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsift._record import replace
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import ConfigError, MemsiftError
-from memsift.index.memory_index import MemoryIndex
 from memsift.tools.cli.parser import MCP_TOKEN_ENV, build_parser
 from memsift.tools.cli.render import (
     disk_line,
@@ -32,6 +31,9 @@ from memsift.tools.cli.render import (
     written_line,
 )
 
+if TYPE_CHECKING:
+    from memsift.index.memory_index import MemoryIndex
+
 # Each command imports what only it needs (sessions, the agent tools, MCP, rich) when it runs: `memsift search`
 # starts in well under 100 ms.
 
@@ -45,16 +47,28 @@ def _config(args: argparse.Namespace) -> MemoryConfig:
     return config
 
 
-def _open(args: argparse.Namespace) -> MemoryIndex:
+def _open(args: argparse.Namespace, *, syncs: bool = False) -> MemoryIndex:
+    """The index the command works on; ``syncs``: the command syncs it at once, so the workspace scan of that
+    sync's check starts now, beside importing and opening the index (:class:`~memsift.index.workspace.ScanAhead`:
+    14 ms of a search's 100 on the SciFact notes)."""
+    from memsift.index.workspace import ScanAhead, extra_paths
+
     config = _config(args)
     if getattr(args, 'no_sync', False):
         config = replace(config, sync=replace(config.sync, on_search=False))
     workspace = args.workspace or config.workspace or '.'
-    return MemoryIndex(workspace, config, args.agent)
+    ahead = None
+    if syncs and not config.multimodal.enabled and Path(workspace).expanduser().is_dir():
+        ahead = ScanAhead(workspace, extra_paths(config), ())
+    from memsift.index.memory_index import MemoryIndex  # after starting the scan: most of a command's imports
+
+    index = MemoryIndex(workspace, config, args.agent)
+    index.freshness.scan_ahead = ahead
+    return index
 
 
 def _index(args: argparse.Namespace) -> int:
-    with _open(args) as index, sync_progress(not args.json, index) as progress:
+    with _open(args, syncs=True) as index, sync_progress(not args.json, index) as progress:
         report = index.sync(force=args.force, progress=progress)
         if args.json:
             print_json(report.to_dict())
@@ -66,7 +80,7 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    with _open(args) as index:
+    with _open(args, syncs=not args.no_sync) as index:
         if not args.no_sync:
             index.sync()
         result = index.search(
