@@ -6,9 +6,11 @@ fn normalize_key(raw: &str) -> String {
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
+        // Hex digits read as bytes: `%` may be followed by a multi-byte character, which a `str` slice would cut.
+        let hex = |at: usize| char::from(bytes[at]).to_digit(16);
         if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&raw[i + 1..i + 3], 16) {
-                decoded.push(b);
+            if let (Some(high), Some(low)) = (hex(i + 1), hex(i + 2)) {
+                decoded.push((high * 16 + low) as u8);
                 i += 3;
                 continue;
             }
@@ -105,4 +107,16 @@ pub(super) fn is_format(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}' | '\u{180E}'
         | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
         | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_decode_and_a_character_after_a_percent_stays_whole() {
+        assert_eq!(normalize_key("client%5Fsecret"), "client_secret");
+        assert_eq!(normalize_key("%0\u{80}x"), "%0x", "the C1 control goes, no panic on its two bytes");
+        assert_eq!(normalize_key("a%é1"), "a%é1");
+    }
 }
