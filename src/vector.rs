@@ -479,10 +479,10 @@ impl VectorStore {
     /// (from `u4_from` vectors), their dot product with the query, reading half the bytes; without, its integer dot
     /// product with the query rounded to i8 as well (about three times the speed of widening each stored value to
     /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]), and the codes' outliers, are scored
-    /// as every other search scores them, so the scores are always the exact ones. The i8 query's rounding moves a score by about 0.3 %,
-    /// less than the gap between the `k`-th best and the last one rescored, so that answer is the plain scan's; the
-    /// codes' error is larger, and their answer is the plain scan's when no true top-`k` row falls below the
-    /// rescored ones (`benches/million.py` and `tests/core/test_vector.py` measure how often).
+    /// as every other search scores them, so the scores are always the exact ones. The i8 query's rounding moves a
+    /// score by about 0.3 %, less than the gap between the `k`-th best and the last one rescored, so that answer is
+    /// the plain scan's; the codes' error is larger, and their answer is the plain scan's when no true top-`k` row
+    /// falls below the rescored ones (`benches/million.py` and `tests/core/test_vector.py` measure how often).
     fn search_i8(
         &self,
         data: &[i8],
@@ -556,9 +556,9 @@ impl VectorStore {
         &self.ids
     }
 
-    /// Write the store (ids, vectors, the HNSW graph and the 4-bit codes when active) to `path`, with a caller's `tag` (memsift
-    /// stores the index generation the vectors reflect). Written to a temporary file beside `path` and renamed
-    /// over it, so a reader sees the old file or the new one, never a torn one.
+    /// Write the store (ids, vectors, the HNSW graph and the 4-bit codes when active) to `path`, with a caller's
+    /// `tag` (memsift stores the index generation the vectors reflect). Written to a temporary file beside `path`
+    /// and renamed over it, so a reader sees the old file or the new one, never a torn one.
     pub fn save(&self, path: &Path, tag: u64) -> Result<()> {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         let io = |e: std::io::Error| Error::Index { location: path.display().to_string(), message: e.to_string() };
