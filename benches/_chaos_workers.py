@@ -154,7 +154,13 @@ def unique_word(prefix: str, n: int) -> str:
 
 def memory_config(store_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Keyword-only config whose store lives in ``store_dir`` (never ``~/.memsift``)."""
-    return {'memory': {'search': {'provider': 'none', 'store': {'path': os.path.join(store_dir, '{agentId}.sqlite')}}}}
+    return {
+        'agents': {
+            'defaults': {
+                'memorySearch': {'provider': 'none', 'store': {'path': os.path.join(store_dir, '{agentId}.sqlite')}}
+            }
+        }
+    }
 
 
 def sentence(rng: random.Random) -> str:

@@ -341,7 +341,7 @@ def notes_search(
         'store': {'path': str(directory / f'{method}.sqlite')},
         'query': {'hybrid': {'temporalDecay': {'enabled': False}}},
     }
-    index = memsift.MemoryIndex(directory / 'workspace', {'memory': {'search': settings}})
+    index = memsift.MemoryIndex(directory / 'workspace', {'agents': {'defaults': {'memorySearch': settings}}})
     if local and index.provider is None:
         index.close()
         _beir.fail(f'{method} needs the local model: {index.resolution.reason}')
@@ -521,7 +521,7 @@ def main() -> None:
                     from memsift.providers.local import LocalEmbeddings, transcript_embeddings
 
                     search_config = {'provider': 'local', **({'model': args.model} if args.model else {})}
-                    config = load_config({'memory': {'search': search_config}})
+                    config = load_config({'agents': {'defaults': {'memorySearch': search_config}}})
                     # As the agent tools choose: bge-small for messages unless a model is named.
                     provider = transcript_embeddings(LocalEmbeddings(config), config)
                     print(json.dumps({'model': provider.model}), flush=True)

@@ -162,12 +162,14 @@ def bench_levers(texts: list[str], cache: Path) -> list[dict]:
 def settings(tmp: Path, model: str, name: str) -> dict:
     store = {'path': str(tmp / f'{name}.sqlite')}
     return {
-        'memory': {
-            'search': {
-                'provider': 'local',
-                'model': model,
-                'store': store,
-                'local': {'modelCacheDir': str(tmp / 'models')},
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'provider': 'local',
+                    'model': model,
+                    'store': store,
+                    'local': {'modelCacheDir': str(tmp / 'models')},
+                }
             }
         }
     }

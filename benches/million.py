@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'million [{time.strftime("%H:%M:%S")}] {message} (peak RSS {peak_rss_mb():,.0f} MB)', file=sys.stderr)
 
     tmp = args.keep or Path(tempfile.mkdtemp(prefix='memsift-million-'))
-    config = {'memory': {'search': {'store': {'path': str(tmp / 'index.sqlite')}}}}
+    config = {'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp / 'index.sqlite')}}}}}
     embedder = JitteredEmbedder()
     try:
         if not (args.reuse and (tmp / 'index.sqlite').is_file()):

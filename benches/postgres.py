@@ -95,7 +95,7 @@ def config(backend: str, state: Path, dsn: str | None, read_dsn: str | None = No
         store |= {'backend': 'postgres', 'dsn': dsn}
     if read_dsn:
         store['readDsn'] = read_dsn
-    return {'memory': {'search': {'store': store, 'cache': {'enabled': False}, **search}}}
+    return {'agents': {'defaults': {'memorySearch': {'store': store, 'cache': {'enabled': False}, **search}}}}
 
 
 # ---------------------------------------------------------------- 1. sync speed

@@ -99,7 +99,7 @@ def run_pipelines(data: _beir.Dataset, k: int, modes: tuple[str, ...], model: st
             settings = {**PIPELINE_SETTINGS[mode], 'store': {'path': str(Path(tmp) / f'{mode == "fts"}.sqlite')}}
             if model and mode != 'fts':  # a built-in model's name, or a model file
                 settings |= {'local': {'modelPath': model}} if Path(model).is_file() else {'model': model}
-            with memsift.MemoryIndex(root, {'memory': {'search': settings}}) as index:
+            with memsift.MemoryIndex(root, {'agents': {'defaults': {'memorySearch': settings}}}) as index:
                 if mode != 'fts' and index.provider is None:
                     _beir.fail(f'--mode {mode} needs the local model: {index.resolution.reason}')
                 report = index.sync()

@@ -613,7 +613,7 @@ def remove_db(db: Path) -> None:
 
 def memsift_config(db: Path) -> dict:
     """FTS-only memsift config with its store at ``db`` (everything else OpenClaw's defaults)."""
-    return {'memory': {'search': {'provider': 'none', 'store': {'path': str(db)}}}}
+    return {'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': {'path': str(db)}}}}}
 
 
 class BenchEmbedder:
@@ -1472,12 +1472,14 @@ class OpenClawEmbeddingBaseline(OpenClawBaseline):
 def memsift_embedding_config(db: Path, base_url: str) -> dict:
     """memsift config with the ``openai-compatible`` provider at ``base_url`` and its store at ``db``."""
     return {
-        'memory': {
-            'search': {
-                'provider': 'openai-compatible',
-                'model': EMBEDDING_MODEL,
-                'remote': {'baseUrl': base_url},
-                'store': {'path': str(db)},
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'provider': 'openai-compatible',
+                    'model': EMBEDDING_MODEL,
+                    'remote': {'baseUrl': base_url},
+                    'store': {'path': str(db)},
+                }
             }
         }
     }

@@ -1142,7 +1142,7 @@ def _knows_time_words() -> bool:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        load_config({'memory': {'search': {'query': {'timeWords': False}}}})
+        load_config({'agents': {'defaults': {'memorySearch': {'query': {'timeWords': False}}}}})
     return not any(issubclass(w.category, memsift.ConfigWarning) for w in caught)
 
 
@@ -1156,7 +1156,9 @@ def memory_search(workspace: Path, store: Path, time_words: bool, now, results: 
     """A ``MemoryIndex`` over ``workspace`` (keyword only; ``query.timeWords`` set where this memsift knows it) and
     its search (with ``now`` unless None) as a list of ``(path, start, end)``. The caller closes the index."""
     query = {'timeWords': time_words} if MEMORY_WORDS else {}
-    config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(store)}, 'query': query}}}
+    config = {
+        'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': {'path': str(store)}, 'query': query}}}
+    }
     index = memsift.MemoryIndex(workspace, config)
     index.sync()
     extra = {'now': now} if now is not None else {}

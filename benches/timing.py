@@ -63,7 +63,11 @@ def workspace(root: Path) -> Path:
 
 
 def config(root: Path, **search: object) -> dict:
-    return {'memory': {'search': {'store': {'path': str(root / 'state' / '{agentId}.sqlite')}, **search}}}
+    return {
+        'agents': {
+            'defaults': {'memorySearch': {'store': {'path': str(root / 'state' / '{agentId}.sqlite')}, **search}}
+        }
+    }
 
 
 def vector(text: str, dims: int = 32) -> list[float]:

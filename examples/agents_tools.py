@@ -36,7 +36,9 @@ async def invoke(tool: FunctionTool, **arguments: Any) -> Any:
 
 async def main(query: str) -> None:
     with tempfile.TemporaryDirectory() as state:  # index and session store live here, never in the workspace
-        config = {'memory': {'search': {'provider': 'none', 'store': {'path': f'{state}/index.sqlite'}}}}
+        config = {
+            'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': {'path': f'{state}/index.sqlite'}}}}
+        }
         # session_key: the conversation the agent is serving. It decides which past conversations are visible, so
         # the application sets it here and the model never sees it as an argument.
         with MemoryTools.open(

@@ -24,7 +24,9 @@ WORKSPACE = Path(__file__).resolve().parent / 'workspace'
 
 def main(query: str) -> None:
     with tempfile.TemporaryDirectory() as state:  # the index lives here, never in the workspace
-        config = {'memory': {'search': {'provider': 'none', 'store': {'path': f'{state}/index.sqlite'}}}}
+        config = {
+            'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': {'path': f'{state}/index.sqlite'}}}}
+        }
         with MemoryIndex(WORKSPACE, config) as index:
             index.sync()  # a search answers from what is indexed
             retriever = MemsiftRetriever(index, max_results=3, min_score=0.1)

@@ -74,7 +74,11 @@ def write(path, text: str) -> None:
 
 def memory_config(tmp_path, **search) -> dict:
     """An OpenClaw config dict whose store lives in ``tmp_path`` plus the given ``memory.search`` keys."""
-    return {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}}
+    return {
+        'agents': {
+            'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}, **search}}
+        }
+    }
 
 
 def open_index(tmp_path, ws=None, provider=None, **search):
@@ -117,6 +121,14 @@ def no_provider_keys(monkeypatch):
     """Tests never pick up the developer's API keys: ``auto`` resolves to keyword-only unless a test sets a key."""
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_openclaw_setup(monkeypatch):
+    """Tests never read the developer's OpenClaw setup (the command line reads ``~/.openclaw/openclaw.json`` by
+    default): a test that wants one sets ``OPENCLAW_CONFIG_PATH`` / ``OPENCLAW_STATE_DIR`` itself."""
+    monkeypatch.setenv('OPENCLAW_CONFIG_PATH', '/nonexistent/memsift-tests/openclaw.json')
+    monkeypatch.delenv('OPENCLAW_STATE_DIR', raising=False)
 
 
 # ---------------------------------------------------------------- a loopback HTTP server for provider tests

@@ -7,7 +7,8 @@ editor know the keys. ``memory_search`` returns :class:`~memsift.search.results.
 >>> import tempfile, pathlib, memsift
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
->>> with memsift.MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+>>> search = {'store': {'path': str(ws / 'index.sqlite')}}
+>>> with memsift.MemoryIndex(ws, {'agents': {'defaults': {'memorySearch': search}}}) as index:
 ...     _ = index.sync()
 ...     got: MemoryGetResult = index.get('MEMORY.md')
 >>> sorted(got) == sorted(MemoryGetResult.__required_keys__)

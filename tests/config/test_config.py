@@ -160,17 +160,70 @@ def test_sessions_source_needs_experimental_session_memory(settings, expected):
 def test_newer_memory_search_form():
     root = {
         'memory': {'search': {'query': {'maxResults': 4}, 'extraPaths': ['a']}, 'citations': 'off'},
-        'agents': {'entries': {'main': {'memory': {'search': {'extraPaths': ['b', 'a'], 'chunking': {'tokens': 50}}}}}},
+        'agents': {'entries': {'main': {'memory': {'search': {'extraPaths': ['b', 'a'], 'query': {'minScore': 0.2}}}}}},
     }
     config = load_config(root)
-    assert (config.query.max_results, config.chunking.tokens, config.extra_paths) == (4, 50, ('a', 'b'))
-    assert config.citations == 'off'
+    assert (config.query.max_results, config.query.min_score, config.extra_paths) == (4, 0.2, ('a', 'b'))
+    assert config.citations == 'off' and config.profile.name == 'openclaw-2'
 
 
-def test_classic_form_wins_over_newer_form_with_a_warning():
-    root = {**memory_search(query={'maxResults': 2}), 'memory': {'search': {'query': {'maxResults': 9}}}}
-    with pytest.warns(ConfigWarning, match='memory.search'):
-        assert load_config(root).query.max_results == 2
+def test_a_2x_config_gets_the_ranking_openclaw_2x_fixes():
+    hybrid = load_config({'memory': {'search': {}}}).query.hybrid
+    assert (hybrid.vector_weight, hybrid.text_weight, hybrid.mmr.enabled, hybrid.mmr.lambda_) == (0.7, 0.3, True, 0.7)
+    assert (hybrid.temporal_decay.enabled, hybrid.temporal_decay.half_life_days) == (True, 30)
+    classic = load_config(memory_search()).query.hybrid  # 1.x: both stages off unless the config turns them on
+    assert (classic.mmr.enabled, classic.temporal_decay.enabled) == (False, False)
+    assert load_config(memory_search()).profile.name == load_config(None).profile.name == 'openclaw-1'
+
+
+@pytest.mark.parametrize(
+    ('search', 'named'),
+    [
+        ({'chunking': {'tokens': 50}}, 'memory.search.chunking'),
+        ({'query': {'hybrid': {'mmr': {'enabled': False}}}}, 'memory.search.query.hybrid'),
+        ({'store': {'path': '/elsewhere/{agentId}.sqlite'}}, 'memory.search.store.path'),
+        ({'sync': {'watch': False}}, 'memory.search.sync'),
+        ({'query': {'rerank': {'enabled': True}}}, 'memory.search.query.rerank'),
+        ({'extraPaths': [{'path': 'wiki', 'evergreen': True}]}, r'memory.search.extraPaths\[0\].evergreen'),
+    ],
+)
+def test_a_key_2x_rejects_is_named_and_not_applied(search, named):
+    with pytest.warns(ConfigWarning, match=f'{named}.*plugins.entries.memsift.config') as caught:
+        config = load_config({'memory': {'search': search}})
+    assert len(caught) == 1
+    defaults = load_config({'memory': {'search': {}}})
+    assert (config.chunking, config.query.hybrid, config.store.path, config.sync) == (
+        defaults.chunking,
+        defaults.query.hybrid,
+        defaults.store.path,
+        defaults.sync,
+    )
+    assert not config.query.rerank.enabled and all(not getattr(p, 'evergreen', False) for p in config.extra_paths)
+
+
+def test_memsift_settings_of_a_2x_config_live_in_its_plugin_entry(tmp_path):
+    own = {'store': {'path': str(tmp_path / '{agentId}.sqlite')}, 'query': {'hybrid': {'mmr': {'enabled': False}}}}
+    root = {'memory': {'search': {'query': {'maxResults': 2}}}, 'plugins': {'entries': {'memsift': {'config': own}}}}
+    config = load_config(root, 'work')
+    assert (config.store.path, config.query.hybrid.mmr.enabled) == (str(tmp_path / 'work.sqlite'), False)
+    assert config.query.max_results == 2 and config.query.hybrid.temporal_decay.enabled
+    with pytest.raises(ConfigError, match=r'plugins\.entries\.memsift\.config\.query\.maxResults'):
+        load_config(
+            {'memory': {'search': {}}, 'plugins': {'entries': {'memsift': {'config': {'query': {'maxResults': 0}}}}}}
+        )
+
+
+def test_memory_search_wins_over_a_legacy_block_beside_it_as_doctor_merges_them():
+    root = {
+        **memory_search(query={'maxResults': 2, 'minScore': 0.1}, chunking={'tokens': 50}),
+        'memory': {'search': {'query': {'maxResults': 9}}},
+    }
+    with pytest.warns(ConfigWarning) as caught:
+        config = load_config(root)
+    messages = [str(w.message) for w in caught]
+    assert any('agents.defaults.memorySearch: the OpenClaw 1.x form; memory.search wins' in m for m in messages)
+    assert any('agents.defaults.memorySearch.chunking' in m for m in messages)
+    assert (config.query.max_results, config.query.min_score, config.chunking.tokens) == (9, 0.1, 400)
 
 
 def test_multimodal_all_expands():
@@ -323,8 +376,8 @@ def test_sessions_search_mode_defaults_to_ranked_and_can_restore_all_terms():
 
 
 def test_read_replicas_on_sqlite_are_ignored_with_a_warning(tmp_path):
-    config = load_config({'memory': {'search': {'store': {'path': str(tmp_path / 'a.sqlite'),
-                                                          'readDsn': 'postgresql://u:secret@replica/db'}}}})  # fmt: skip
+    config = load_config({'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'a.sqlite'),
+                                                          'readDsn': 'postgresql://u:secret@replica/db'}}}}})  # fmt: skip
     from memsift.index.backend import open_memory_store
 
     with pytest.warns(ConfigWarning, match='store.readDsn is set but store.backend is "sqlite"') as caught:

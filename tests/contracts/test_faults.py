@@ -402,9 +402,9 @@ def test_absurd_config_values_raise_config_errors(tmp_path):
         deep = {'x': deep}
     for bad in (10**400, deep, [deep]):
         with pytest.raises(ConfigError):
-            memsift.load_config({'memory': {'search': {'query': {'maxResults': bad}}}})
+            memsift.load_config({'agents': {'defaults': {'memorySearch': {'query': {'maxResults': bad}}}}})
     with pytest.raises(ConfigError, match='maxResults'):
-        memsift.load_config({'memory': {'search': {'query': {'maxResults': 10**400}}}})
+        memsift.load_config({'agents': {'defaults': {'memorySearch': {'query': {'maxResults': 10**400}}}}})
 
 
 def test_a_huge_config_file_is_refused_at_once(tmp_path):

@@ -626,7 +626,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def index_config(store: Path) -> dict[str, Any]:
     """A keyword-only config whose store lives at ``store``."""
-    return {'memory': {'search': {'provider': 'none', 'store': {'path': str(store)}}}}
+    return {'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': {'path': str(store)}}}}}
 
 
 # ---------------------------------------------------------------- fixtures
@@ -1407,7 +1407,7 @@ def test_postgres_dsn(dsn: str, agent_id: str, scratch: Callable[[], Path]) -> N
     """Any text as ``store.dsn`` (no server behind it), and any agent id: a typed error, never a driver's."""
     root = scratch()
     store = {'backend': 'postgres', 'dsn': dsn, 'path': str(root / 'x.sqlite')}
-    config = {'memory': {'search': {'provider': 'none', 'store': store}}}
+    config = {'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': store}}}}
     result = call('MemoryIndex(postgres)', MemoryIndex, make_workspace(root / 'ws', WORKSPACE), config, agent_id)
     if not isinstance(result, Refused):
         result.close()
@@ -1421,7 +1421,9 @@ def pg_tools(postgres_server: Any, workspace: Path, tmp_path_factory: pytest.Tem
     """The fuzzed workspace served from a PostgreSQL database, with a session in it."""
     dsn = postgres_server.create_database('fuzz_tools')
     store = {'backend': 'postgres', 'dsn': dsn, 'path': str(tmp_path_factory.mktemp('pg') / 'x.sqlite')}
-    tools = MemoryTools.open(workspace, {'memory': {'search': {'provider': 'none', 'store': store}}}, sync=False)
+    tools = MemoryTools.open(
+        workspace, {'agents': {'defaults': {'memorySearch': {'provider': 'none', 'store': store}}}}, sync=False
+    )
     tools.index.sync()
     tools.sessions.append(
         MAIN, {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'walrus protocol 数据库'}}

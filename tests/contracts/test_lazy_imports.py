@@ -63,7 +63,7 @@ def test_a_missing_http_client_fails_where_a_remote_provider_is_made_not_at_impo
         import memsift
         from memsift.config import load_config
         from memsift.providers import create_provider
-        config = load_config({'memory': {'search': {'provider': 'openai', 'remote': {'apiKey': 'sk-test'}}}})
+        config = load_config({'agents': {'defaults': {'memorySearch': {'provider': 'openai', 'remote': {'apiKey': 'sk-test'}}}}})
         try:
             create_provider('openai', config)
         except ImportError as exc:

@@ -23,7 +23,9 @@ def indexed(tmp_path):
     (ws / 'memory' / 'bad.md').write_bytes(b'\xff\xfe not utf-8')
     for i in range(60):
         write(ws / 'memory' / f'2026-10-{i % 28 + 1:02d}-{i}.md', f'# note {i}\n\nbackoff retry {i} car doctor\n' * 3)
-    config = {'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}}}
+    config = {
+        'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}}}
+    }
     with memsift.MemoryIndex(ws, config, provider=HashEmbedder()) as index:
         index.sync()
         assert index.store.skipped() and index.store.cache_size() > 0
@@ -44,9 +46,11 @@ def test_sqlite_to_postgres_and_back_copies_everything(tmp_path, pg_dsn, indexed
             migrate_memory(pg, back)
             assert memory_digest(back) == source
     pg_config = {
-        'memory': {
-            'search': {
-                'store': {'backend': 'postgres', 'dsn': pg_dsn, 'path': str(tmp_path / 'pg' / '{agentId}.sqlite')}
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'store': {'backend': 'postgres', 'dsn': pg_dsn, 'path': str(tmp_path / 'pg' / '{agentId}.sqlite')}
+                }
             }
         }
     }
@@ -119,7 +123,13 @@ def test_migrate_moves_memory_and_sessions_both_ways_from_the_command_line(tmp_p
         original = store.search('orion-7', caller='agent:main:main')
     config = tmp_path / 'openclaw.json'
     config.write_text(
-        json.dumps({'memory': {'search': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}}})
+        json.dumps(
+            {
+                'agents': {
+                    'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}}
+                }
+            }
+        )
     )
 
     def run(*args, env=None):
@@ -141,7 +151,9 @@ def test_migrate_moves_memory_and_sessions_both_ways_from_the_command_line(tmp_p
         assert shared.search('orion-7', caller='agent:main:main')['results'] == original['results']
         assert {s['key']: s['archived'] for s in shared.sessions()}['agent:main:subagent:x'] is True
     back = tmp_path / 'back'
-    config.write_text(json.dumps({'memory': {'search': {'store': {'path': str(back / '{agentId}.sqlite')}}}}))
+    config.write_text(
+        json.dumps({'agents': {'defaults': {'memorySearch': {'store': {'path': str(back / '{agentId}.sqlite')}}}}})
+    )
     done = run('--to', 'sqlite', '--dsn', pg_dsn, '--sessions-db', str(back / 'sessions.sqlite'))
     assert done.returncode == 0, done.stderr
     returned = json.loads(done.stdout)
@@ -157,7 +169,8 @@ def test_migrate_refuses_what_it_cannot_do(tmp_path, pg_dsn):
     from memsift.migrate import migrate
 
     config = load_config(
-        {'memory': {'search': {'store': {'path': str(tmp_path / 'none' / '{agentId}.sqlite')}}}}, 'main'
+        {'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'none' / '{agentId}.sqlite')}}}}},
+        'main',
     )
     with pytest.raises(InvalidInputError, match='no SQLite memory store'):
         migrate(config, 'postgres', dsn=pg_dsn)

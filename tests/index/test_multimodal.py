@@ -102,7 +102,7 @@ def test_multimodal_needs_gemini_embedding_2_and_no_fallback(tmp_path):
         {'provider': 'gemini', 'model': 'gemini-embedding-2-preview', 'fallback': 'openai'},
     ):
         with pytest.raises(memsift.ConfigError, match='multimodal'):
-            memsift.load_config({'memory': {'search': {'multimodal': {'enabled': True}, **bad}}})
+            memsift.load_config({'agents': {'defaults': {'memorySearch': {'multimodal': {'enabled': True}, **bad}}}})
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def notes(tmp_path):
 def config(tmp_path, dsn, read_dsn, host='host-a', **store) -> dict:
     store = {'backend': 'postgres', 'dsn': dsn, 'readDsn': read_dsn,
              'path': str(tmp_path / host / '{agentId}.sqlite'), **store}  # fmt: skip
-    return {'memory': {'search': {'store': store}}}
+    return {'agents': {'defaults': {'memorySearch': {'store': store}}}}
 
 
 def paths(result):
@@ -277,7 +277,7 @@ def test_read_dsns_are_never_shown_with_their_password(tmp_path, replicated, dbs
         memsift.MemoryIndex(notes, config(tmp_path, dsn, [secret_dsn, 5]))
     assert 'pa55word-replica' not in str(info.value) and 'store.readDsn' in str(info.value)
     # $MEMSIFT_PG_READ_DSN when store.readDsn is not set
-    del cfg['memory']['search']['store']['readDsn']
+    del cfg['agents']['defaults']['memorySearch']['store']['readDsn']
     monkeypatch.setenv('MEMSIFT_PG_READ_DSN', secret_dsn)
     with memsift.MemoryIndex(notes, cfg) as index:
         index.search('vault')

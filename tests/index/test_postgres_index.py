@@ -25,11 +25,15 @@ def settle():
 def pg_config(tmp_path, dsn, host='host-a', **search) -> dict:
     """A config on the PostgreSQL backend; ``host`` names where this process keeps its derived indexes."""
     store = {'backend': 'postgres', 'dsn': dsn, 'path': str(tmp_path / host / '{agentId}.sqlite')}
-    return {'memory': {'search': {'store': store, **search}}}
+    return {'agents': {'defaults': {'memorySearch': {'store': store, **search}}}}
 
 
 def sqlite_config(tmp_path, **search) -> dict:
-    return {'memory': {'search': {'store': {'path': str(tmp_path / 'sqlite' / '{agentId}.sqlite')}, **search}}}
+    return {
+        'agents': {
+            'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'sqlite' / '{agentId}.sqlite')}, **search}}
+        }
+    }
 
 
 @pytest.fixture
@@ -136,7 +140,7 @@ def test_agents_sharing_a_database_are_kept_apart(tmp_path, pg_dsn, notes):
 def test_the_dsn_comes_from_the_environment_and_is_never_shown(tmp_path, postgres_server, notes, monkeypatch):
     dsn = postgres_server.create_database('from_env').replace('memsift@', 'memsift:pa55word-xyz@')
     config = pg_config(tmp_path, None)
-    del config['memory']['search']['store']['dsn']
+    del config['agents']['defaults']['memorySearch']['store']['dsn']
     with pytest.raises(ConfigError, match='MEMSIFT_PG_DSN'):
         memsift.MemoryIndex(notes, config)
     monkeypatch.setenv('MEMSIFT_PG_DSN', dsn)
@@ -199,7 +203,7 @@ def test_two_processes_syncing_one_agent_store_every_file_once(tmp_path, pg_dsn,
     script = textwrap.dedent(f"""
         import json, sys, memsift
         config = json.loads(open({str(config)!r}).read())
-        config['memory']['search']['store']['path'] = sys.argv[1] + '/{{agentId}}.sqlite'
+        config['agents']['defaults']['memorySearch']['store']['path'] = sys.argv[1] + '/{{agentId}}.sqlite'
         with memsift.MemoryIndex({str(notes)!r}, config) as index:
             for _ in range(3):
                 index.sync(force=True)

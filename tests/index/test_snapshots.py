@@ -19,10 +19,10 @@ QUERIES = ['backoff retry', 'tabs spaces', 'doctor appointment', 'vault', 'day 7
 
 def host_config(tmp_path, dsn, host, **store):
     """A PostgreSQL config whose derived indexes live in ``tmp_path / host`` (a host of its own)."""
-    return {'memory': {'search': {'store': {
+    return {'agents': {'defaults': {'memorySearch': {'store': {
         'backend': 'postgres', 'dsn': dsn, 'path': str(tmp_path / host / '{agentId}.sqlite'),
         'snapshots': {'path': str(tmp_path / 'snapshots'), **store},
-    }}}}  # fmt: skip
+    }}}}}  # fmt: skip
 
 
 @pytest.fixture

@@ -245,7 +245,7 @@ def test_config_chooses_the_backend_of_both_stores_once(pg_dsn, tmp_path, monkey
     assert not is_dsn(keywords)
     monkeypatch.chdir(tmp_path)
     store = {'backend': 'postgres', 'dsn': keywords, 'path': str(tmp_path / 'main.sqlite')}
-    config = load_config({'memory': {'search': {'store': store}}}, 'main')
+    config = load_config({'agents': {'defaults': {'memorySearch': {'store': store}}}}, 'main')
     assert choose_backend(config)[:2] == ('postgres', keywords)
     with open_memory_store(config) as memory:
         assert memory.catches_up

@@ -119,7 +119,9 @@ def test_the_report_names_the_generation_the_sync_left_when_it_records_the_ident
     from conftest import HashEmbedder
 
     write(tmp_path / 'MEMORY.md', '# Facts\n- tabs over spaces\n')
-    config = {'memory': {'search': {'store': {'path': str(tmp_path / 'index' / '{agentId}.sqlite')}}}}
+    config = {
+        'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'index' / '{agentId}.sqlite')}}}}
+    }
     for model in ('hash-v1', 'hash-v1', 'hash-v2'):
         with memsift.MemoryIndex(tmp_path, config, provider=HashEmbedder(model=model)) as index:
             report = index.sync()

@@ -205,7 +205,13 @@ def test_a_scan_ahead_gives_its_listing_once_and_only_for_what_it_scanned(tmp_pa
 
 def test_only_the_first_sync_takes_the_scan_ahead(tmp_path):
     write(tmp_path / 'MEMORY.md', '# facts\n\nThe deploy key lives in the vault.\n')
-    config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(tmp_path / 'state' / 'main.sqlite')}}}}
+    config = {
+        'agents': {
+            'defaults': {
+                'memorySearch': {'provider': 'none', 'store': {'path': str(tmp_path / 'state' / 'main.sqlite')}}
+            }
+        }
+    }
     with memsift.MemoryIndex(tmp_path, config) as index:
         index.sync()
         index.freshness.scan_ahead = ScanAhead(tmp_path, [], [])

@@ -120,15 +120,17 @@ def provider(server, provider_id='openai'):
         provider_id,
         memsift.load_config(
             {
-                'memory': {
-                    'search': {
-                        'provider': provider_id,
-                        'model': 'm',
-                        'remote': {
-                            'baseUrl': server.url + '/v1',
-                            'apiKey': KEY,
-                            'batch': {'enabled': True, 'pollIntervalMs': 1},
-                        },
+                'agents': {
+                    'defaults': {
+                        'memorySearch': {
+                            'provider': provider_id,
+                            'model': 'm',
+                            'remote': {
+                                'baseUrl': server.url + '/v1',
+                                'apiKey': KEY,
+                                'batch': {'enabled': True, 'pollIntervalMs': 1},
+                            },
+                        }
                     }
                 }
             }
@@ -174,15 +176,17 @@ def test_openai_batch_still_running_without_wait_embeds_inline(batch_server):
         'openai',
         memsift.load_config(
             {
-                'memory': {
-                    'search': {
-                        'provider': 'openai',
-                        'model': 'm',
-                        'remote': {
-                            'baseUrl': batch_server.url + '/v1',
-                            'apiKey': KEY,
-                            'batch': {'enabled': True, 'wait': False},
-                        },
+                'agents': {
+                    'defaults': {
+                        'memorySearch': {
+                            'provider': 'openai',
+                            'model': 'm',
+                            'remote': {
+                                'baseUrl': batch_server.url + '/v1',
+                                'apiKey': KEY,
+                                'batch': {'enabled': True, 'wait': False},
+                            },
+                        }
                     }
                 }
             }
@@ -262,14 +266,16 @@ def gemini(server, **batch):
         'gemini',
         memsift.load_config(
             {
-                'memory': {
-                    'search': {
-                        'provider': 'gemini',
-                        'remote': {
-                            'baseUrl': server.url + '/v1beta',
-                            'apiKey': GEMINI_KEY,
-                            'batch': {'enabled': True, 'pollIntervalMs': 1, **batch},
-                        },
+                'agents': {
+                    'defaults': {
+                        'memorySearch': {
+                            'provider': 'gemini',
+                            'remote': {
+                                'baseUrl': server.url + '/v1beta',
+                                'apiKey': GEMINI_KEY,
+                                'batch': {'enabled': True, 'pollIntervalMs': 1, **batch},
+                            },
+                        }
                     }
                 }
             }

@@ -233,7 +233,7 @@ def bedrock(server, env, model=None, **search):
     search = {'provider': 'bedrock', 'remote': {'baseUrl': server.url, **search.pop('remote', {})}, **search}
     if model:
         search['model'] = model
-    return BedrockEmbeddings(memsift.load_config({'memory': {'search': search}}), env)
+    return BedrockEmbeddings(memsift.load_config({'agents': {'defaults': {'memorySearch': search}}}), env)
 
 
 # ---------------------------------------------------------------- model families, signed end to end
@@ -372,7 +372,9 @@ def test_missing_credentials(server):
 
 def test_missing_credentials_through_provider_resolution(monkeypatch):
     monkeypatch.setitem(ADAPTERS, 'bedrock', BedrockEmbeddings)  # until the package registers it
-    resolution = resolve_provider(memsift.load_config({'memory': {'search': {'provider': 'bedrock'}}}), {})
+    resolution = resolve_provider(
+        memsift.load_config({'agents': {'defaults': {'memorySearch': {'provider': 'bedrock'}}}}), {}
+    )
     assert resolution.provider is None and 'AWS_ACCESS_KEY_ID' in resolution.error
 
 
@@ -396,10 +398,12 @@ def test_region_and_endpoint_from_the_base_url_or_the_environment():
     env = {**SIGV4, 'AWS_REGION': 'us-west-2'}
     config = memsift.load_config(
         {
-            'memory': {
-                'search': {
-                    'provider': 'bedrock',
-                    'remote': {'baseUrl': 'https://bedrock-runtime.eu-central-1.amazonaws.com'},
+            'agents': {
+                'defaults': {
+                    'memorySearch': {
+                        'provider': 'bedrock',
+                        'remote': {'baseUrl': 'https://bedrock-runtime.eu-central-1.amazonaws.com'},
+                    }
                 }
             }
         }
@@ -407,7 +411,9 @@ def test_region_and_endpoint_from_the_base_url_or_the_environment():
     provider = BedrockEmbeddings(config, env)
     assert provider.region == 'eu-central-1'  # the base URL beats AWS_REGION
     assert provider.http.base_url == 'https://bedrock-runtime.eu-central-1.amazonaws.com'
-    default = BedrockEmbeddings(memsift.load_config({'memory': {'search': {'provider': 'bedrock'}}}), env)
+    default = BedrockEmbeddings(
+        memsift.load_config({'agents': {'defaults': {'memorySearch': {'provider': 'bedrock'}}}}), env
+    )
     assert default.region == 'us-west-2'
     assert default.http.base_url == 'https://bedrock-runtime.us-west-2.amazonaws.com'
     assert default.http.url(default._path()).endswith('/model/amazon.titan-embed-text-v2%3A0/invoke')

@@ -74,7 +74,7 @@ def make(server, env=None, model=None, base='', **remote):
     }
     if model:
         search['model'] = model
-    config = memsift.load_config({'memory': {'search': search}})
+    config = memsift.load_config({'agents': {'defaults': {'memorySearch': search}}})
     env = {'COPILOT_GITHUB_TOKEN': GITHUB_TOKEN, 'COPILOT_TOKEN_URL': server.url + TOKEN_PATH} if env is None else env
     return CopilotEmbeddings(config, env)
 

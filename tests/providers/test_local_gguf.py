@@ -130,7 +130,11 @@ def gguf_path(tmp_path_factory):
 
 def local_config(model_path, **search):
     return memsift.load_config(
-        {'memory': {'search': {'provider': 'local', 'local': {'modelPath': str(model_path)}, **search}}}
+        {
+            'agents': {
+                'defaults': {'memorySearch': {'provider': 'local', 'local': {'modelPath': str(model_path)}, **search}}
+            }
+        }
     )
 
 

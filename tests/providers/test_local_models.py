@@ -186,7 +186,9 @@ def test_multilingual_model_answers_cjk_queries_through_the_vector_leg(tmp_path)
 @pytest.mark.parametrize('model', [local.BGE_MODEL, local.MINILM_MODEL, local.MULTILINGUAL_MODEL])
 def test_local_models_embed_any_text(model):
     {local.BGE_MODEL: bge_dir, local.MINILM_MODEL: minilm_dir, local.MULTILINGUAL_MODEL: e5_file}[model]()
-    provider = local.LocalEmbeddings(memsift.load_config({'memory': {'search': {'provider': 'local', 'model': model}}}))
+    provider = local.LocalEmbeddings(
+        memsift.load_config({'agents': {'defaults': {'memorySearch': {'provider': 'local', 'model': model}}}})
+    )
     texts = ['cut mid-emoji \ud83d', '\ud800', 'nul\x00inside', '\x00' * 10, '', 'x' * 1_000_000, '😀' * 5000]
     vectors = provider.embed_documents(texts)
     assert vectors.shape == (len(texts), 384) and np.isfinite(vectors).all()
@@ -220,7 +222,7 @@ def test_bge_graph_matches_the_packaged_onnx_export_in_both_precisions(tmp_path,
 
 def test_bge_ranks_a_paraphrase_above_a_lookalike():
     bge_dir()
-    config = {'memory': {'search': {'provider': 'local', 'model': 'BAAI/bge-small-en-v1.5'}}}
+    config = {'agents': {'defaults': {'memorySearch': {'provider': 'local', 'model': 'BAAI/bge-small-en-v1.5'}}}}
     provider = local.LocalEmbeddings(memsift.load_config(config))
     assert provider.model == local.BGE_MODEL and not provider.handles('数据库备份在哪里')  # English-only
     notes = provider.embed_documents(
@@ -263,7 +265,9 @@ def test_a_wrong_compartment_version_is_named_with_the_fix(tmp_path, monkeypatch
     monkeypatch.setattr(metadata, 'version', lambda name: '4.14.0' if name == 'compartment' else real(name))
     with pytest.raises(local.LocalModelUnavailable, match=r'compartment 4\.14\.0 is installed.*compartment==4\.13\.0'):
         local.LocalEmbeddings(
-            memsift.load_config({'memory': {'search': {'provider': 'local', 'model': 'bge-small-en-v1.5'}}})
+            memsift.load_config(
+                {'agents': {'defaults': {'memorySearch': {'provider': 'local', 'model': 'bge-small-en-v1.5'}}}}
+            )
         )
 
 

@@ -29,7 +29,9 @@ def openai_reply(request):
 
 def config(server, provider, path='/v1', **search):
     remote = {'baseUrl': server.url + path, **search.pop('remote', {})}
-    return memsift.load_config({'memory': {'search': {'provider': provider, 'remote': remote, **search}}})
+    return memsift.load_config(
+        {'agents': {'defaults': {'memorySearch': {'provider': provider, 'remote': remote, **search}}}}
+    )
 
 
 # ---------------------------------------------------------------- wire formats
@@ -260,7 +262,13 @@ def test_redirects_to_another_host_are_refused(server):
         create_provider(
             'openai',
             memsift.load_config(
-                {'memory': {'search': {'provider': 'openai', 'remote': {'baseUrl': 'file:///etc', 'apiKey': KEY}}}}
+                {
+                    'agents': {
+                        'defaults': {
+                            'memorySearch': {'provider': 'openai', 'remote': {'baseUrl': 'file:///etc', 'apiKey': KEY}}
+                        }
+                    }
+                }
             ),
         )
 
@@ -286,7 +294,7 @@ def test_none_and_auto_without_keys_are_keyword_only_with_a_reason(tmp_path):
 def test_auto_picks_the_first_provider_with_a_key(server, tmp_path, monkeypatch):
     server.reply = openai_reply
     monkeypatch.setenv('VOYAGE_API_KEY', KEY)
-    cfg = memsift.load_config({'memory': {'search': {'remote': {'baseUrl': server.url + '/v1'}}}})
+    cfg = memsift.load_config({'agents': {'defaults': {'memorySearch': {'remote': {'baseUrl': server.url + '/v1'}}}}})
     assert resolve_provider(cfg).provider.id == 'voyage'
     monkeypatch.setenv('OPENAI_API_KEY', KEY)
     assert resolve_provider(cfg).provider.id == 'openai'
@@ -450,8 +458,14 @@ def test_models_providers_entries(server, monkeypatch):
                 'openai': {'apiKey': 'sk-from-models-providers', 'baseUrl': server.url + '/v1'},
             }
         },
-        'memory': {
-            'search': {'provider': 'corp-proxy', 'model': 'embed-small', 'remote': {'headers': {'X-Trace': 'remote'}}}
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'provider': 'corp-proxy',
+                    'model': 'embed-small',
+                    'remote': {'headers': {'X-Trace': 'remote'}},
+                }
+            }
         },
     }
     provider = resolve_provider(memsift.load_config(root)).provider
@@ -459,7 +473,7 @@ def test_models_providers_entries(server, monkeypatch):
     request = server.requests[-1]
     assert request['body']['model'] == 'embed-small' and request['headers']['authorization'] == f'Bearer {KEY}'
     assert (request['headers']['x-org'], request['headers']['x-trace']) == ('memory', 'remote')
-    root['memory']['search'] = {'provider': 'openai'}
+    root['agents']['defaults']['memorySearch'] = {'provider': 'openai'}
     create_provider('openai', memsift.load_config(root)).embed_query('q')
     assert server.requests[-1]['headers']['authorization'] == 'Bearer sk-from-models-providers'
     assert 'sk-from' not in repr(memsift.load_config(root))

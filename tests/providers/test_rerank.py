@@ -169,7 +169,9 @@ def test_keys_and_endpoints_resolve_like_the_embedding_providers(server):
     base = {'enabled': True, 'provider': 'voyage'}
 
     def made(search_settings, **config):
-        loaded = load_config({'memory': {'search': {'query': {'rerank': {**base, **search_settings}}}}, **config})
+        loaded = load_config(
+            {'agents': {'defaults': {'memorySearch': {'query': {'rerank': {**base, **search_settings}}}}}, **config}
+        )
         return create_reranker(loaded, env={'MY_KEY': 'from-env-ref', 'VOYAGE_API_KEY': 'from-env'})
 
     assert made({}).api_key == 'from-env'
@@ -179,15 +181,31 @@ def test_keys_and_endpoints_resolve_like_the_embedding_providers(server):
     via_entry = made({}, **entry)
     assert (via_entry.api_key, via_entry.http.base_url) == ('from-entry', server.url + '/proxy')
     same = load_config(
-        {'memory': {'search': {'provider': 'voyage', 'remote': {'apiKey': 'from-remote'}, 'query': {'rerank': base}}}}
+        {
+            'agents': {
+                'defaults': {
+                    'memorySearch': {
+                        'provider': 'voyage',
+                        'remote': {'apiKey': 'from-remote'},
+                        'query': {'rerank': base},
+                    }
+                }
+            }
+        }
     )
     assert create_reranker(same, env={}).api_key == 'from-remote'
     with pytest.raises(ProviderError, match='query.rerank.apiKey or VOYAGE_API_KEY'):
-        create_reranker(load_config({'memory': {'search': {'query': {'rerank': base}}}}), env={})
+        create_reranker(load_config({'agents': {'defaults': {'memorySearch': {'query': {'rerank': base}}}}}), env={})
     with pytest.raises(ProviderError, match='needs query.rerank.baseUrl'):
-        create_reranker(load_config({'memory': {'search': {'query': {'rerank': {'provider': 'openai-compatible'}}}}}))
+        create_reranker(
+            load_config(
+                {'agents': {'defaults': {'memorySearch': {'query': {'rerank': {'provider': 'openai-compatible'}}}}}}
+            )
+        )
     with pytest.raises(ProviderError, match='provider is not set'):
-        create_reranker(load_config({'memory': {'search': {'query': {'rerank': {'enabled': True}}}}}))
+        create_reranker(
+            load_config({'agents': {'defaults': {'memorySearch': {'query': {'rerank': {'enabled': True}}}}}})
+        )
 
 
 def test_top_n_bounds_the_documents_sent_and_max_results_cuts_after_reranking(tmp_path, ws, server, monkeypatch):
@@ -380,7 +398,11 @@ def test_a_reranker_that_raises_anything_never_fails_the_search(tmp_path, ws):
         def redact(self, text):
             return text
 
-    stage = Rerank(load_config({'memory': {'search': {'query': {'rerank': {'enabled': True, 'provider': 'local'}}}}}))
+    stage = Rerank(
+        load_config(
+            {'agents': {'defaults': {'memorySearch': {'query': {'rerank': {'enabled': True, 'provider': 'local'}}}}}}
+        )
+    )
     stage._reranker = Broken()
     debug = {}
     ranked = [('a', 0.9), ('b', 0.5)]
@@ -485,7 +507,9 @@ def test_the_local_onnx_cross_encoder(tmp_path, two_outputs):
     pytest.importorskip('onnxruntime')
     pytest.importorskip('onnx')
     model = build_cross_encoder(tmp_path, two_outputs)
-    config = load_config({'memory': {'search': {'query': {'rerank': {'enabled': True, 'modelPath': str(model)}}}}})
+    config = load_config(
+        {'agents': {'defaults': {'memorySearch': {'query': {'rerank': {'enabled': True, 'modelPath': str(model)}}}}}}
+    )
     assert config.query.rerank.provider == 'local'  # modelPath alone says local
     reranker = create_reranker(config)
     assert isinstance(reranker, LocalReranker) and reranker.model == 'cross-encoder.onnx'
@@ -527,11 +551,11 @@ def test_a_broken_local_model_is_skipped_with_its_reason(tmp_path, ws):
 
 def test_rerank_config_keys():
     def rerank(**settings):
-        return load_config({'memory': {'search': {'query': {'rerank': settings}}}}).query.rerank
+        return load_config({'agents': {'defaults': {'memorySearch': {'query': {'rerank': settings}}}}}).query.rerank
 
     assert rerank(topN=500).top_n == 100 and rerank(topN=5).top_n == 5
     assert rerank(provider='jina', timeoutMs=800, model='m').timeout_ms == 800
-    with pytest.raises(ConfigError, match=r'memory\.search\.query\.rerank\.provider: got .bing.'):
+    with pytest.raises(ConfigError, match=r'memorySearch\.query\.rerank\.provider: got .bing.'):
         rerank(provider='bing')
     with pytest.raises(ConfigError, match=r'query\.rerank\.topN'):
         rerank(topN=0)

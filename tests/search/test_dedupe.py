@@ -150,4 +150,4 @@ def test_explain_stays_aligned_and_names_the_folded_copies(tmp_path):
 
 def test_dedupe_is_on_by_default_and_can_be_turned_off():
     assert load_config({}).query.dedupe is True
-    assert load_config({'memory': {'search': {'query': {'dedupe': False}}}}).query.dedupe is False
+    assert load_config({'agents': {'defaults': {'memorySearch': {'query': {'dedupe': False}}}}}).query.dedupe is False

@@ -52,7 +52,7 @@ def test_citations_follow_the_auto_on_off_rules(tmp_path, ws):
         assert index.search('deploy key', session_key='agent:main:main').results[0].citation == 'MEMORY.md#L1-L5'
         assert index.search('deploy key', session_key='agent:main:telegram:group:42').results[0].citation is None
     config = memory_config(tmp_path)
-    config['memory']['citations'] = 'off'
+    config['memory'] = {'citations': 'off'}
     with MemoryIndex(ws, config) as index:
         assert index.search('deploy key').results[0].citation is None
 

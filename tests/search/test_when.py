@@ -110,11 +110,17 @@ def dated_workspace(tmp_path):
 def open_dated(tmp_path, **query):
     ws = dated_workspace(tmp_path)
     config = {
-        'memory': {
-            'search': {'provider': 'none', 'extraPaths': ['notes'], 'store': {'path': str(tmp_path / 'i.sqlite')}}
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'provider': 'none',
+                    'extraPaths': ['notes'],
+                    'store': {'path': str(tmp_path / 'i.sqlite')},
+                }
+            }
         }
     }
-    config['memory']['search']['query'] = query
+    config['agents']['defaults']['memorySearch']['query'] = query
     return memsift.MemoryIndex(ws, config)
 
 

@@ -262,7 +262,7 @@ def test_index_on_a_terminal_shows_files_time_left_and_chunks_per_second(tmp_pat
     for i in range(200):
         write(root / 'memory' / f'note-{i:03d}.md', f'Note {i}: the deploy review moved to room {i}. ' * 15 + '\n')
     config = tmp_path / 'openclaw.json'
-    config.write_text(json.dumps({'memory': {'search': {'provider': 'local'}}}))
+    config.write_text(json.dumps({'agents': {'defaults': {'memorySearch': {'provider': 'local'}}}}))
     leader, follower = os.openpty()  # stderr on a terminal: the progress bar is drawn
     with subprocess.Popen(
         [sys.executable, '-m', 'memsift', 'index', *map(str, common(tmp_path, root)), '--config', str(config)],

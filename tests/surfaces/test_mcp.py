@@ -51,8 +51,8 @@ def message(event_id, parent, role, text, minutes=0):
 
 def write_json5(path, config):
     """``config`` as JSON5 (a comment, unquoted top-level key), as an OpenClaw user would write it."""
-    body = json.dumps(config['memory'], ensure_ascii=False, indent=2)
-    write(path, f'// written by test_mcp.py\n{{\n  memory: {body},\n}}\n')
+    body = json.dumps(config['agents'], ensure_ascii=False, indent=2)
+    write(path, f'// written by test_mcp.py\n{{\n  agents: {body},\n}}\n')
 
 
 @pytest.fixture
@@ -743,7 +743,7 @@ def test_agents_sharing_a_postgres_database_see_only_their_own_memory_and_sessio
         ws = tmp_path / name
         write(ws / 'MEMORY.md', f'{fact}\n')
         store = {'backend': 'postgres', 'dsn': pg_dsn, 'path': str(tmp_path / 'state' / '{agentId}.sqlite')}
-        config = {'memory': {'search': {'store': store, 'provider': 'none'}}}
+        config = {'agents': {'defaults': {'memorySearch': {'store': store, 'provider': 'none'}}}}
         tools = memsift.MemoryTools.open(ws, config, name, sync=False)
         tools.index.sync()
         tools.sessions.append(f'agent:{name}:main', message(f'{name}-1', None, 'user', said))

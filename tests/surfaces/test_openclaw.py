@@ -120,7 +120,7 @@ def test_new_transcript_lines_are_picked_up(home, monkeypatch):
 
 
 def test_setup_errors_say_what_to_do(home, monkeypatch, tmp_path):
-    with pytest.raises(memsift.ConfigError, match=r"no agent 'nope'.*main, ops"):
+    with pytest.raises(memsift.ConfigError, match=r"Unknown agent id 'nope'.*main, ops"):
         from_openclaw('nope')
     monkeypatch.setenv('OPENCLAW_CONFIG_PATH', str(tmp_path / 'missing.json'))
     with pytest.raises(memsift.ConfigError, match='OPENCLAW_CONFIG_PATH'):
@@ -160,3 +160,45 @@ def test_mcp_openclaw_serves_each_agent(home):
         ['agent:main:main', 'agent:main:main', 'agent:main:subagent:x1'],
     )
     assert anyio.run(ask, 'ops') == (['MEMORY.md:# Ops'], ['agent:ops:ccc'])
+
+
+def write_2x_home(tmp_path, monkeypatch, agents, **extra):
+    """A 2.x ``openclaw.json`` (``agents.entries``, ``memory.search``) outside the state folder, which
+    ``OPENCLAW_CONFIG_PATH`` names."""
+    state, config = tmp_path / 'state', tmp_path / 'etc' / 'openclaw.json'
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.setenv('OPENCLAW_STATE_DIR', str(state))
+    monkeypatch.setenv('OPENCLAW_CONFIG_PATH', str(config))
+    root = {'meta': {'lastTouchedVersion': '2026.9.6'}, 'memory': {'search': {'provider': 'none'}}, 'agents': agents}
+    write(config, json.dumps({**root, **extra}))
+    return state
+
+
+def test_2x_agents_entries_are_found_with_their_workspaces_and_state(tmp_path, monkeypatch):
+    entries = {'main': {'default': True}, 'work': {'workspace': str(tmp_path / 'work-ws')}, 'ops': {}}
+    state = write_2x_home(tmp_path, monkeypatch, {'defaults': {'workspace': str(tmp_path / 'ws')}, 'entries': entries})
+    agents = {a.id: a for a in openclaw_agents()}
+    assert set(agents) == {'main', 'work', 'ops'} and agents['main'].default
+    assert agents['main'].workspace == tmp_path / 'ws'
+    assert agents['work'].workspace == tmp_path / 'work-ws'
+    assert agents['ops'].workspace == tmp_path / 'ws' / 'ops'  # 2.x: the others get a folder in the shared one
+    # the transcripts are in the state folder, not beside the config file
+    assert agents['work'].database == state / 'agents' / 'work' / 'agent' / 'openclaw-agent.sqlite'
+    assert agents['work'].config.profile.name == 'openclaw-2'
+
+
+def test_several_2x_agents_and_none_named_is_openclaws_question(tmp_path, monkeypatch):
+    write_2x_home(tmp_path, monkeypatch, {'ownership': 'explicit', 'entries': {'main': {}, 'work': {}}})
+    with pytest.raises(memsift.ConfigError, match=r'Multiple agents are configured.*--agent.*main, work'):
+        from_openclaw()
+    with pytest.raises(memsift.ConfigError, match=r"Unknown agent id 'nope'.*main, work.*agents\.entries"):
+        from_openclaw('nope')
+    write(tmp_path / 'ws' / 'MEMORY.md', '# Work\nThe build farm is in Lisbon.\n')
+    write_2x_home(
+        tmp_path,
+        monkeypatch,
+        {'ownership': 'explicit', 'entries': {'main': {}, 'work': {'workspace': str(tmp_path / 'ws')}}},
+    )
+    with from_openclaw('work', sync=False) as tools:
+        tools.index.sync()
+        assert [h['path'] for h in tools.memory_search('build farm Lisbon', minScore=0)['results']] == ['MEMORY.md']

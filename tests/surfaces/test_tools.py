@@ -228,12 +228,14 @@ def test_reset_and_deleted_archives_are_imported_and_age_from_their_file_name(tm
         (sessions_dir / name).write_text(line)
     (sessions_dir / 'archive' / 'nested.jsonl.deleted.2026-02-16T22-29-33.000Z').write_text(line)
     config = {
-        'memory': {
-            'search': {
-                'provider': 'none',
-                'store': {'path': str(tmp_path / 'index.sqlite')},
-                'experimental': {'sessionMemory': True},
-                'sources': ['memory', 'sessions'],
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    'provider': 'none',
+                    'store': {'path': str(tmp_path / 'index.sqlite')},
+                    'experimental': {'sessionMemory': True},
+                    'sources': ['memory', 'sessions'],
+                }
             }
         }
     }

@@ -20,16 +20,39 @@ from memsift._record import replace
 from memsift._text import preview
 from memsift.config.keys import build, concatenated, is_set, key_path, read
 from memsift.config.model import SEARCH_SCHEMA, MemoryConfig, ModelProvider, SessionToolsConfig
+from memsift.config.profiles import MEMSIFT_SETTINGS, Profile, accepted_keys, profile_of
 from memsift.config.schema import _check, _invalid, _section, _string
 from memsift.errors import ConfigError, ConfigWarning
 
-__all__ = ['MAX_CONFIG_BYTES', 'load_config']
+__all__ = [
+    'MAX_CONFIG_BYTES',
+    'agent_ids',
+    'choose_agent',
+    'load_config',
+    'openclaw_config_path',
+    'openclaw_state_dir',
+    'read_config',
+]
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 """A config file larger than this is refused at once (OpenClaw configs are kilobytes; JSON5 parsing is slow)."""
 _MULTIMODAL_PROVIDER, _MULTIMODAL_MODEL = 'gemini', 'gemini-embedding-2-preview'
 _MULTIMODAL_ENABLED = key_path(MemoryConfig, 'multimodal.enabled')
 _CONCATENATED = concatenated(MemoryConfig)
+
+
+# ---------------------------------------------------------------- where OpenClaw keeps its setup
+
+
+def openclaw_state_dir() -> Path:
+    """``OPENCLAW_STATE_DIR``, else ``~/.openclaw``."""
+    return Path(os.environ.get('OPENCLAW_STATE_DIR') or '~/.openclaw').expanduser()
+
+
+def openclaw_config_path() -> Path:
+    """``OPENCLAW_CONFIG_PATH``, else ``openclaw.json`` in the state folder."""
+    configured = os.environ.get('OPENCLAW_CONFIG_PATH')
+    return Path(configured).expanduser() if configured else openclaw_state_dir() / 'openclaw.json'
 
 
 # ---------------------------------------------------------------- locating the layers
@@ -59,20 +82,95 @@ def _agent_scopes(root: Mapping[str, Any], agent_id: str) -> tuple[_Scope, _Scop
     return defaults, _listed_agent(agents, agent_id), (entry_path, entry)
 
 
-def _layers(root: Mapping[str, Any], agent_id: str) -> list[tuple[str, Any]]:
-    """The raw memory-search objects to merge, lowest precedence first, each with its key path."""
+def agent_ids(root: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """The agents a parsed config declares and its default one (``None``: several and no default, where OpenClaw
+    asks which). 1.x: ``agents.list[]`` (its ``default: true`` entry, else the first); 2.x: ``agents.entries``
+    (the one ``default: true`` entry unless ``agents.ownership`` is ``explicit``, else a sole entry). No agents:
+    OpenClaw's implicit ``main``."""
+    agents = _section(root, '', 'agents')
+    listed = agents.get('list') or []
+    if not isinstance(listed, (list, tuple)):
+        raise _invalid('agents.list', listed, 'a list of agent objects')
+    entries = _section(agents, 'agents', 'entries')
+    declared = [(e['id'], e) for e in listed if isinstance(e, Mapping) and isinstance(e.get('id'), str)]
+    if profile_of(root).agents_key == 'list':
+        ids = [agent_id for agent_id, _ in declared] or ['main']
+        return ids, next((i for i, e in declared if e.get('default') is True), ids[0])
+    declared += [(str(agent_id), e) for agent_id, e in entries.items() if isinstance(e, Mapping)]
+    ids = list(dict.fromkeys(agent_id for agent_id, _ in declared)) or ['main']
+    marked = [i for i, e in declared if e.get('default') is True]
+    if len(marked) == 1 and agents.get('ownership') != 'explicit':
+        return ids, marked[0]
+    return ids, ids[0] if len(ids) == 1 else None
+
+
+def choose_agent(root: Mapping[str, Any], agent_id: str | None, file: str | None = None) -> str:
+    """``agent_id`` if the config declares it, else the config's default agent.
+
+    Raises:
+        ConfigError: an agent the config does not declare, or several agents and none named (OpenClaw's words).
+    """
+    ids, default = agent_ids(root)
+    where = f'{file}: ' if file else ''
+    if agent_id is None:
+        if default is None:
+            raise ConfigError(
+                f'{where}Multiple agents are configured, but this operation has no explicit owner. Select an '
+                f'agent explicitly: pass --agent <id> (agents: {", ".join(ids)})',
+                file=file,
+            )
+        return default
+    if agent_id not in ids and agent_id.lower() not in ids:
+        raise ConfigError(
+            f'{where}Unknown agent id {agent_id!r}: the config declares {", ".join(ids)} '
+            f'(in {"agents.entries" if profile_of(root).agents_key == "entries" else "agents.list"})',
+            file=file,
+        )
+    return agent_id if agent_id in ids else agent_id.lower()
+
+
+def _layers(root: Mapping[str, Any], agent_id: str, profile: Profile) -> list[tuple[str, Any]]:
+    """The raw memory-search objects to merge, lowest precedence first, each with its key path.
+
+    1.x: ``agents.defaults.memorySearch``, then the agent's ``agents.list[]`` entry's. 2.x: memsift's own settings
+    (``plugins.entries.memsift.config``), then ``memory.search`` and ``agents.entries.<id>.memory.search`` with only
+    the keys 2.x takes; a legacy ``memorySearch`` beside them fills what they leave unset, as ``openclaw doctor
+    --fix`` merges it."""
     defaults, listed, (entry_path, entry) = _agent_scopes(root, agent_id)
-    classic = [(f'{path}.memorySearch', scope.get('memorySearch')) for path, scope in filter(None, [defaults, listed])]
+    scopes = [defaults, listed, (entry_path, entry), ('', root)]
+    classic = _present(
+        [(_join(path, 'memorySearch'), scope.get('memorySearch')) for path, scope in filter(None, scopes)]
+    )
+    if profile.accepts is None:
+        return classic
     memories = [
         ('memory', _section(root, '', 'memory')),
         (f'{entry_path}.memory', _section(entry, entry_path, 'memory')),
     ]
-    newer = [(f'{path}.search', memory.get('search')) for path, memory in memories]
-    classic, newer = _present(classic), _present(newer)
-    if classic and newer:
-        message = 'both agents.*.memorySearch and memory.search are set; using agents.*.memorySearch'
-        warnings.warn(message, ConfigWarning, stacklevel=2)
-    return classic or newer
+    newer = _present([(f'{path}.search', memory.get('search')) for path, memory in memories])
+    if classic:
+        names = ', '.join(path for path, _ in classic)
+        warnings.warn(
+            f'{names}: the OpenClaw 1.x form; memory.search wins key by key and these fill only what it leaves '
+            'unset (run `openclaw doctor --fix` to move them)',
+            ConfigWarning,
+            stacklevel=3,
+        )
+    own = _memsift_settings(root)
+    filtered = [(path, accepted_keys(raw, profile.accepts, path, SEARCH_SCHEMA)) for path, raw in [*classic, *newer]]
+    return [*own, *filtered]
+
+
+def _join(path: str, key: str) -> str:
+    return f'{path}.{key}' if path else key
+
+
+def _memsift_settings(root: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """memsift's plugin entry config (a 2.x config's home for memsift's own settings), if set."""
+    node: Any = root
+    for part in MEMSIFT_SETTINGS.split('.'):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return [] if node is None else [(MEMSIFT_SETTINGS, node)]
 
 
 def _present(layers: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -80,10 +178,14 @@ def _present(layers: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def _workspace(root: Mapping[str, Any], agent_id: str) -> str | None:
+    """The agent's own ``workspace``, else ``agents.defaults.workspace``: in 2.x only for the default agent, the
+    others getting a folder named after them inside it (OpenClaw's ``resolveAgentWorkspaceDir``)."""
     defaults, listed, entry = _agent_scopes(root, agent_id)
     for path, scope in filter(None, [listed, entry, defaults]):
         if scope.get('workspace') is not None:
-            return os.path.expanduser(_check(_string(), scope['workspace'], f'{path}.workspace'))
+            folder = os.path.expanduser(_check(_string(), scope['workspace'], f'{path}.workspace'))
+            shared = path == 'agents.defaults' and profile_of(root).agents_key == 'entries'
+            return os.path.join(folder, agent_id) if shared and agent_ids(root)[1] != agent_id else folder
     return None
 
 
@@ -147,6 +249,11 @@ def _json5_error(file: str, exc: ValueError) -> ConfigError:
     return ConfigError(f'{file}: invalid JSON5{where}: {detail}', file=file)
 
 
+def read_config(file: str | os.PathLike[str]) -> Any:
+    """The parsed config file (JSON, else JSON5), size-capped; errors name the file and the fix."""
+    return _read_file(os.fspath(file))
+
+
 def _read_file(file: str) -> Any:
     try:
         size = os.stat(file).st_size
@@ -194,11 +301,14 @@ def _read_file(file: str) -> Any:
 def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfig:
     if not isinstance(root, Mapping):
         raise _invalid('(root)', root, 'an object')
-    layers = [(path, _check(SEARCH_SCHEMA, raw, path)) for path, raw in _layers(root, agent_id)]
-    merged = _merge_layers([layer for _, layer in layers])
+    profile = profile_of(root)
+    layers = [(path, _check(SEARCH_SCHEMA, raw, path)) for path, raw in _layers(root, agent_id, profile)]
+    merged = _merge_layers([profile.fixed, *(layer for _, layer in layers)])
     workspace = _workspace(root, agent_id)
     direct = read(MemoryConfig, root)  # memory.citations
-    config = build(MemoryConfig, merged, agent_id=agent_id, workspace=workspace, source_path=source_path, **direct)
+    config = build(
+        MemoryConfig, merged, agent_id=agent_id, workspace=workspace, source_path=source_path, profile=profile, **direct
+    )
     _check_multimodal(config, layers)
     providers = _model_providers(root)
     session_tools = SessionToolsConfig(**read(SessionToolsConfig, root))

@@ -24,6 +24,7 @@ from typing import Any, Literal, cast, get_args
 from memsift._core import normalize_weights
 from memsift._record import field, record, replace
 from memsift.config.keys import Given, direct, finisher, key, schema_of, section
+from memsift.config.profiles import OPENCLAW_1, Profile
 from memsift.config.schema import (
     MAX_INTEGER,
     _boolean,
@@ -412,6 +413,8 @@ class MemoryConfig:
     citations: str = direct('memory.citations', _string('auto', 'on', 'off'), 'auto')
     model_providers: Mapping[str, ModelProvider] = field(default_factory=dict, repr=False)
     session_tools: SessionToolsConfig = field(default_factory=SessionToolsConfig)
+    profile: Profile = field(default=OPENCLAW_1, repr=False)
+    """The OpenClaw the config is written for (:mod:`memsift.config.profiles`): what it fixes, reads and answers."""
 
 
 @finisher(MemoryConfig)

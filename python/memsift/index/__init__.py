@@ -34,7 +34,8 @@ loading the facade that drives it: import :class:`~memsift.index.memory_index.Me
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
->>> with MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+>>> search = {'store': {'path': str(ws / 'index.sqlite')}}
+>>> with MemoryIndex(ws, {'agents': {'defaults': {'memorySearch': search}}}) as index:
 ...     index.sync().added
 ['MEMORY.md']
 """

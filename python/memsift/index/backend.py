@@ -3,7 +3,7 @@ database that many processes and hosts share. :func:`choose_backend` is the one 
 above it asks a store's capabilities (:class:`~memsift.index.protocol.Store`), never its class.
 
 >>> from memsift.config import load_config
->>> config = load_config({'memory': {'search': {'store': {'path': ':memory:'}}}}, 'main')
+>>> config = load_config({'agents': {'defaults': {'memorySearch': {'store': {'path': ':memory:'}}}}}, 'main')
 >>> store = open_memory_store(config)
 >>> choose_backend(config), type(store).__name__, sessions_target(config)
 (Backend(name='sqlite', dsn=None, setting='store.path'), 'MemoryStore', (None, 'store.path'))

@@ -13,7 +13,8 @@ metrics see the whole ranking, not what the floor lets through.
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the shared team vault.\\n')
 >>> _ = (ws / 'memory').mkdir()
 >>> _ = (ws / 'memory' / 'standup.md').write_text('Standup moved to Tuesday mornings at nine sharp.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryIndex(ws, config) as index:
 ...     _ = index.sync()
 ...     report = evaluate_memory(index, probes=10)

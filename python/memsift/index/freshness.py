@@ -9,7 +9,8 @@ it to :meth:`~Freshness.prepare` before they read; ``MemoryIndex.sync`` and the 
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
->>> with MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+>>> search = {'store': {'path': str(ws / 'index.sqlite')}}
+>>> with MemoryIndex(ws, {'agents': {'defaults': {'memorySearch': search}}}) as index:
 ...     index.freshness.dirty, index.sync().added, index.freshness.dirty
 (True, ['MEMORY.md'], False)
 """

@@ -12,7 +12,8 @@ no embedding provider.
 >>> import tempfile, pathlib
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
->>> with MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+>>> search = {'store': {'path': str(ws / 'index.sqlite')}}
+>>> with MemoryIndex(ws, {'agents': {'defaults': {'memorySearch': search}}}) as index:
 ...     hit = index.search('where is the deploy key').results[0]
 >>> hit.path, hit.start_line, hit.snippet
 ('MEMORY.md', 1, 'The deploy key lives in the team vault.')

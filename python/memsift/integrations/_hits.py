@@ -8,7 +8,8 @@ on, the default) cut to 700 UTF-16 units. A retriever's document should hold the
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryIndex(ws, config) as index:
 ...     _ = index.sync()
 ...     [(text, meta['path'], meta['startLine']) for text, meta in HitReader(index).search('deploy key', 1, 0.0)]

@@ -15,7 +15,8 @@ visible to the bound session (else ``{"status": "forbidden", ...}``).
 >>> from memsift.tools.agent import MemoryTools
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryTools.open(ws, config, sessions_path=ws / 'sessions.sqlite', sync=False) as tools:
 ...     _ = tools.index.sync()
 ...     memory_search, memory_get, sessions_search, sessions_history = memory_tool_functions(tools)

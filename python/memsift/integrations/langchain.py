@@ -9,7 +9,8 @@ and ``citation`` (``path#Lx-Ly``, or ``None`` when citations are off); ``id`` is
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryIndex(ws, config) as index:
 ...     _ = index.sync()  # index the workspace first: a search answers from what is indexed
 ...     docs = MemsiftRetriever(index=index, min_score=0).invoke('where is the deploy key?')

@@ -11,7 +11,8 @@ snippets), whose ``metadata`` holds ``path``, ``startLine``, ``endLine``, ``scor
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryIndex(ws, config) as index:
 ...     _ = index.sync()  # index the workspace first: a search answers from what is indexed
 ...     nodes = MemsiftRetriever(index, min_score=0).retrieve('where is the deploy key?')

@@ -1,7 +1,7 @@
 """Embedding provider adapters and OpenClaw's provider resolution (reference §8.2).
 
 >>> from memsift import load_config
->>> resolve_provider(load_config({'memory': {'search': {'provider': 'none'}}})).provider is None
+>>> resolve_provider(load_config({'agents': {'defaults': {'memorySearch': {'provider': 'none'}}}})).provider is None
 True
 >>> {'openai', 'gemini', 'ollama'} <= set(ADAPTERS)
 True

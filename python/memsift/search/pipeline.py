@@ -10,7 +10,8 @@ on (:mod:`~memsift.search.rerank`); build the hits (:mod:`~memsift.search.result
 >>> from memsift.index.memory_index import MemoryIndex
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.')
->>> with MemoryIndex(ws, {'memory': {'search': {'store': {'path': str(ws / 'index.sqlite')}}}}) as index:
+>>> search = {'store': {'path': str(ws / 'index.sqlite')}}
+>>> with MemoryIndex(ws, {'agents': {'defaults': {'memorySearch': search}}}) as index:
 ...     _ = index.sync()
 ...     result = index.pipeline.search('deploy key', None, None, SearchOptions(keyword_only=True))
 >>> result.mode, result.results[0].path

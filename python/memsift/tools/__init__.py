@@ -13,7 +13,8 @@ MCP server, the command line and the OpenClaw drop-in.
 >>> from memsift.tools import MemoryTools
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryTools.open(ws, config, sessions_path=ws / 'sessions.sqlite') as tools:
 ...     path = tools.memory_search('deploy key', minScore=0)['results'][0]['path']
 ...     tools.memory_get(path)['text']

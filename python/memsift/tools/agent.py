@@ -11,7 +11,8 @@ clients that have no file tools (the MCP server offers it with ``--allow-write``
 >>> import tempfile, pathlib
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> with MemoryTools.open(ws, config, sessions_path=ws / 'sessions.sqlite') as tools:
 ...     [hit['path'] for hit in tools.memory_search('deploy key', minScore=0)['results']]
 ['MEMORY.md']
@@ -390,7 +391,7 @@ def from_openclaw(
     agent.workspace.mkdir(parents=True, exist_ok=True)
     tools = MemoryTools.open(agent.workspace, config, agent.id, deadline_s=deadline_s, sync=False, watch=watch)
     assert tools.sessions is not None
-    refresh = TranscriptWatcher(tools.sessions, agent.sessions_dir)
+    refresh = TranscriptWatcher(tools.sessions, agent)
     refresh()
     tools._refresh = refresh
     if sync:

@@ -3,7 +3,8 @@
 >>> import asyncio, tempfile, pathlib
 >>> ws = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (ws / 'MEMORY.md').write_text('Standup moved to 9:30.\\n')
->>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+>>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+>>> config = {'agents': {'defaults': {'memorySearch': search}}}
 >>> async def main():
 ...     async with AsyncMemoryTools.open(ws, config, sessions_path=ws / 's.sqlite') as tools:
 ...         return (await tools.memory_search('standup', minScore=0))['results'][0]['path']

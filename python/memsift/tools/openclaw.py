@@ -1,13 +1,13 @@
 """Finding a user's OpenClaw setup: its config, agents, workspaces and transcripts (``memsift.from_openclaw``, in
 :mod:`memsift.tools`, serves an agent of it with memsift).
 
-OpenClaw keeps its config in ``~/.openclaw/openclaw.json`` (``OPENCLAW_CONFIG_PATH`` overrides; JSON5), its state
-in ``~/.openclaw`` (``OPENCLAW_STATE_DIR``), each agent's workspace where ``agents.list[].workspace`` /
-``agents.defaults.workspace`` say (else ``~/.openclaw/workspace`` for the default agent and
-``~/.openclaw/workspace-<agentId>`` for the others), and each agent's transcripts in
-``~/.openclaw/agents/<agentId>/sessions/``: ``sessions.json`` maps session keys to ``{sessionId, spawnedBy?,
-sessionFile?}`` and ``<sessionId>.jsonl`` holds each transcript. memsift reads all of it and writes only its own
-stores (``~/.memsift/…``): OpenClaw's files are never modified.
+OpenClaw keeps its config in ``~/.openclaw/openclaw.json`` (``OPENCLAW_CONFIG_PATH`` overrides; JSON5) and its state
+in ``~/.openclaw`` (``OPENCLAW_STATE_DIR``). Agents are ``agents.list[]`` (1.x) or ``agents.entries.<id>`` (2.x),
+each with its workspace where the config says (else ``<state>/workspace`` for the default agent and
+``<state>/workspace-<agentId>`` for the others). Transcripts: 1.x keeps them in ``<state>/agents/<agentId>/sessions/``
+(``sessions.json`` maps session keys to ``{sessionId, spawnedBy?, sessionFile?}``, ``<sessionId>.jsonl`` holds each
+transcript); 2.x in ``<state>/agents/<agentId>/agent/openclaw-agent.sqlite`` (:mod:`memsift.sessions.openclaw_db`).
+memsift reads all of it and writes only its own stores (``~/.memsift/…``): OpenClaw's files are never modified.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import json5
-
 from memsift._record import record, replace
 from memsift.config import MemoryConfig, load_config
+from memsift.config.layers import agent_ids, choose_agent, openclaw_config_path, openclaw_state_dir, read_config
 from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore, archived_at_ms
 
@@ -32,6 +31,7 @@ __all__ = [
     'OpenClawAgent',
     'TranscriptWatcher',
     'import_openclaw_sessions',
+    'import_openclaw_transcripts',
     'openclaw_agent',
     'openclaw_agents',
     'openclaw_config_path',
@@ -40,62 +40,52 @@ __all__ = [
 
 _log = logging.getLogger('memsift.tools.openclaw')
 
+DATABASE_NAME = 'openclaw-agent.sqlite'
+"""OpenClaw 2.x's per-agent database (transcripts, its own index), in ``<state>/agents/<id>/agent/``."""
 SESSION_RESCAN_S = 2.0
 """Transcripts are checked for new lines at most this often (a stat per file when nothing changed)."""
 
 
-def openclaw_state_dir() -> Path:
-    """``OPENCLAW_STATE_DIR``, else ``~/.openclaw``."""
-    return Path(os.environ.get('OPENCLAW_STATE_DIR') or '~/.openclaw').expanduser()
-
-
-def openclaw_config_path() -> Path:
-    """``OPENCLAW_CONFIG_PATH``, else ``openclaw.json`` in the state folder."""
-    configured = os.environ.get('OPENCLAW_CONFIG_PATH')
-    return Path(configured).expanduser() if configured else openclaw_state_dir() / 'openclaw.json'
-
-
 @record
 class OpenClawAgent:
-    """One agent of an OpenClaw setup: its id, workspace, transcript folder and memory-search settings."""
+    """One agent of an OpenClaw setup: its id, workspace, transcripts and memory-search settings."""
 
     id: str
     workspace: Path
     sessions_dir: Path
+    """OpenClaw 1.x's transcript folder (``sessions/*.jsonl``, ``sessions.json``)."""
     default: bool
     config: MemoryConfig
+    database: Path | None = None
+    """OpenClaw 2.x's transcript store, ``<state>/agents/<id>/agent/openclaw-agent.sqlite`` (``None`` for 1.x)."""
 
 
-def _read_config(path: Path) -> dict[str, Any]:
+def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[OpenClawAgent]:
+    """The agents an OpenClaw config declares: ``agents.list[]`` (1.x) or ``agents.entries`` (2.x), or just the
+    implicit ``main``. Their transcripts are under the state folder (:func:`openclaw_state_dir`), wherever the
+    config file is."""
+    path = Path(config_path).expanduser() if config_path is not None else openclaw_config_path()
     if not path.is_file():
         raise ConfigError(
             f'{path}: no OpenClaw config here; set OPENCLAW_CONFIG_PATH to your openclaw.json (or '
             'OPENCLAW_STATE_DIR to the folder holding it)',
             file=str(path),
         )
-    load_config(path)  # the same validation and messages as everywhere else
-    return json5.loads(path.read_text(encoding='utf-8-sig'))  # type: ignore[no-any-return]
-
-
-def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[OpenClawAgent]:
-    """The agents an OpenClaw config declares (``agents.list[]``; just ``main`` when there is no list)."""
-    path = Path(config_path).expanduser() if config_path is not None else openclaw_config_path()
-    root = _read_config(path)
-    state = openclaw_state_dir() if config_path is None else path.parent
-    agents = root.get('agents')
-    listed = agents.get('list') if isinstance(agents, Mapping) else None
-    entries = [e for e in listed or [] if isinstance(e, Mapping) and isinstance(e.get('id'), str)]
-    if not entries:
-        entries = [{'id': 'main', 'default': True}]
-    default_id = next((e['id'] for e in entries if e.get('default')), entries[0]['id'])
+    root = read_config(path)
+    if not isinstance(root, Mapping):
+        load_config(path)  # the same message as everywhere else
+    ids, default_id = agent_ids(root)
+    state = openclaw_state_dir()
     found = []
-    for entry in entries:
-        agent_id = entry['id']
+    for agent_id in ids:
         config = load_config(path, agent_id)
-        fallback = state / ('workspace' if agent_id == default_id else f'workspace-{agent_id}')
+        owner = agent_id == default_id or (default_id is None and len(ids) == 1)
+        fallback = state / ('workspace' if owner else f'workspace-{agent_id}')
         workspace = Path(config.workspace).expanduser() if config.workspace else fallback
+        agent_dir = state / 'agents' / agent_id
+        database = agent_dir / 'agent' / DATABASE_NAME if config.profile.transcripts == 'sqlite' else None
         found.append(
-            OpenClawAgent(agent_id, workspace, state / 'agents' / agent_id / 'sessions', agent_id == default_id, config)
+            OpenClawAgent(agent_id, workspace, agent_dir / 'sessions', agent_id == default_id, config, database)
         )
     return found
 
@@ -147,12 +137,23 @@ def import_openclaw_sessions(store: SessionStore, sessions_dir: Path) -> dict[st
     return added
 
 
-class TranscriptWatcher:
-    """Catches the store up with OpenClaw's transcripts when called, at most every :data:`SESSION_RESCAN_S` seconds
-    (the tools call it before each session tool call)."""
+def import_openclaw_transcripts(store: SessionStore, agent: OpenClawAgent) -> dict[str, int]:
+    """Import (or catch up on) an agent's transcripts: from its OpenClaw 2.x database when it has one, else from
+    its 1.x ``sessions/`` folder (a 2.x setup not yet migrated by ``openclaw doctor --fix`` keeps its JSONL there);
+    returns events added per session key."""
+    if agent.database is not None and agent.database.is_file():
+        from memsift.sessions.openclaw_db import import_openclaw_database
 
-    def __init__(self, store: SessionStore, sessions_dir: Path) -> None:
-        self.store, self.sessions_dir = store, sessions_dir
+        return import_openclaw_database(store, agent.database)
+    return import_openclaw_sessions(store, agent.sessions_dir)
+
+
+class TranscriptWatcher:
+    """Catches the store up with the agent's OpenClaw transcripts when called, at most every
+    :data:`SESSION_RESCAN_S` seconds (the tools call it before each session tool call)."""
+
+    def __init__(self, store: SessionStore, agent: OpenClawAgent) -> None:
+        self.store, self.agent = store, agent
         self._lock = threading.Lock()
         self._last = 0.0
 
@@ -160,7 +161,7 @@ class TranscriptWatcher:
         with self._lock:
             if time.monotonic() - self._last < SESSION_RESCAN_S:
                 return
-            import_openclaw_sessions(self.store, self.sessions_dir)
+            import_openclaw_transcripts(self.store, self.agent)
             self._last = time.monotonic()
 
 
@@ -178,10 +179,8 @@ def openclaw_agent(
     """
     path = Path(config_path).expanduser() if config_path is not None else openclaw_config_path()
     agents = openclaw_agents(path)
-    agent = next((a for a in agents if a.id == agent_id), None) if agent_id else next(a for a in agents if a.default)
-    if agent is None:
-        names = ', '.join(a.id for a in agents)
-        raise ConfigError(f'{path}: no agent {agent_id!r} in agents.list (agents: {names})', file=str(path))
+    chosen = choose_agent(read_config(path), agent_id, str(path))
+    agent = next(a for a in agents if a.id == chosen)
     config = agent.config
     if Path(config.store.path).expanduser().is_relative_to(openclaw_state_dir()):
         # OpenClaw's own index file: memsift keeps a separate one rather than writing into OpenClaw's.

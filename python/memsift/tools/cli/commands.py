@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,22 @@ if TYPE_CHECKING:
 # starts in well under 100 ms.
 
 __all__ = ['COMMANDS', 'main']
+
+
+def _find_setup(args: argparse.Namespace) -> None:
+    """The OpenClaw config and agent a command works on, found as OpenClaw finds them: ``--config``, else
+    ``$OPENCLAW_CONFIG_PATH``, else ``~/.openclaw/openclaw.json`` when it exists; ``--agent``, else the config's
+    default agent (several and no default: the error OpenClaw gives), else ``main``."""
+    from memsift.config.layers import agent_ids, choose_agent, openclaw_config_path, read_config
+
+    if not hasattr(args, 'agent') or getattr(args, 'openclaw', False):
+        return  # --openclaw resolves the config and agent itself (memsift.tools.openclaw)
+    if args.config is None and openclaw_config_path().is_file():
+        args.config = str(openclaw_config_path())
+    root = read_config(args.config) if args.config is not None else None
+    if isinstance(root, Mapping) and (args.agent is None or len(agent_ids(root)[0]) > 1):
+        args.agent = choose_agent(root, args.agent, args.config)
+    args.agent = args.agent or 'main'
 
 
 def _config(args: argparse.Namespace) -> MemoryConfig:
@@ -347,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     try:
+        _find_setup(args)
         return COMMANDS[args.command](args)
     except BrokenPipeError:
         # The reader went away (`memsift search ... | head`): exit quietly, as other Unix tools do, and point

@@ -2,7 +2,7 @@
 
 >>> args = build_parser().parse_args(['search', 'deploy checklist', '--max-results', '3', '--json'])
 >>> args.command, args.query, args.max_results, args.json, args.agent
-('search', 'deploy checklist', 3, True, 'main')
+('search', 'deploy checklist', 3, True, None)
 >>> build_parser().parse_args(['sessions', 'history', 'agent:main:main', '--as', 'agent:main:chat']).caller
 'agent:main:chat'
 >>> args = build_parser().parse_args(['write', '-', '--path', 'memory/projects/deploy.md'])
@@ -56,11 +56,17 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **options)
 
 
-def common_options(agent_default: str | None = 'main', agent_help: str = 'agent id (default: main)') -> Parser:
+def common_options(
+    agent_default: str | None = None, agent_help: str = "agent id (default: the config's default agent, else main)"
+) -> Parser:
     """The options every command takes, as a parent parser."""
     common = Parser(add_help=False)
     common.add_argument('--workspace', metavar='DIR', help='agent workspace (default: from the config, else .)')
-    common.add_argument('--config', metavar='FILE', help='OpenClaw config file (JSON5)')
+    common.add_argument(
+        '--config',
+        metavar='FILE',
+        help='OpenClaw config file (JSON5; default: $OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json if present)',
+    )
     common.add_argument('--agent', metavar='ID', default=agent_default, help=agent_help)
     common.add_argument('--store', metavar='PATH', help='index database file (overrides store.path)')
     common.add_argument('--json', action='store_true', help='print JSON on stdout')

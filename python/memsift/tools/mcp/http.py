@@ -53,7 +53,8 @@ def http_app(
     >>> import anyio, httpx, tempfile, pathlib
     >>> from memsift.tools import MemoryTools
     >>> ws = pathlib.Path(tempfile.mkdtemp())
-    >>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+    >>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+    >>> config = {'agents': {'defaults': {'memorySearch': search}}}
     >>> async def post(app, **headers):
     ...     async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url='http://127.0.0.1') as client:
     ...         response = await client.post('/mcp', headers=headers)

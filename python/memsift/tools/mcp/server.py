@@ -181,7 +181,8 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool
     >>> from memsift.tools import MemoryTools
     >>> ws = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (ws / 'MEMORY.md').write_text('The deploy key lives in the team vault.\\n')
-    >>> config = {'memory': {'search': {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}}}
+    >>> search = {'provider': 'none', 'store': {'path': str(ws / 'index.sqlite')}}
+    >>> config = {'agents': {'defaults': {'memorySearch': search}}}
     >>> async def ask(tools):
     ...     async with Client(build_server(tools)) as client:  # in-process, as the SDK's tests do
     ...         result = await client.call_tool('memory_search', {'query': 'deploy key', 'minScore': 0})
