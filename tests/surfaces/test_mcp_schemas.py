@@ -20,7 +20,7 @@ from mcp import Client
 
 import memsift
 from memsift.errors import StoreError
-from memsift.search.results import MemoryHit, SearchResult
+from memsift.search.results import MemoryHit, SearchResult, openclaw2_fields
 from memsift.sessions.query import search_response
 from memsift.tools.mcp import OUTPUT_SCHEMAS, build_server
 
@@ -122,6 +122,8 @@ def search_results() -> list[tuple[str, dict]]:
             also_in=({'path': 'memory/b.md', 'startLine': 3, 'endLine': 3},),
             # front: a note's front-matter (tests/search/test_when.py reaches it for real)
             front={'title': 'Deploys', 'date': '2026-11-03', 'tags': ['ops']},
+            # contract: OpenClaw 2.x's fields (tests/surfaces/test_tools_openclaw2.py reaches them for real)
+            contract=openclaw2_fields('memory/a.md', 'memory', 2.0, 0.5, 1.0),
         ),
     ]
     full = {
@@ -170,6 +172,7 @@ def test_every_field_of_the_typed_search_results_is_in_the_memory_search_schema(
         'explain',
         'also_in',
         'front',
+        'contract',
     ]
     assert [f.name for f in dataclasses.fields(SearchResult)] == [
         'results',
@@ -186,6 +189,7 @@ def test_every_field_of_the_typed_search_results_is_in_the_memory_search_schema(
     seen = check(search_results())['memory_search']
     assert {'$.fallback.from', '$.results[].citation', '$.action', '$.results[].alsoIn[].endLine'} <= seen
     assert {'$.results[].title', '$.results[].date', '$.results[].tags'} <= seen
+    assert {'$.results[].textScore', '$.results[].vectorScore', '$.results[].provenance.observedAt'} <= seen
 
 
 def test_every_sessions_search_response_key_is_in_the_schema():
@@ -242,6 +246,20 @@ def open_tools(home, **search):
         sessions_path=home / 'sessions.sqlite',
         sync=False,
     )
+
+
+def openclaw2_answers(home) -> list[tuple[str, dict]]:
+    """The answers only a 2.x config gives: its corpora, result fields and ``memory_get`` window and statuses."""
+    config = {
+        'memory': {'search': {'provider': 'none'}},
+        'plugins': {'entries': {'memsift': {'config': {'store': {'path': str(home / 'v2' / '{agentId}.sqlite')}}}}},
+    }
+    with memsift.MemoryTools.open(home / 'ws', config, sessions_path=home / 'v2.sqlite', sync=False) as tools:
+        tools.index.sync()
+        return [
+            *(('memory_search', tools.memory_search('deploy key', corpus=c)) for c in ('all', 'wiki', 'sessions')),
+            *(('memory_get', tools.memory_get(path)) for path in ('MEMORY.md', 'memory/none.md', '../x.md')),
+        ]
 
 
 def raise_(error):
@@ -313,6 +331,7 @@ def test_every_result_of_every_tool_is_described_by_its_schema(home, monkeypatch
         results.append(('memory_search', off.memory_search('vault')))  # search unavailable
         past_the_deadline(off, monkeypatch)
         results.append(('memory_search', off.memory_search('vault')))  # unavailable, partial
+    results += openclaw2_answers(home)
     hits = [hit for name, result in results if name == 'memory_search' for hit in result.get('results', [])]
     assert any('alsoIn' in hit for hit in hits), hits  # the copy folded into the note it repeats
     by_shape = {(name, tuple(sorted(result))) for name, result in results}

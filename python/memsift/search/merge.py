@@ -31,6 +31,8 @@ class Ranking(NamedTuple):
     explained: dict[int, dict[str, Any]] | None
     """With ``explain``: how each candidate was scored, by chunk id (see
     :func:`~memsift.search.explain.candidate_explains`)."""
+    legs: LegScores
+    """The legs' scores the ranking merged (a result's ``textScore`` / ``vectorScore`` under OpenClaw 2.x)."""
 
 
 def rank(
@@ -86,4 +88,4 @@ def rank(
     )
     order, scores, relaxed, rows = ranking
     explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid, whens)
-    return Ranking([(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed, explained)
+    return Ranking([(heads[i], score) for i, score in zip(order, scores, strict=True)], relaxed, explained, legs)

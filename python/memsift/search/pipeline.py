@@ -41,7 +41,7 @@ from memsift.search.legs import LegScores, keyword_leg, path_leg, start_vector_l
 from memsift.search.merge import Ranking, rank
 from memsift.search.request import SearchMode, SearchRequest
 from memsift.search.rerank import Rerank
-from memsift.search.results import MemoryHit, SearchResult, wants_citations
+from memsift.search.results import MemoryHit, SearchResult, openclaw2_fields, wants_citations
 from memsift.search.when import TimeWords, in_range, read_query_time, time_factors
 
 if TYPE_CHECKING:
@@ -172,14 +172,14 @@ class SearchPipeline:
         if self.config.query.dedupe:  # copies of a fact fold away: rank spares to refill their slots
             keep = max(keep, ranked_for(request.limit))
         try:
-            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain, when)
+            ranked, pinned, explained, legs = self._ranked_rows(request, mode, keep, options.explain, when)
         except ProviderError as exc:
             if self.embeddings.resolution.requested not in SILENT:
                 raise _ProviderFailed(exc, debug) from exc
             # auto/local: keyword-only, silently, with the reason recorded (OpenClaw's contract)
             debug['embeddingError'] = str(exc)
             mode = debug['effectiveMode'] = 'fts-only'
-            ranked, pinned, explained = self._ranked_rows(request, mode, keep, options.explain, when)
+            ranked, pinned, explained, legs = self._ranked_rows(request, mode, keep, options.explain, when)
         redact = self.snippet_redactor.redact if self.snippet_redactor is not None else None
         merged_order = {row.id: at for at, (row, _) in enumerate(ranked, 1)}
         if reranker is not None:
@@ -198,9 +198,31 @@ class SearchPipeline:
         cite = wants_citations(self.config.citations, request.session_key)
         hits = [MemoryHit.of(row, score, cite, redact, also_in.get(row.id, ())) for row, score in ranked]
         hits = self._with_front_matter(hits, [row for row, _ in ranked])
+        if self.config.profile.tool_contract == 2:
+            hits = self._with_openclaw2_fields(hits, [row for row, _ in ranked], legs, mode)
         if explained is not None:
             hits = explained_hits(hits, ranked, explained, merged_order, debug)
         return hits, mode
+
+    def _with_openclaw2_fields(
+        self, hits: list[MemoryHit], rows: Sequence[ChunkRow], legs: LegScores, mode: SearchMode
+    ) -> list[MemoryHit]:
+        """The fields OpenClaw 2.x gives each result: its legs' scores and where it came from."""
+        heads = [ChunkHead(row.id, row.path, row.source, row.start_line, row.end_line, len(row.text)) for row in rows]
+        observed = self._written(heads)
+        return [
+            replace(
+                hit,
+                contract=openclaw2_fields(
+                    row.path,
+                    row.source,
+                    legs.keyword.get(row.id),
+                    legs.vector.get(row.id, 0.0) if mode == 'hybrid' else None,
+                    when,
+                ),
+            )
+            for hit, row, when in zip(hits, rows, observed, strict=True)
+        ]
 
     def _with_front_matter(self, hits: list[MemoryHit], rows: Sequence[ChunkRow]) -> list[MemoryHit]:
         """The hits of notes that open with front-matter, with its ``title``, ``date`` and ``tags`` (read from the
@@ -275,9 +297,9 @@ class SearchPipeline:
 
     def _ranked_rows(
         self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool, when: _When
-    ) -> tuple[list[tuple[ChunkRow, float]], int, dict[int, dict[str, Any]] | None]:
+    ) -> tuple[list[tuple[ChunkRow, float]], int, dict[int, dict[str, Any]] | None, LegScores]:
         """The ranked results with their chunks, read after ranking (only the kept ones need their text), how many
-        lead as exact path hits, and the candidates' explain rows. A file replaced in between by a writer is ranked
+        lead as exact path hits, the candidates' explain rows and the legs' scores. A file replaced in between by a writer is ranked
         again, as the keyword leg does when it catches one."""
         for _ in range(RANKING_ATTEMPTS):
             ranking, exact = self._rank_once(request, mode, keep, explain, when)
@@ -287,7 +309,7 @@ class SearchPipeline:
             self.freshness.refresh_after_writer()
         kept = [(rows[head.id], score) for head, score in ranking.kept if head.id in rows]
         pinned = next((i for i, (row, _) in enumerate(kept) if row.id not in exact), len(kept))
-        return kept, pinned, ranking.explained
+        return kept, pinned, ranking.explained, ranking.legs
 
     def _rank_once(
         self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool, when: _When

@@ -16,7 +16,15 @@ from typing import Any
 from memsift._record import field, record
 from memsift.index.records import ChunkRow
 
-__all__ = ['SNIPPET_MAX_CHARS', 'MemoryHit', 'SearchResult', 'citation', 'snippet', 'wants_citations']
+__all__ = [
+    'SNIPPET_MAX_CHARS',
+    'MemoryHit',
+    'SearchResult',
+    'citation',
+    'openclaw2_fields',
+    'snippet',
+    'wants_citations',
+]
 
 SNIPPET_MAX_CHARS = 700
 """OpenClaw's snippet bound, in UTF-16 units."""
@@ -39,6 +47,8 @@ class MemoryHit:
     """The other places of the same text (``query.dedupe``), best first: ``{'path', 'startLine', 'endLine'}`` each."""
     front: dict[str, Any] | None = None
     """The note's front-matter as shown: ``title``, ``date`` (ISO), ``tags``, each when the note's block has it."""
+    contract: dict[str, Any] | None = None
+    """OpenClaw 2.x's fields of a result (:func:`openclaw2_fields`), for a 2.x config only."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -56,6 +66,8 @@ class MemoryHit:
             out['alsoIn'] = [dict(place) for place in self.also_in]
         if self.front:  # likewise: only notes with front-matter carry its fields
             out.update(self.front)
+        if self.contract:
+            out.update(self.contract)
         if self.explain is not None:
             out['explain'] = self.explain
         return out
@@ -125,6 +137,38 @@ class SearchResult:
         if self.fallback is not None:
             out['fallback'] = self.fallback
         return out
+
+
+_SYSTEM_FOLDERS = ('memory/.dreams/', 'memory/dreaming/')
+
+
+def openclaw2_fields(
+    path: str, source: str, keyword: float | None, vector: float | None, observed_s: float | None
+) -> dict[str, Any]:
+    """A result's fields that OpenClaw 2.x adds: ``textScore`` (the keyword leg's BM25 as ``r / (1 + r)``, 0 when
+    it did not find the chunk), ``vectorScore`` (the cosine, in hybrid mode) and ``provenance`` (who wrote it:
+    ``agent`` for the workspace's memory files, ``system`` for dream output, ``untrusted`` for extra paths and
+    transcripts; ``observedAt``: the file's mtime, ms).
+
+    >>> openclaw2_fields('MEMORY.md', 'memory', 3.0, None, 1.5)
+    {'textScore': 0.75, 'provenance': {'originClass': 'agent', 'sessionKind': 'unknown', 'observedAt': 1500}}
+    """
+    if source == 'sessions':
+        origin, kind = 'untrusted', 'interactive'
+    elif path.startswith(_SYSTEM_FOLDERS):
+        origin, kind = 'system', 'unknown'
+    elif path in ('MEMORY.md', 'USER.md') or (path.startswith('memory/') and '/../' not in path):
+        origin, kind = 'agent', 'unknown'
+    else:
+        origin, kind = 'untrusted', 'unknown'
+    out: dict[str, Any] = {'textScore': keyword / (1 + keyword) if keyword else 0}
+    if vector is not None:
+        out['vectorScore'] = vector
+    provenance: dict[str, Any] = {'originClass': origin, 'sessionKind': kind}
+    if observed_s is not None:
+        provenance['observedAt'] = int(observed_s * 1000)
+    out['provenance'] = provenance
+    return out
 
 
 def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:

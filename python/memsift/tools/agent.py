@@ -36,6 +36,7 @@ from memsift.errors import InvalidInputError, MemsiftError, SessionAccessError
 from memsift.index.backend import sessions_target
 from memsift.index.memory_index import MemoryIndex
 from memsift.sessions import Caller, SessionStore, main_session_key
+import memsift.tools.contract as contract
 from memsift.tools.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
 
 __all__ = [
@@ -175,7 +176,14 @@ class MemoryTools:
             keyword results with ``partial: true`` and a ``warning``; the unavailable shape when an explicitly
             configured embedding provider fails; ``{status: "error", error}`` for a bad argument.
         """
-        if corpus not in CORPORA:
+        if self._contract == 2:  # OpenClaw 2.x's answers for the corpora memsift does not hold
+            if corpus not in contract.CORPORA:
+                return _error(contract.unknown_corpus())
+            if corpus == 'wiki':
+                return contract.wiki_answer(self.index.config.citations)
+            if corpus == 'sessions' and self.index.sessions is None:
+                return contract.sessions_disabled()
+        elif corpus not in CORPORA:
             return _error(f'unknown corpus {preview(corpus)}: use "memory", "sessions" or "all"')
         sources = ['sessions'] if corpus == 'sessions' else None
         caller = sessionKey or self.session_key
@@ -218,7 +226,7 @@ class MemoryTools:
                 'conversation transcripts are not in the memory index: set experimental.sessionMemory '
                 'to true and add "sessions" to sources, or use sessions_search'
             )
-        return data
+        return contract.with_corpora(data) if corpus == 'all' and self._contract == 2 else data
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
         """Read lines of a memory file that ``memory_search`` returned (at most 20,000 characters), verbatim
@@ -227,8 +235,9 @@ class MemoryTools:
         Returns:
             ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.
         """
+        windowed = self._contract == 2  # 2.x: 120 lines and 12,000 characters by default, whole lines, a status
         try:
-            return self._call(lambda: dict(self.index.get(path, from_, lines)))
+            got = self._call(lambda: dict(self.index.get(path, from_, None if windowed else lines)))
         except FutureTimeout:
             return {
                 'path': _shown(path),
@@ -236,7 +245,12 @@ class MemoryTools:
                 'error': f'memory_get did not finish within {self.deadline_s:g} s',
             }
         except MemsiftError as exc:
+            if windowed:
+                return contract.get_error(path, self._missing(path), str(exc))
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
+        if not windowed:
+            return got
+        return contract.get_window(got['text'], got['path'], got['from'], lines, beyond=bool(got.get('truncated')))
 
     def memory_write(self, text: str, path: str | None = None) -> dict[str, Any]:
         """Append a note to the agent's memory: today's ``memory/YYYY-MM-DD.md``, or the Markdown file under
@@ -319,6 +333,20 @@ class MemoryTools:
         )
 
     # ------------------------------------------------------------------ plumbing
+
+    @property
+    def _contract(self) -> int:
+        """The shape of the answers: OpenClaw 2.x's for a 2.x config (:mod:`memsift.tools.contract`)."""
+        return self.index.config.profile.tool_contract
+
+    def _missing(self, path: object) -> bool:
+        """A memory path (a root memory file, or Markdown under ``memory/``) with no file behind it."""
+        if not isinstance(path, str):
+            return False
+        wanted = path.strip().replace('\\', '/').removeprefix('./')
+        root_file = wanted in self.index.config.profile.root_files or wanted in ('DREAMS.md', 'dreams.md')
+        memory_note = wanted.startswith('memory/') and wanted.endswith('.md') and '..' not in wanted.split('/')
+        return (root_file or memory_note) and not (self.index.workspace / wanted).exists()
 
     def _call(self, fn: Callable[[], T], timeout: float | None = None) -> T:
         """``fn()`` in the pool, waiting at most ``timeout`` (default: the deadline; ``FutureTimeout`` past it, and

@@ -43,6 +43,16 @@ _REFUSED = {
     'required': ['status', 'error'],
 }
 
+_CORPORA = {
+    'type': 'array',
+    'description': 'OpenClaw 2.x: which corpora the answer covers.',
+    'items': {
+        'type': 'object',
+        'properties': {'corpus': _STRING, 'outcome': {'enum': ['ok', 'not-registered', 'unavailable']}},
+        'required': ['corpus', 'outcome'],
+    },
+}
+
 _MEMORY_HIT = {
     'type': 'object',
     'properties': {
@@ -57,6 +67,14 @@ _MEMORY_HIT = {
         'title': {**_STRING, 'description': "The note's front-matter title."},
         'date': {**_STRING, 'description': "The note's front-matter date (ISO)."},
         'tags': {'type': 'array', 'items': _STRING, 'description': "The note's front-matter tags."},
+        'textScore': {**_NUMBER, 'description': 'OpenClaw 2.x: the keyword leg score, r / (1 + r) of BM25.'},
+        'vectorScore': {**_NUMBER, 'description': 'OpenClaw 2.x, hybrid mode: the cosine similarity.'},
+        'provenance': {
+            'type': 'object',
+            'description': 'OpenClaw 2.x: who wrote it (agent, system, untrusted) and when it was seen (ms).',
+            'properties': {'originClass': _STRING, 'sessionKind': _STRING, 'observedAt': _INTEGER},
+            'required': ['originClass', 'sessionKind'],
+        },
         'alsoIn': {
             'type': 'array',
             'description': 'Other places holding the same text (or nearly), folded into this result, best first.',
@@ -84,9 +102,20 @@ MEMORY_SEARCH_SCHEMA: dict[str, Any] = {
                 'fallback': {'type': 'object', 'properties': {'from': _STRING, 'reason': _STRING}},
                 'partial': _BOOLEAN,
                 'warning': _STRING,
+                'corpora': _CORPORA,
                 'debug': _DEBUG,
             },
             'required': ['results', 'provider', 'model', 'citations', 'mode', 'debug'],
+        },
+        {
+            'description': 'OpenClaw 2.x, corpus "wiki": memsift holds no wiki corpus (not registered).',
+            'properties': {
+                'results': {'type': 'array', 'maxItems': 0},
+                'citations': _STRING,
+                'corpora': _CORPORA,
+                'warning': _STRING,
+            },
+            'required': ['results', 'corpora', 'warning'],
         },
         {
             'description': 'Search could not run (disabled, or the configured embedding provider failed): error '
@@ -127,6 +156,33 @@ MEMORY_GET_SCHEMA: dict[str, Any] = {
             'description': 'An unreadable path (isError): not an indexed memory file, or a bad range.',
             'properties': {'path': _STRING, 'text': {'const': ''}, 'error': _STRING},
             'required': ['path', 'text', 'error'],
+            'not': {'required': ['status']},
+        },
+        {
+            'description': 'OpenClaw 2.x: up to 120 whole lines within 12,000 characters; truncated: read on at '
+            'nextFrom.',
+            'properties': {
+                'status': {'const': 'ok'},
+                'path': _STRING,
+                'from': {'type': 'integer', 'minimum': 1},
+                'lines': {'type': 'integer', 'minimum': 0},
+                'text': _STRING,
+                'truncated': _FLAG,
+                'nextFrom': {'type': 'integer', 'minimum': 1},
+            },
+            'required': ['status', 'path', 'from', 'lines', 'text'],
+        },
+        {
+            'description': 'OpenClaw 2.x: no such memory file (not_found), or a path memory_get does not read.',
+            'properties': {
+                'status': {'enum': ['not_found', 'error']},
+                'path': _STRING,
+                'text': {'const': ''},
+                'code': _STRING,
+                'error': _STRING,
+                'reason': _STRING,
+            },
+            'required': ['status', 'path', 'text'],
         },
     ],
 }
