@@ -317,3 +317,56 @@ def test_a_command_line_without_a_known_command_gets_the_whole_parser(capsys):
         build_parser(['serch']).parse_args(['serch'])
     said = capsys.readouterr().err
     assert "invalid choice: 'serch'" in said and 'search' in said and 'sessions' in said
+
+
+def test_openclaw_2x_parity_commands(tmp_path, ws):
+    """``search --query``, ``status --index`` / ``--fix`` and ``reset``, each with ``--json``."""
+    args = common(tmp_path, ws)
+    found = json.loads(memsift('search', '--query', 'deploy key', 'ignored positional', *args, '--json').stdout)
+    assert [hit['path'] for hit in found['results']] == ['MEMORY.md']
+    missing = memsift('search', *args, '--json', check=False)
+    assert missing.returncode == 1 and 'Missing search query' in json.loads(missing.stdout)['error']
+    write(ws / 'memory' / 'new.md', 'A note written after the last sync.\n')
+    status = json.loads(memsift('status', '--index', *args, '--json').stdout)
+    assert (status['files'], status['issues'], status['dirty']) == (3, [], False)
+    fixed = json.loads(memsift('status', '--fix', *args, '--json').stdout)
+    assert fixed['repair'] == {'issues': [], 'filesIndexed': 0}
+    refused = memsift('reset', *args, '--json', check=False, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 1 and 'requires confirmation' in json.loads(refused.stdout)['error']
+    assert json.loads(memsift('reset', '--yes', *args, '--json').stdout) == {
+        'agentId': 'main',
+        'filesRemoved': 3,
+        'chunksRemoved': 3,
+    }
+    after = json.loads(memsift('status', *args, '--json').stdout)
+    assert (after['files'], after['chunks']) == (0, 0)
+    assert [h['path'] for h in json.loads(memsift('search', 'deploy key', *args, '--json').stdout)['results']] == [
+        'MEMORY.md'
+    ]  # a search syncs the emptied index again
+
+
+def test_the_openclaw_setup_is_found_without_config(tmp_path, ws):
+    """No ``--config``: ``OPENCLAW_CONFIG_PATH`` (else ``~/.openclaw/openclaw.json``) and its default agent; several
+    agents and none named is OpenClaw's question."""
+    config = tmp_path / 'openclaw.json'
+    search = {'provider': 'none'}
+    own = {'store': {'path': str(tmp_path / 'state' / '{agentId}.sqlite')}}
+    entries = {'work': {'workspace': str(ws)}}
+    write(
+        config,
+        json.dumps(
+            {
+                'memory': {'search': search},
+                'agents': {'entries': entries},
+                'plugins': {'entries': {'memsift': {'config': own}}},
+            }
+        ),
+    )
+    env = {**os.environ, 'OPENCLAW_CONFIG_PATH': str(config)}
+    found = json.loads(memsift('search', 'deploy key', '--json', env=env).stdout)
+    assert [hit['path'] for hit in found['results']] == ['MEMORY.md'] and 'provenance' in found['results'][0]
+    assert (tmp_path / 'state' / 'work.sqlite').is_file()  # the sole agent of agents.entries
+    entries['ops'] = {}
+    write(config, json.dumps({'memory': {'search': search}, 'agents': {'ownership': 'explicit', 'entries': entries}}))
+    asked = memsift('search', 'deploy key', '--json', env=env, check=False)
+    assert asked.returncode == 1 and 'Multiple agents are configured' in json.loads(asked.stdout)['error']

@@ -27,7 +27,7 @@ from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError, ProviderError
 from memsift.index.identity import media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
-from memsift.index.sync import workspace_changed
+from memsift.index.sync import ensure_index_current, workspace_changed
 from memsift.index.workspace import extra_paths
 
 if TYPE_CHECKING:
@@ -104,6 +104,25 @@ def _rerank_status(config: MemoryConfig, rerank: Rerank | None) -> dict[str, Any
         out |= {'provider': settings.provider, 'model': settings.model, 'topN': settings.top_n}
         out['error'] = rerank.error if rerank is not None else None
     return out
+
+
+def reset(freshness: Freshness) -> dict[str, int]:
+    """``MemoryIndex.reset``: remove every indexed file and chunk, under the writer lock and this process's sync lock,
+    and bring this process's keyword and vector indexes along (other processes rebuild theirs when they next look).
+    The embedding cache stays, so indexing again re-embeds nothing; memory files and transcripts are not touched.
+    Returns ``{filesRemoved, chunksRemoved}``."""
+    store = freshness.store
+    with freshness.writer.holding(True), freshness.sync_lock:
+        removed = {'filesRemoved': len(store.files()), 'chunksRemoved': store.chunk_count()}
+        store.clear()
+        try:
+            ensure_index_current(store, freshness.index)
+        finally:
+            freshness.index.release_writer()
+        vectors = freshness.embeddings.vectors
+        if vectors is not None:
+            vectors.clear()
+    return removed
 
 
 def compact(freshness: Freshness, rerank: Rerank | None, cache_days: float) -> CompactReport:

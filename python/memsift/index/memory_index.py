@@ -349,6 +349,16 @@ class MemoryIndex:
         self.freshness.check_open()
         return maintenance.compact(self.freshness, self.rerank, cache_days)
 
+    def reset(self) -> dict[str, int]:
+        """Empty the index: every indexed file and chunk goes (``memsift reset``, OpenClaw's ``memory reset``); the
+        next :meth:`sync` (or search) indexes the workspace again from its files, re-embedding nothing the embedding
+        cache holds. Memory files and transcripts are not touched. Safe beside other processes, as a sync is.
+
+        Returns ``{filesRemoved, chunksRemoved}``.
+        """
+        self.freshness.check_open()
+        return maintenance.reset(self.freshness)
+
     # ------------------------------------------------------------------ watching and lifetime
 
     def start_watching(self) -> None:

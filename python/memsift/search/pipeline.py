@@ -299,8 +299,8 @@ class SearchPipeline:
         self, request: SearchRequest, mode: SearchMode, keep: int, explain: bool, when: _When
     ) -> tuple[list[tuple[ChunkRow, float]], int, dict[int, dict[str, Any]] | None, LegScores]:
         """The ranked results with their chunks, read after ranking (only the kept ones need their text), how many
-        lead as exact path hits, the candidates' explain rows and the legs' scores. A file replaced in between by a writer is ranked
-        again, as the keyword leg does when it catches one."""
+        lead as exact path hits, the candidates' explain rows and the legs' scores. A file replaced in between by a
+        writer is ranked again, as the keyword leg does when it catches one."""
         for _ in range(RANKING_ATTEMPTS):
             ranking, exact = self._rank_once(request, mode, keep, explain, when)
             rows = {row.id: row for row in self.store.chunks([head.id for head, _ in ranking.kept])}

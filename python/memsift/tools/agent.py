@@ -30,13 +30,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
+import memsift.tools.contract as contract
 from memsift._text import preview, scrub
 from memsift.config import MemoryConfig, load_config
 from memsift.errors import InvalidInputError, MemsiftError, SessionAccessError
 from memsift.index.backend import sessions_target
 from memsift.index.memory_index import MemoryIndex
 from memsift.sessions import Caller, SessionStore, main_session_key
-import memsift.tools.contract as contract
 from memsift.tools.openclaw import TranscriptWatcher, openclaw_agent, openclaw_config_path
 
 __all__ = [

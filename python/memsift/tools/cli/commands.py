@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from memsift._record import replace
 from memsift.config import MemoryConfig, load_config
-from memsift.errors import ConfigError, MemsiftError
+from memsift.errors import ConfigError, InvalidInputError, MemsiftError
 from memsift.tools.cli.parser import MCP_TOKEN_ENV, build_parser
 from memsift.tools.cli.render import (
     disk_line,
@@ -96,11 +96,14 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
+    query = args.query_option if args.query_option is not None else args.query
+    if query is None:
+        raise InvalidInputError('Missing search query. Provide a positional query or use --query <text>.')
     with _open(args, syncs=not args.no_sync) as index:
         if not args.no_sync:
             index.sync()
         result = index.search(
-            args.query,
+            query,
             args.max_results,
             args.min_score,
             explain=args.explain,
@@ -126,12 +129,42 @@ def _search(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     with _open(args) as index:
-        data = index.status(deep=args.deep)
+        if args.index:  # OpenClaw's status --index: catch the index up first, then the deep check
+            index.sync()
+        data: dict[str, Any] = dict(index.status(deep=args.deep or args.index or args.fix))
+        if args.fix:
+            found = data.get('issues') or []
+            if found:  # the store is the source of truth: the derived indexes are rebuilt from the files
+                report = index.sync(force=True)
+                data = dict(index.status(deep=True))
+                data['repair'] = {'issues': found, 'filesIndexed': len(report.added) + len(report.updated)}
+            else:
+                data['repair'] = {'issues': [], 'filesIndexed': 0}
     if args.json:
         print_json(data)
         return 0
     for line in status_lines(data):
         print(line)
+    return 0
+
+
+def _reset(args: argparse.Namespace) -> int:
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise InvalidInputError('Memory reset requires confirmation. Re-run with --yes in non-interactive mode.')
+        answer = input(f'Empty the memory index of agent {args.agent!r}? Files and transcripts stay. [y/N] ')
+        if answer.strip().lower() not in ('y', 'yes'):
+            print('Reset cancelled.', file=sys.stderr)
+            return 1
+    with _open(args) as index:
+        data = {'agentId': args.agent, **index.reset()}
+    if args.json:
+        print_json(data)
+    else:
+        print(
+            f'Memory index reset ({args.agent}): {data["filesRemoved"]} files, {data["chunksRemoved"]} chunks removed. '
+            f'Memory files and sessions preserved. Rebuild with: memsift index --agent {args.agent}'
+        )
     return 0
 
 
@@ -346,6 +379,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     'index': _index,
     'search': _search,
     'status': _status,
+    'reset': _reset,
     'get': _get,
     'write': _write,
     'watch': _watch,

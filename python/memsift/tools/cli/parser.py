@@ -135,7 +135,8 @@ def _add_index(commands: Commands, common: Parser) -> None:
 
 def _add_search(commands: Commands, common: Parser) -> None:
     search = commands.add_parser('search', parents=[common], help='search memory like memory_search')
-    search.add_argument('query', help='what to look for (any language, or a file name)')
+    search.add_argument('query', nargs='?', help='what to look for (any language, or a file name)')
+    search.add_argument('--query', dest='query_option', metavar='TEXT', help='the query, as an option (wins)')
     search.add_argument('--max-results', type=int, metavar='N', help='results to return (default 6)')
     search.add_argument('--min-score', type=float, metavar='X', help='minimum score in [0, 1] (default 0.35)')
     search.add_argument('--no-sync', action='store_true', help='answer from the index as it is, without syncing')
@@ -161,6 +162,17 @@ def _add_search(commands: Commands, common: Parser) -> None:
 def _add_status(commands: Commands, common: Parser) -> None:
     status = commands.add_parser('status', parents=[common], help='show index state')
     status.add_argument('--deep', action='store_true', help='also check index consistency and probe the provider')
+    status.add_argument('--index', action='store_true', help='sync the index first (implies --deep)')
+    status.add_argument(
+        '--fix', action='store_true', help='rebuild the index from the memory files when the deep check finds it off'
+    )
+
+
+def _add_reset(commands: Commands, common: Parser) -> None:
+    reset = commands.add_parser(
+        'reset', parents=[common], help="empty the agent's memory index (files and transcripts stay; index rebuilds it)"
+    )
+    reset.add_argument('--yes', action='store_true', help='do not ask (required without a terminal)')
 
 
 def _add_get(commands: Commands, common: Parser) -> None:
@@ -301,6 +313,7 @@ def _add_mcp(commands: Commands, common: Parser) -> None:
 _COMMANDS: dict[str, Callable[[Commands, Parser], None]] = {
     'index': _add_index,
     'search': _add_search,
+    'reset': _add_reset,
     'status': _add_status,
     'get': _add_get,
     'write': _add_write,
