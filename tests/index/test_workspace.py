@@ -219,3 +219,28 @@ def test_only_the_first_sync_takes_the_scan_ahead(tmp_path):
         assert index.freshness.scan_ahead is None, 'taken by the first sync'
         write(tmp_path / 'memory' / 'late.md', 'a quokka note\n')
         assert index.sync().added == ['memory/late.md'], 'a later sync scans again'
+
+
+def test_extra_path_patterns_decide_which_files_count(tmp_path):
+    """``extraPaths: [{path, pattern}]``: only files the glob matches (relative to the path) are indexed and
+    readable; a pattern that reaches outside its path is refused, naming it."""
+    from memsift import MemoryIndex, load_config
+
+    ws, extra = tmp_path / 'ws', tmp_path / 'extra'
+    write(ws / 'MEMORY.md', 'root note\n')
+    for name in ('runbooks/a.md', 'runbooks/deep/b.md', 'runbooks/.hidden/c.md', 'other/o.md'):
+        write(extra / name, f'kiwi {name}\n')
+    write(extra / 'runbooks' / 'plain.txt', 'kiwi text\n')
+    entries = [{'path': str(extra), 'pattern': 'runbooks/**/*.md'}]
+    config = {
+        'agents': {'defaults': {'memorySearch': {'extraPaths': entries, 'store': {'path': str(tmp_path / 'i.sqlite')}}}}
+    }
+    with MemoryIndex(ws, config) as index:
+        index.sync()
+        assert index.status()['files'] == 3
+        found = {hit.path for hit in index.search('kiwi', min_score=0).results}
+        assert found == {'../extra/runbooks/a.md', '../extra/runbooks/deep/b.md'}
+        with pytest.raises(memsift.InvalidInputError, match='not an indexed memory file'):
+            index.get('../extra/other/o.md')
+    with pytest.raises(memsift.ConfigError, match=r'extraPaths\[0\].*reaches outside'):
+        load_config({'memory': {'search': {'extraPaths': [{'path': str(extra), 'pattern': '../secrets/*.md'}]}}})

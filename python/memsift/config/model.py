@@ -122,8 +122,19 @@ def _extra_path(value: Any) -> str | ExtraPath | None:
             and isinstance(pattern, (str, type(None)))
             and isinstance(evergreen, bool)
         ):
+            if pattern is not None and _escapes(pattern):
+                raise _Expected(
+                    f'a pattern relative to the extra path, such as "runbooks/**/*.md"; {pattern!r} reaches outside '
+                    'it (give that folder as the path instead)'
+                )
             return ExtraPath(path.strip(), pattern, evergreen)
     raise _Expected('a non-empty path string or an object {path: string, pattern?: string, evergreen?: boolean}')
+
+
+def _escapes(pattern: str) -> bool:
+    """A glob that could name files outside the folder it is relative to: absolute, or with a ``..`` step."""
+    clean = pattern.strip().replace('\\', '/')
+    return clean.startswith('/') or clean[1:3] == ':/' or '..' in clean.split('/')
 
 
 def _modalities(value: Any) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import media_suffixes
 from memsift.index.sync import Progress, SyncReport, ensure_index_current, sync_workspace, unchanged_report
-from memsift.index.workspace import extra_paths, extra_roots, scan_workspace
+from memsift.index.workspace import extra_paths, extra_roots, memory_scope, scan_workspace
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.search.paths import Catalogue
@@ -232,7 +232,7 @@ class Freshness:
             or self.index.generation != generation
         ):
             return None
-        suffixes, extra = media_suffixes(self.config, embeddings.provider), extra_paths(self.config)
+        suffixes, extra = media_suffixes(self.config, embeddings.provider), memory_scope(self.config)
         listing = ahead.take(self.workspace, extra, suffixes) if ahead is not None else None
         if listing is None:
             listing = scan_workspace(self.workspace, extra, suffixes)
@@ -260,7 +260,7 @@ class Freshness:
                     self.store,
                     self.index,
                     self.workspace,
-                    extra_paths(self.config),
+                    memory_scope(self.config),
                     tokens=self.config.chunking.tokens,
                     overlap=self.config.chunking.overlap,
                     force=full,

@@ -28,7 +28,7 @@ from memsift.errors import InvalidInputError, ProviderError
 from memsift.index.identity import media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
 from memsift.index.sync import ensure_index_current, workspace_changed
-from memsift.index.workspace import extra_paths
+from memsift.index.workspace import extra_paths, memory_scope
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
@@ -61,7 +61,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'files': len(store.paths()),
         'chunks': store.chunk_count(),
         'dirty': freshness.dirty
-        and workspace_changed(store, freshness.workspace, paths, media_suffixes(config, provider)),
+        and workspace_changed(store, freshness.workspace, memory_scope(config), media_suffixes(config, provider)),
         'workspaceDir': str(freshness.workspace),
         'dbPath': config.store.path,
         'store': {'backend': config.store.backend, 'location': store.location},

@@ -28,7 +28,7 @@ from memsift._record import field, record
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
 from memsift.index.records import ChunkRow, FileRecord, FileWrite
-from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, read_memory_file, scan_workspace
+from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, MemoryScope, read_memory_file, scan_workspace
 from memsift.media import MediaInput, read_media_file
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def unchanged_report(store: Store, listing: Sequence[tuple[str, str, float, int]
 def workspace_changed(
     store: Store,
     workspace: str | os.PathLike[str],
-    extra_paths: Iterable[str | os.PathLike[str]] = (),
+    extra_paths: Iterable[str | os.PathLike[str]] | MemoryScope = (),
     media_suffixes: Iterable[str] = (),
 ) -> bool:
     """Whether a sync would find work: a memory file added, removed, or with a new size or mtime (stat only)."""
@@ -181,7 +181,7 @@ def sync_workspace(
     store: Store,
     index: Bm25Index,
     workspace: str | os.PathLike[str],
-    extra_paths: Iterable[str | os.PathLike[str]] = (),
+    extra_paths: Iterable[str | os.PathLike[str]] | MemoryScope = (),
     *,
     tokens: int = 400,
     overlap: int = 80,

@@ -15,7 +15,9 @@ can show, instead of failing the whole sync.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,11 +32,14 @@ __all__ = [
     'DEFAULT_MAX_FILE_BYTES',
     'IGNORED_DIRS',
     'MemoryFile',
+    'MemoryScope',
     'ScanAhead',
+    'extra_path_pattern',
     'extra_paths',
     'extra_roots',
     'is_inside',
     'list_memory_files',
+    'memory_scope',
     'read_memory_file',
     'scan_workspace',
 ]
@@ -97,9 +102,87 @@ def is_inside(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
+@record
+class MemoryScope:
+    """What of a workspace is memory besides ``memory/``: the root files, the extra paths, and the ``pattern`` an
+    extra path's files must match (``extraPaths: [{path, pattern}]``), from :func:`memory_scope`."""
+
+    extra: tuple[str, ...] = ()
+    patterns: tuple[str | None, ...] = ()
+    """Each extra path's glob (``None``: every file under it counts): a file counts when the glob matches its path
+    relative to the extra path."""
+    root_files: tuple[str, ...] = ('MEMORY.md', 'memory.md')
+
+
+def memory_scope(config: MemoryConfig) -> MemoryScope:
+    """The config's scope: its profile's root files, its extra paths and their patterns (the config refused any
+    pattern that could reach outside its extra path)."""
+    patterns: list[str | None] = []
+    for entry in config.extra_paths:
+        pattern = entry.pattern.strip() if isinstance(entry, ExtraPath) and entry.pattern else None
+        patterns.append(pattern or None)
+    return MemoryScope(tuple(extra_paths(config)), tuple(patterns), tuple(config.profile.root_files))
+
+
+@functools.lru_cache(maxsize=64)
+def extra_path_pattern(pattern: str) -> re.Pattern[str]:
+    """An ``extraPaths`` pattern as OpenClaw matches it (Node's ``path.posix.matchesGlob``) against a file's path
+    relative to its extra path: ``**`` any folders (none too), ``*`` and ``?`` within a name, ``[ab]``, ``{a,b}``;
+    case-sensitive; a wildcard never matches a name's leading dot.
+
+    >>> pattern = extra_path_pattern('runbooks/**/*.md')
+    >>> [bool(pattern.fullmatch(p)) for p in ('runbooks/a.md', 'runbooks/x/b.md', 'runbooks/.x/c.md', 'notes/a.md')]
+    [True, True, False, False]
+    """
+    clean = pattern.strip().replace('\\', '/')
+    return re.compile('|'.join(f'(?:{_glob_regex(alternative)})' for alternative in _braces(clean)))
+
+
+def _braces(pattern: str) -> list[str]:
+    """``a{b,c}d`` as ``['abd', 'acd']`` (nested and several groups too)."""
+    match = re.search(r'\{([^{}]*)\}', pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    return [expanded for option in match[1].split(',') for expanded in _braces(head + option + tail)]
+
+
+def _glob_regex(pattern: str) -> str:
+    segments = pattern.split('/')
+    out = ''
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == '**':
+            out += '.*' if last else '(?:(?!\\.)[^/]*/)*'  # any folders, none of them hidden
+            continue
+        out += _glob_segment(segment) + ('' if last else '/')
+    return out
+
+
+def _glob_segment(segment: str) -> str:
+    regex = '(?!\\.)' if segment[:1] in ('*', '?', '[') else ''  # wildcards never match a leading dot
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == '*':
+            regex += '[^/]*'
+        elif char == '?':
+            regex += '[^/]'
+        elif char == '[' and (end := segment.find(']', i + 2)) != -1:
+            body = segment[i + 1 : end]
+            negate = body[:1] in ('!', '^')
+            body = body[1:] if negate else body
+            regex += '[' + ('^' if negate else '') + body.replace('\\', '\\\\') + ']'
+            i = end
+        else:
+            regex += re.escape(char)
+        i += 1
+    return regex
+
+
 def list_memory_files(
     workspace: str | os.PathLike[str],
-    extra_paths: Iterable[str | os.PathLike[str]] = (),
+    extra_paths: Iterable[str | os.PathLike[str]] | MemoryScope = (),
     media_suffixes: Iterable[str] = (),
 ) -> list[MemoryFile]:
     """Memory files of ``workspace`` in scan order, each once (the same file reached twice, through overlapping
@@ -123,13 +206,39 @@ Listing = list[tuple[str, str, float, int]]
 
 def scan_workspace(
     workspace: str | os.PathLike[str],
-    extra_paths: Iterable[str | os.PathLike[str]] = (),
+    extra_paths: Iterable[str | os.PathLike[str]] | MemoryScope = (),
     media_suffixes: Iterable[str] = (),
 ) -> Listing:
     """:func:`list_memory_files` as plain ``(path, abs_path, mtime, size)`` tuples: what a sync with nothing to do
-    compares, without building an object per file."""
+    compares, without building an object per file. ``extra_paths``: the extra paths, or a whole
+    :class:`MemoryScope` (root files and patterns too)."""
+    if isinstance(extra_paths, MemoryScope):
+        scope = extra_paths
+    else:
+        extra = tuple(map(os.fspath, extra_paths))
+        scope = MemoryScope(extra, (None,) * len(extra))
     root = Path(workspace).expanduser().absolute()
-    return scan_memory_files(str(root), [str(r) for r in extra_roots(root, extra_paths)], sorted(set(media_suffixes)))
+    roots = [str(r) for r in extra_roots(root, scope.extra)]
+    listing = scan_memory_files(str(root), roots, sorted(set(media_suffixes)))
+    if not any(scope.patterns):
+        return listing  # type: ignore[no-any-return]
+    return _matching(listing, root, scope)
+
+
+def _matching(listing: Listing, workspace: Path, scope: MemoryScope) -> Listing:
+    """The listing without the files of patterned extra paths that no pattern (or unpatterned entry) of the extra
+    paths holding them admits."""
+    rules = [
+        (os.path.normpath(os.fspath(folder)), None if pattern is None else extra_path_pattern(pattern))
+        for folder, pattern in zip(extra_roots(workspace, scope.extra), scope.patterns, strict=True)
+    ]
+    kept = []
+    for entry in listing:
+        found = os.path.normpath(entry[1])
+        under = [(base, rule) for base, rule in rules if found.startswith(base.rstrip(os.sep) + os.sep)]
+        if not under or any(rule is None or rule.fullmatch(os.path.relpath(found, base)) for base, rule in under):
+            kept.append(entry)
+    return kept
 
 
 class ScanAhead:
@@ -145,7 +254,9 @@ class ScanAhead:
     ([], None)
     """
 
-    def __init__(self, workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]) -> None:
+    def __init__(
+        self, workspace: str | os.PathLike[str], extra_paths: Iterable[str] | MemoryScope, media: Iterable[str]
+    ) -> None:
         self._key = _scan_key(workspace, extra_paths, media)
         self._listing: Listing | None = None
         self._thread: threading.Thread | None = threading.Thread(
@@ -161,7 +272,7 @@ class ScanAhead:
             self._listing = None
 
     def take(
-        self, workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]
+        self, workspace: str | os.PathLike[str], extra_paths: Iterable[str] | MemoryScope, media: Iterable[str]
     ) -> Listing | None:
         """The listing, the first time it is asked for with the arguments it was started with; else ``None``."""
         thread, self._thread = self._thread, None
@@ -172,9 +283,10 @@ class ScanAhead:
 
 
 def _scan_key(
-    workspace: str | os.PathLike[str], extra_paths: Iterable[str], media: Iterable[str]
-) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    return str(Path(workspace).expanduser().resolve()), tuple(extra_paths), tuple(sorted(set(media)))
+    workspace: str | os.PathLike[str], extra_paths: Iterable[str] | MemoryScope, media: Iterable[str]
+) -> tuple[str, MemoryScope | tuple[str, ...], tuple[str, ...]]:
+    scope = extra_paths if isinstance(extra_paths, MemoryScope) else tuple(extra_paths)
+    return str(Path(workspace).expanduser().resolve()), scope, tuple(sorted(set(media)))
 
 
 def read_memory_file(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:

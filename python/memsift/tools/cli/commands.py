@@ -67,7 +67,7 @@ def _open(args: argparse.Namespace, *, syncs: bool = False) -> MemoryIndex:
     """The index the command works on; ``syncs``: the command syncs it at once, so the workspace scan of that
     sync's check starts now, beside importing and opening the index (:class:`~memsift.index.workspace.ScanAhead`:
     14 ms of a search's 100 on the SciFact notes)."""
-    from memsift.index.workspace import ScanAhead, extra_paths
+    from memsift.index.workspace import ScanAhead, memory_scope
 
     config = _config(args)
     if getattr(args, 'no_sync', False):
@@ -75,7 +75,7 @@ def _open(args: argparse.Namespace, *, syncs: bool = False) -> MemoryIndex:
     workspace = args.workspace or config.workspace or '.'
     ahead = None
     if syncs and not config.multimodal.enabled and Path(workspace).expanduser().is_dir():
-        ahead = ScanAhead(workspace, extra_paths(config), ())
+        ahead = ScanAhead(workspace, memory_scope(config), ())
     from memsift.index.memory_index import MemoryIndex  # after starting the scan: most of a command's imports
 
     index = MemoryIndex(workspace, config, args.agent)
