@@ -76,3 +76,37 @@ def test_every_2x_answer_fits_the_mcp_output_schemas(tools):
     ]
     for tool, answer in answers:
         assert not list(jsonschema.Draft202012Validator(OUTPUT_SCHEMAS[tool]).iter_errors(answer)), (tool, answer)
+
+
+def test_remember_across_conversations_reaches_only_other_private_conversations(tmp_path):
+    """2.x: ``rememberAcrossConversations`` (on by default on a personal install) with ``sessions`` in ``sources``
+    lets memory_search find the agent's other private conversations: not the caller's own, not groups or channels,
+    not keys of an unknown kind."""
+    import memsift
+
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', '# Facts\n')
+    sessions = tmp_path / 'sessions.sqlite'
+    with memsift.SessionStore(sessions, 'main') as store:
+        for key in (
+            'agent:main:main',
+            'agent:main:telegram:direct:42',
+            'agent:main:telegram:group:7',
+            'agent:main:cron:nightly',
+            'agent:main:odd:thing',
+        ):
+            event = {'type': 'message', 'id': key, 'message': {'role': 'user', 'content': f'the kiwi plan ({key})'}}
+            store.append_many(key, [event])
+    config = {
+        'memory': {'search': {'provider': 'none', 'sources': ['memory', 'sessions'], 'query': {'minScore': 0}}},
+        'tools': {'sessions': {'visibility': 'all'}},
+        'plugins': {'entries': {'memsift': {'config': {'store': {'path': str(tmp_path / '{agentId}.sqlite')}}}}},
+    }
+    with MemoryTools.open(ws, config, sessions_path=sessions, sync=False) as tools:
+        tools.index.sync()
+        found = tools.memory_search('kiwi plan', corpus='sessions')
+        assert [hit['path'] for hit in found['results']] == ['sessions/agent:main:telegram:direct:42.jsonl']
+        assert found['results'][0]['provenance']['originClass'] == 'untrusted'
+    off = {**config, 'memory': {'search': {**config['memory']['search'], 'rememberAcrossConversations': False}}}
+    with MemoryTools.open(ws, off, sessions_path=sessions, sync=False) as tools:
+        assert tools.memory_search('kiwi plan', corpus='sessions')['disabled'] is True

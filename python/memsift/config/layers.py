@@ -173,6 +173,19 @@ def _memsift_settings(root: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [] if node is None else [(MEMSIFT_SETTINGS, node)]
 
 
+def _personal_install(root: Mapping[str, Any]) -> bool:
+    """OpenClaw 2.x's default of ``rememberAcrossConversations``: on for a personal install, where direct chats
+    share the main session (``session.dmScope`` unset or ``main``, and no binding sets its own)."""
+    session = root.get('session')
+    scope = session.get('dmScope') if isinstance(session, Mapping) else None
+    bindings = root.get('bindings')
+    own_scopes = any(
+        isinstance(b, Mapping) and isinstance(b.get('session'), Mapping) and b['session'].get('dmScope') is not None
+        for b in (bindings if isinstance(bindings, list) else [])
+    )
+    return scope in (None, 'main') and not own_scopes
+
+
 def _present(layers: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return [(path, raw) for path, raw in layers if raw is not None]
 
@@ -304,6 +317,8 @@ def _from_root(root: Any, agent_id: str, source_path: str | None) -> MemoryConfi
     profile = profile_of(root)
     layers = [(path, _check(SEARCH_SCHEMA, raw, path)) for path, raw in _layers(root, agent_id, profile)]
     merged = _merge_layers([profile.fixed, *(layer for _, layer in layers)])
+    if profile.name == 'openclaw-2' and 'rememberAcrossConversations' not in merged:
+        merged['rememberAcrossConversations'] = _personal_install(root)
     workspace = _workspace(root, agent_id)
     direct = read(MemoryConfig, root)  # memory.citations
     config = build(

@@ -432,7 +432,9 @@ class MemoryConfig:
 def _memory(config: MemoryConfig, given: Given) -> MemoryConfig:
     """The rules across sections: sources need session memory, Ollama gets one request at a time unless the config
     says otherwise, and the store path is the agent's."""
-    sources = tuple(s for s in config.sources if s != 'sessions' or config.experimental_session_memory)
+    # 2.x also lets sessions in through rememberAcrossConversations (its own boundary: memsift.index.session_memory)
+    recall = config.profile.name == 'openclaw-2' and bool(config.remember_across_conversations)
+    sources = tuple(s for s in config.sources if s != 'sessions' or config.experimental_session_memory or recall)
     remote = config.remote
     if config.provider == 'ollama' and 'remote.non_batch_concurrency' not in given:
         remote = replace(remote, non_batch_concurrency=1)

@@ -113,8 +113,13 @@ class MemoryIndex:
         if self.sessions is not None:
             from memsift.index.session_memory import SessionMemory
 
+            config = self.config
             self.session_memory = SessionMemory(
-                self.sessions, self.store, self.config.sync.sessions, self.config.agent_id
+                self.sessions,
+                self.store,
+                config.sync.sessions,
+                config.agent_id,
+                private_only=config.profile.name == 'openclaw-2' and not config.experimental_session_memory,
             )
         self.cache = EmbeddingCache(self.store, self.config)
         self.embeddings = Embeddings(self.config, self.store, resolution)

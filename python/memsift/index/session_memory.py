@@ -18,6 +18,7 @@ from memsift.config import SessionSyncConfig
 from memsift.index.records import FileRecord
 from memsift.index.workspace import MemoryFile
 from memsift.sessions import Caller, SessionStore, archived_at_ms, is_incognito_session_key, main_session_key
+from memsift.sessions.visibility import is_private_conversation
 
 if TYPE_CHECKING:
     from memsift.index.protocol import Store
@@ -33,11 +34,16 @@ def session_path(session_key: str) -> str:
 class SessionMemory:
     """The transcripts of ``sessions`` as documents of the memory index kept in ``store``."""
 
-    def __init__(self, sessions: SessionStore, store: Store, deltas: SessionSyncConfig, agent_id: str) -> None:
+    def __init__(
+        self, sessions: SessionStore, store: Store, deltas: SessionSyncConfig, agent_id: str, private_only: bool = False
+    ) -> None:
         self.sessions = sessions
         self.store = store
         self.deltas = deltas
         self.agent_id = agent_id
+        self.private_only = private_only
+        """Transcripts come in through OpenClaw 2.x's ``rememberAcrossConversations``: a caller finds only its agent's
+        other private conversations (:func:`~memsift.sessions.visibility.is_private_conversation`)."""
         self._checked: tuple[Any, ...] | None = None
         """The session store's fingerprint when its transcripts were last found indexed as far as the deltas ask."""
         self._last_messages: tuple[tuple[Any, ...], dict[str, float]] | None = None
@@ -116,6 +122,9 @@ class SessionMemory:
 
     def visible_paths(self, session_key: str | None) -> set[str]:
         """Transcript paths the calling session (default: the agent's main session) may see, by the rules of
-        ``sessions_search``."""
+        ``sessions_search``; within :attr:`private_only`'s boundary when it is set."""
         caller = Caller(session_key or main_session_key(self.agent_id))
-        return {session_path(key) for key in self.sessions.visible_keys(caller)}
+        keys = self.sessions.visible_keys(caller)
+        if self.private_only:  # OpenClaw 2.x's rememberAcrossConversations: other private conversations only
+            keys = {k for k in keys if k != caller.session_key and is_private_conversation(k, self.agent_id)}
+        return {session_path(key) for key in keys}

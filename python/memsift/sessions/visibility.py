@@ -29,6 +29,7 @@ __all__ = [
     'check_visibility',
     'is_incognito_session_key',
     'is_native_child_session_key',
+    'is_private_conversation',
     'main_session_key',
     'not_visible',
     'refusal',
@@ -70,6 +71,26 @@ def is_incognito_session_key(key: str) -> bool:
     """Whether a session key names an incognito session (``agent:<id>:dashboard:incognito-<x>``, also ``subagent``
     and ``internal-session-effects``): such a session is never visible to the session tools, flagged or not."""
     return bool(_INCOGNITO_KEY.match(key.strip().lower()))
+
+
+_PRIVATE_REST = re.compile(r'^(?:(?:[^:]+:){0,2}direct:[^:]+)(?::thread:[^:]+)?$')
+
+
+def is_private_conversation(key: str, agent_id: str, main_key: str = 'main') -> bool:
+    """Whether ``key`` is one of ``agent_id``'s private (direct) conversations: its main session, or a direct chat
+    (``agent:<id>:direct:<peer>``, ``agent:<id>:<channel>[:<account>]:direct:<peer>``, a ``:thread:`` of one). The
+    boundary of OpenClaw 2.x's ``rememberAcrossConversations``: groups, channels, cron, hooks, nodes, subagents
+    and keys of any other shape are not, so an unknown kind stays out.
+
+    >>> [is_private_conversation(k, 'main') for k in ('agent:main:main', 'agent:main:telegram:direct:42',
+    ...     'agent:main:telegram:group:7', 'agent:main:cron:daily', 'agent:ops:main', 'agent:main:odd:thing')]
+    [True, True, False, False, False, False]
+    """
+    prefix = f'agent:{agent_id}:'
+    if not key.startswith(prefix):
+        return False
+    rest = key[len(prefix) :]
+    return rest == main_key or bool(_PRIVATE_REST.match(rest))
 
 
 def is_native_child_session_key(key: str) -> bool:
