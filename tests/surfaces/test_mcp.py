@@ -133,13 +133,13 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             params = {name: set(tool.input_schema['properties']) for name, tool in tools.items()}
             assert params == {
                 'memory_search': {'query', 'maxResults', 'minScore', 'corpus', 'since', 'until', 'paths', 'tags'},
-                'memory_get': {'path', 'from', 'lines'},
+                'memory_get': {'path', 'from', 'lines', 'corpus'},
                 'sessions_search': {'query', 'sessionKey', 'limit', 'since', 'until'},
                 'sessions_history': {'sessionKey', 'limit', 'includeTools'},
             }
             assert tools['memory_search'].input_schema['required'] == ['query']
             assert tools['memory_get'].input_schema['required'] == ['path']
-            assert tools['memory_search'].input_schema['properties']['corpus']['enum'] == ['memory', 'sessions', 'all']
+            assert tools['memory_search'].input_schema['properties']['corpus']['enum'] == ['memory', 'sessions', 'all', 'wiki']
             assert 'sessions_search' in tools['memory_search'].description  # says when to use which
             assert all(len(tool.description) > 200 and tool.annotations.read_only_hint for tool in tools.values())
             assert all(p.get('description') for t in tools.values() for p in t.input_schema['properties'].values())

@@ -259,6 +259,7 @@ def openclaw2_answers(home) -> list[tuple[str, dict]]:
         return [
             *(('memory_search', tools.memory_search('deploy key', corpus=c)) for c in ('all', 'wiki', 'sessions')),
             *(('memory_get', tools.memory_get(path)) for path in ('MEMORY.md', 'memory/none.md', '../x.md')),
+            *(('memory_get', tools.memory_get('MEMORY.md', corpus=c)) for c in ('wiki', 'all')),
         ]
 
 

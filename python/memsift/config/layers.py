@@ -165,11 +165,17 @@ def _join(path: str, key: str) -> str:
     return f'{path}.{key}' if path else key
 
 
+_PLUGIN_KEYS = ('command', 'args', 'deadlineMs', 'env')
+"""Keys of memsift's plugin entry that its OpenClaw plugin reads (how to start memsift), not search settings."""
+
+
 def _memsift_settings(root: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """memsift's plugin entry config (a 2.x config's home for memsift's own settings), if set."""
     node: Any = root
     for part in MEMSIFT_SETTINGS.split('.'):
         node = node.get(part) if isinstance(node, Mapping) else None
+    if isinstance(node, Mapping):
+        node = {key: value for key, value in node.items() if key not in _PLUGIN_KEYS}
     return [] if node is None else [(MEMSIFT_SETTINGS, node)]
 
 

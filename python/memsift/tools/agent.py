@@ -228,7 +228,9 @@ class MemoryTools:
             )
         return contract.with_corpora(data) if corpus == 'all' and self._contract == 2 else data
 
-    def memory_get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
+    def memory_get(
+        self, path: str, from_: int | None = None, lines: int | None = None, corpus: str = 'memory'
+    ) -> dict[str, Any]:
         """Read lines of a memory file that ``memory_search`` returned (at most 20,000 characters), verbatim
         (OpenClaw's contract) unless ``query.redactGet`` is on, which masks secrets in the text.
 
@@ -236,6 +238,10 @@ class MemoryTools:
             ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.
         """
         windowed = self._contract == 2  # 2.x: 120 lines and 12,000 characters by default, whole lines, a status
+        if corpus not in (contract.GET_CORPORA if windowed else ('memory',)):
+            return _error(contract.unknown_corpus(contract.GET_CORPORA if windowed else ('memory',)))
+        if corpus == 'wiki':
+            return contract.wiki_get(path)
         try:
             got = self._call(lambda: dict(self.index.get(path, from_, None if windowed else lines)))
         except FutureTimeout:
@@ -250,7 +256,8 @@ class MemoryTools:
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
         if not windowed:
             return got
-        return contract.get_window(got['text'], got['path'], got['from'], lines, beyond=bool(got.get('truncated')))
+        window = contract.get_window(got['text'], got['path'], got['from'], lines, beyond=bool(got.get('truncated')))
+        return contract.with_corpora(window) if corpus == 'all' else window
 
     def memory_write(self, text: str, path: str | None = None) -> dict[str, Any]:
         """Append a note to the agent's memory: today's ``memory/YYYY-MM-DD.md``, or the Markdown file under

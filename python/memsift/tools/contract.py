@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     'CORPORA',
+    'GET_CORPORA',
     'GET_DEFAULT_LINES',
     'GET_MAX_CHARS',
     'get_error',
@@ -24,10 +25,12 @@ __all__ = [
     'sessions_disabled',
     'unknown_corpus',
     'wiki_answer',
+    'wiki_get',
     'with_corpora',
 ]
 
 CORPORA = ('memory', 'wiki', 'all', 'sessions')
+GET_CORPORA = ('memory', 'wiki', 'all')
 GET_DEFAULT_LINES = 120
 GET_MAX_CHARS = 12_000
 _NOT_REGISTERED = {'corpus': 'wiki', 'outcome': 'not-registered'}
@@ -42,9 +45,9 @@ _MORE = '\n\n[More content available. Use from={next} to continue.]'
 _OVER_BUDGET = '\n\n[More content available. Requested excerpt exceeded the default maxChars budget.]'
 
 
-def unknown_corpus() -> str:
-    """The error of a ``corpus`` outside :data:`CORPORA` (OpenClaw's tool call fails with it)."""
-    return f'corpus must be one of: {", ".join(CORPORA)}'
+def unknown_corpus(corpora: tuple[str, ...] = CORPORA) -> str:
+    """The error of a ``corpus`` outside ``corpora`` (OpenClaw's tool call fails with it)."""
+    return f'corpus must be one of: {", ".join(corpora)}'
 
 
 def wiki_answer(citations: str) -> dict[str, Any]:
@@ -52,6 +55,16 @@ def wiki_answer(citations: str) -> dict[str, Any]:
     return {
         'results': [],
         'citations': citations,
+        'corpora': [dict(_NOT_REGISTERED)],
+        'warning': 'Wiki corpus is not registered; results do not cover that requested corpus.',
+    }
+
+
+def wiki_get(path: object) -> dict[str, Any]:
+    """``memory_get`` with ``corpus: "wiki"``: nothing read, and why."""
+    return {
+        'path': path if isinstance(path, str) else str(path),
+        'text': '',
         'corpora': [dict(_NOT_REGISTERED)],
         'warning': 'Wiki corpus is not registered; results do not cover that requested corpus.',
     }

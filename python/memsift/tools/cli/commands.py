@@ -369,9 +369,16 @@ def _mcp(args: argparse.Namespace) -> int:
             if args.http is not None:
                 serve_http(tools, args.host, args.http, token=token, allow_write=args.allow_write)
             else:
-                serve_stdio(tools, allow_write=args.allow_write)
+                serve_stdio(tools, allow_write=args.allow_write, session_meta=args.openclaw)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a server is stopped: a clean exit
+    return 0
+
+
+def _openclaw(args: argparse.Namespace) -> int:
+    from memsift.openclaw_plugin import plugin_dir
+
+    print(plugin_dir())  # the only subcommand, plugin-path
     return 0
 
 
@@ -388,6 +395,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     'eval': _eval,
     'sessions': _sessions,
     'mcp': _mcp,
+    'openclaw': _openclaw,
 }
 """Each command's function, by the name the command line gives it."""
 

@@ -310,6 +310,16 @@ def _add_mcp(commands: Commands, common: Parser) -> None:
     add_sessions_db(mcp)
 
 
+def _add_openclaw(commands: Commands, common: Parser) -> None:
+    openclaw = commands.add_parser('openclaw', help='memsift in OpenClaw 2.x: its memory plugin')
+    openclaw_commands = openclaw.add_subparsers(dest='openclaw_command', required=True, metavar='COMMAND')
+    openclaw_commands.add_parser(
+        'plugin-path',
+        help='print the folder of memsift\'s OpenClaw memory plugin: openclaw plugins install "$(memsift openclaw '
+        'plugin-path)" --force --accept-capabilities',
+    )
+
+
 _COMMANDS: dict[str, Callable[[Commands, Parser], None]] = {
     'index': _add_index,
     'search': _add_search,
@@ -323,5 +333,6 @@ _COMMANDS: dict[str, Callable[[Commands, Parser], None]] = {
     'migrate': _add_migrate,
     'sessions': _add_sessions,
     'mcp': _add_mcp,
+    'openclaw': _add_openclaw,
 }
 """Each command and what adds it, in the order ``memsift --help`` lists them."""

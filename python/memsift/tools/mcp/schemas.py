@@ -169,8 +169,15 @@ MEMORY_GET_SCHEMA: dict[str, Any] = {
                 'text': _STRING,
                 'truncated': _FLAG,
                 'nextFrom': {'type': 'integer', 'minimum': 1},
+                'corpora': _CORPORA,
             },
             'required': ['status', 'path', 'from', 'lines', 'text'],
+        },
+        {
+            'description': 'OpenClaw 2.x, corpus "wiki": memsift holds no wiki corpus (not registered).',
+            'properties': {'path': _STRING, 'text': {'const': ''}, 'corpora': _CORPORA, 'warning': _STRING},
+            'required': ['path', 'text', 'corpora', 'warning'],
+            'not': {'required': ['status']},
         },
         {
             'description': 'OpenClaw 2.x: no such memory file (not_found), or a path memory_get does not read.',

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -37,7 +37,11 @@ from memsift.tools.mcp.resources import MemoryServer
 from memsift.tools.mcp.schemas import OUTPUT_SCHEMAS
 from memsift.tools.mcp.texts import DESCRIPTIONS, INSTRUCTIONS, TITLES, WRITE_INSTRUCTIONS
 
-__all__ = ['build_server', 'serve_stdio']
+__all__ = ['SESSION_META_KEY', 'build_server', 'serve_stdio']
+
+SESSION_META_KEY = 'memsift/sessionKey'
+"""The calling session, in a ``tools/call``'s ``_meta``: set by the host (never by a model), honoured only with
+``session_meta`` (``memsift mcp --openclaw``: memsift's OpenClaw plugin puts each call's session there)."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPENDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -64,13 +68,17 @@ MinScore = Annotated[
     ),
 ]
 Corpus = Annotated[
-    Literal['memory', 'sessions', 'all'],
+    Literal['memory', 'sessions', 'all', 'wiki'],
     Field(
         description=(
             'Where to search: "memory" (the memory files; default), "sessions" (past conversations, when '
-            'session memory is on) or "all".'
+            'session memory is on), "all", or "wiki" (OpenClaw 2.x\'s wiki corpus, which memsift does not hold).'
         )
     ),
+]
+GetCorpus = Annotated[
+    Literal['memory', 'all', 'wiki'],
+    Field(description='Where to read: "memory" (default), "all", or "wiki" (not held by memsift).'),
 ]
 Since = Annotated[
     str | None,
@@ -167,7 +175,9 @@ NotePath = Annotated[
 ]
 
 
-def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool = False) -> MCPServer[Any]:
+def build_server(
+    tools: MemoryTools, *, name: str = 'memsift', allow_write: bool = False, session_meta: bool = False
+) -> MCPServer[Any]:
     """An MCP server exposing ``tools``' four memory tools (the tools stay open; closing them is the caller's).
 
     Args:
@@ -192,7 +202,13 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool
     ['MEMORY.md']
     """
 
+    def caller(ctx: Context) -> str | None:
+        """The session the host named in this call's ``_meta`` (with ``session_meta``), else ``None``: the tools'."""
+        key = (ctx.request_context.meta or {}).get(SESSION_META_KEY) if session_meta else None
+        return key if isinstance(key, str) and key.strip() else None
+
     async def memory_search(
+        ctx: Context,
         query: SearchQuery,
         maxResults: MaxResults = None,  # noqa: N803
         minScore: MinScore = None,  # noqa: N803
@@ -202,14 +218,25 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool
         paths: PathGlobs = None,
         tags: Tags = None,
     ) -> CallToolResult:
+        session = caller(ctx)
         return await _run(
             lambda: tools.memory_search(
-                query, maxResults, minScore, corpus, since=since, until=until, paths=paths, tags=tags
+                query,
+                maxResults,
+                minScore,
+                corpus,
+                sessionKey=session,
+                since=since,
+                until=until,
+                paths=paths,
+                tags=tags,
             )
         )
 
     async def memory_get(**arguments: Any) -> CallToolResult:
-        return await _run(lambda: tools.memory_get(arguments['path'], arguments['from'], arguments['lines']))
+        return await _run(
+            lambda: tools.memory_get(arguments['path'], arguments['from'], arguments['lines'], arguments['corpus'])
+        )
 
     memory_get.__signature__ = MEMORY_GET_SIGNATURE  # type: ignore[attr-defined]
 
@@ -240,14 +267,14 @@ def build_server(tools: MemoryTools, *, name: str = 'memsift', allow_write: bool
     return MemoryServer(tools, name, instructions=instructions, log_level='WARNING', tools=registered)
 
 
-def serve_stdio(tools: MemoryTools, *, allow_write: bool = False) -> None:
+def serve_stdio(tools: MemoryTools, *, allow_write: bool = False, session_meta: bool = False) -> None:
     """Serve the tools over stdin/stdout until stdin closes (the SDK keeps stray output off the protocol stream);
     ``allow_write`` as in :func:`build_server`.
 
     Raises:
         KeyboardInterrupt: on Ctrl-C (the caller decides how to exit).
     """
-    anyio.run(build_server(tools, allow_write=allow_write).run_stdio_async)
+    anyio.run(build_server(tools, allow_write=allow_write, session_meta=session_meta).run_stdio_async)
 
 
 def _tool(fn: Callable[..., Any], annotations: ToolAnnotations = READ_ONLY) -> Tool:
@@ -271,7 +298,12 @@ def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -
 # `from` is a Python keyword, so no parameter can carry the name: the signature the SDK reads declares `from_` with
 # the alias `from`, and the SDK then passes the validated arguments by alias, into memory_get's **arguments.
 MEMORY_GET_SIGNATURE = inspect.Signature(
-    [_param('path', GetPath), _param('from_', GetFrom, None), _param('lines', GetLines, None)],
+    [
+        _param('path', GetPath),
+        _param('from_', GetFrom, None),
+        _param('lines', GetLines, None),
+        _param('corpus', GetCorpus, 'memory'),
+    ],
     return_annotation=CallToolResult,
 )
 
