@@ -202,3 +202,35 @@ def test_several_2x_agents_and_none_named_is_openclaws_question(tmp_path, monkey
     with from_openclaw('work', sync=False) as tools:
         tools.index.sync()
         assert [h['path'] for h in tools.memory_search('build farm Lisbon', minScore=0)['results']] == ['MEMORY.md']
+
+
+def test_2x_transcripts_are_read_from_the_agent_database_and_caught_up(tmp_path, monkeypatch):
+    """A 2.x setup: conversations live in ``<state>/agents/main/agent/openclaw-agent.sqlite`` (made from OpenClaw
+    2026.9.6's own rows, tests/sessions/openclaw2); ``sessions_search`` finds them, a message OpenClaw appends is
+    found at the next call, and OpenClaw's file is never written."""
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    folder = Path(__file__).parents[1] / 'sessions' / 'openclaw2'
+    spec = importlib.util.spec_from_file_location('openclaw_fixture', folder / 'openclaw_fixture.py')
+    oc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oc)
+    monkeypatch.setattr(memsift.tools.openclaw, 'SESSION_RESCAN_S', 0.0)
+    state = write_2x_home(tmp_path, monkeypatch, {'entries': {'main': {'workspace': str(tmp_path / 'ws')}}})
+    write(tmp_path / 'ws' / 'MEMORY.md', '# Main\n')
+    database = state / 'agents' / 'main' / 'agent' / 'openclaw-agent.sqlite'
+    database.parent.mkdir(parents=True)
+    oc.build(database)
+    before = hashlib.sha256(database.read_bytes()).hexdigest()
+    def exact(tools, query):  # the all-terms hits (memsift's ranked partial matches follow them)
+        return [h['sessionKey'] for h in tools.sessions_search(query)['results'] if h.get('match') == 'all']
+
+    with from_openclaw(sync=False) as tools:
+        assert exact(tools, 'zebra-marker-one') == ['agent:main:main']
+        assert hashlib.sha256(database.read_bytes()).hexdigest() == before  # read only
+        conn = oc.connect(database)
+        session = '00000000-0000-4000-8000-000000000001'
+        oc.append(conn, session, [oc.message('the walrus-marker arrived', oc.leaf_id(conn, session))])
+        conn.close()
+        assert exact(tools, 'walrus-marker arrived') == ['agent:main:main']

@@ -35,7 +35,10 @@ __all__ = [
 MAX_TIMESTAMP_MS = 8_640_000_000_000_000
 """The range of a JavaScript ``Date``: a timestamp beyond it is unreadable and the event gets the import time."""
 _INDEXED_BLOCKS = {'text', 'input_text', 'output_text'}
-_ARCHIVE = re.compile(r'\.jsonl\.(?:reset|deleted)\.(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(\.\d+)?Z$')
+# OpenClaw 2.x archive names may add the rewrite generation and .zst (its parseSessionArchiveTimestamp reads them).
+_ARCHIVE = re.compile(
+    r'\.jsonl\.(?:reset|deleted)\.(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(\.\d+)?Z(?:\.[0-9a-f]{32})?(?:\.zst)?$'
+)
 _DREAM_PROMPT = 'Write a dream diary entry from these memory fragments'
 _DREAM_RUN_PREFIX = 'dreaming-narrative-'
 
@@ -156,10 +159,12 @@ def is_dreaming_event(event: Mapping[str, Any]) -> bool:
 
 def archived_at_ms(name: str) -> int | None:
     """When a ``<id>.jsonl.reset.<ISO>`` / ``<id>.jsonl.deleted.<ISO>`` transcript archive was made, from its name
-    (the ISO time has ``-`` for ``:``), in milliseconds; None for any other name. OpenClaw ages such an archive
-    from this date, not from its messages.
+    (the ISO time has ``-`` for ``:``; OpenClaw 2.x may add ``.<generation>`` and ``.zst``), in milliseconds; None for
+    any other name. OpenClaw ages such an archive from this date, not from its messages.
 
     >>> archived_at_ms('active.jsonl.reset.2026-02-16T22-26-33.000Z')
+    1771280793000
+    >>> archived_at_ms('active.jsonl.deleted.2026-02-16T22-26-33.000Z.4497ebf931e04605bbef4c88e0ca3014.zst')
     1771280793000
     """
     found = _ARCHIVE.search(name)

@@ -279,6 +279,25 @@ class SessionStore:
             self._vectors.wake(everywhere=True)
         return imported
 
+    def import_openclaw_database(self, db_path: str | os.PathLike[str], *, timeout: float = 5.0) -> dict[str, int]:
+        """Import (or catch up on) the transcripts of an OpenClaw 2.x agent database
+        (``<state>/agents/<agentId>/agent/openclaw-agent.sqlite``), reading only what changed since the last call;
+        returns the events added per session key. OpenClaw's file is only ever read
+        (:mod:`~memsift.sessions.openclaw_db` says how sessions are named and how a rewrite is caught up).
+        ``timeout``: seconds a read waits for a lock.
+
+        Raises:
+            InvalidInputError: ``db_path`` is not a path, or ``timeout`` not a number of seconds.
+            SessionStoreError: the file is missing, not a SQLite database, damaged, locked beyond ``timeout``, of
+                another agent, or of a schema other than 23 (the message names the file and the fix).
+        """
+        from memsift.sessions.openclaw_db import import_database  # only for OpenClaw 2.x setups
+
+        added = import_database(self._writer, self._lock, self.agent_id, db_path, timeout=timeout)
+        if self._vectors is not None and added:
+            self._vectors.wake(everywhere=True)
+        return added
+
     def set_flags(self, session_key: str, *, archived: bool | None = None, incognito: bool | None = None) -> None:
         """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
         with self._lock, self._writer.transaction():

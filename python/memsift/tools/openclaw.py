@@ -142,9 +142,7 @@ def import_openclaw_transcripts(store: SessionStore, agent: OpenClawAgent) -> di
     its 1.x ``sessions/`` folder (a 2.x setup not yet migrated by ``openclaw doctor --fix`` keeps its JSONL there);
     returns events added per session key."""
     if agent.database is not None and agent.database.is_file():
-        from memsift.sessions.openclaw_db import import_openclaw_database
-
-        return import_openclaw_database(store, agent.database)
+        return store.import_openclaw_database(agent.database)
     return import_openclaw_sessions(store, agent.sessions_dir)
 
 
