@@ -139,7 +139,12 @@ def test_stdio_lists_and_calls_the_four_tools(agent):
             }
             assert tools['memory_search'].input_schema['required'] == ['query']
             assert tools['memory_get'].input_schema['required'] == ['path']
-            assert tools['memory_search'].input_schema['properties']['corpus']['enum'] == ['memory', 'sessions', 'all', 'wiki']
+            assert tools['memory_search'].input_schema['properties']['corpus']['enum'] == [
+                'memory',
+                'sessions',
+                'all',
+                'wiki',
+            ]
             assert 'sessions_search' in tools['memory_search'].description  # says when to use which
             assert all(len(tool.description) > 200 and tool.annotations.read_only_hint for tool in tools.values())
             assert all(p.get('description') for t in tools.values() for p in t.input_schema['properties'].values())
