@@ -105,7 +105,9 @@ def test_remember_across_conversations_reaches_only_other_private_conversations(
     with MemoryTools.open(ws, config, sessions_path=sessions, sync=False) as tools:
         tools.index.sync()
         found = tools.memory_search('kiwi plan', corpus='sessions')
-        assert [hit['path'] for hit in found['results']] == ['sessions/agent:main:telegram:direct:42.jsonl']
+        direct = next(s for s in tools.sessions.sessions() if s['key'] == 'agent:main:telegram:direct:42')
+        # 2.x shows a transcript hit as sessions/<agentId>/<sessionId>.jsonl
+        assert [hit['path'] for hit in found['results']] == [f'sessions/main/{direct["sessionId"]}.jsonl']
         assert found['results'][0]['provenance']['originClass'] == 'untrusted'
     off = {**config, 'memory': {'search': {**config['memory']['search'], 'rememberAcrossConversations': False}}}
     with MemoryTools.open(ws, off, sessions_path=sessions, sync=False) as tools:

@@ -77,6 +77,9 @@ class Profile:
     """How agents are declared: ``agents.list[]`` or ``agents.entries.<id>``."""
     tool_contract: Literal[1, 2]
     """The shape of tool answers: 2 adds ``status`` / ``textScore`` / ``provenance`` / corpus answers."""
+    transcript_paths: Literal['key', 'session-id']
+    """How a transcript hit's path reads: ``sessions/<key>.jsonl`` (1.x) or ``sessions/<agentId>/<sessionId>.jsonl``
+    (2.x; an archive ``sessions/<agentId>/<archive name>``)."""
 
 
 OPENCLAW_1 = Profile(
@@ -89,6 +92,7 @@ OPENCLAW_1 = Profile(
     transcripts='jsonl',
     agents_key='list',
     tool_contract=1,
+    transcript_paths='key',
 )
 
 OPENCLAW_2 = Profile(
@@ -113,6 +117,7 @@ OPENCLAW_2 = Profile(
     transcripts='sqlite',
     agents_key='entries',
     tool_contract=2,
+    transcript_paths='session-id',
 )
 
 

@@ -120,6 +120,7 @@ class MemoryIndex:
                 config.sync.sessions,
                 config.agent_id,
                 private_only=config.profile.name == 'openclaw-2' and not config.experimental_session_memory,
+                by_session_id=config.profile.transcript_paths == 'session-id',
             )
         self.cache = EmbeddingCache(self.store, self.config)
         self.embeddings = Embeddings(self.config, self.store, resolution)

@@ -35,13 +35,21 @@ class SessionMemory:
     """The transcripts of ``sessions`` as documents of the memory index kept in ``store``."""
 
     def __init__(
-        self, sessions: SessionStore, store: Store, deltas: SessionSyncConfig, agent_id: str, private_only: bool = False
+        self,
+        sessions: SessionStore,
+        store: Store,
+        deltas: SessionSyncConfig,
+        agent_id: str,
+        private_only: bool = False,
+        by_session_id: bool = False,
     ) -> None:
         self.sessions = sessions
         self.store = store
         self.deltas = deltas
         self.agent_id = agent_id
         self.private_only = private_only
+        self.by_session_id = by_session_id
+        """Paths as OpenClaw 2.x shows them: ``sessions/<agentId>/<sessionId>.jsonl`` (:meth:`path_of`)."""
         """Transcripts come in through OpenClaw 2.x's ``rememberAcrossConversations``: a caller finds only its agent's
         other private conversations (:func:`~memsift.sessions.visibility.is_private_conversation`)."""
         self._checked: tuple[Any, ...] | None = None
@@ -64,7 +72,7 @@ class SessionMemory:
             if session['incognito'] or is_incognito_session_key(session['key']):
                 continue
             key: str = session['key']
-            path = session_path(key)
+            path = self.path_of(session)
             count, size = session['events'], session['bytes']
             previous = known.get(path)
             if previous is not None and not force and self._grew_little(previous, count, size):
@@ -116,7 +124,7 @@ class SessionMemory:
             times = {}
             for s in self.sessions.sessions():
                 archived = archived_at_ms(s['key'])
-                times[session_path(s['key'])] = (s['updatedAt'] if archived is None else archived) / 1000
+                times[self.path_of(s)] = (s['updatedAt'] if archived is None else archived) / 1000
             self._last_messages = (fingerprint, times)
         return self._last_messages[1]
 
@@ -127,4 +135,17 @@ class SessionMemory:
         keys = self.sessions.visible_keys(caller)
         if self.private_only:  # OpenClaw 2.x's rememberAcrossConversations: other private conversations only
             keys = {k for k in keys if k != caller.session_key and is_private_conversation(k, self.agent_id)}
-        return {session_path(key) for key in keys}
+        if not self.by_session_id:
+            return {session_path(key) for key in keys}
+        return {self.path_of(s) for s in self.sessions.sessions() if s['key'] in keys}
+
+    def path_of(self, session: dict[str, Any]) -> str:
+        """A session's document path: :func:`session_path` of its key, or with :attr:`by_session_id` OpenClaw 2.x's
+        ``sessions/<agentId>/<sessionId>.jsonl`` (an archive: ``sessions/<agentId>/<its file name>``)."""
+        key: str = session['key']
+        if not self.by_session_id:
+            return session_path(key)
+        prefix = f'agent:{self.agent_id}:'
+        if archived_at_ms(key) is not None and key.startswith(prefix):
+            return f'sessions/{self.agent_id}/{key[len(prefix) :]}'
+        return f'sessions/{self.agent_id}/{session.get("sessionId") or key.replace("/", "_")}.jsonl'
