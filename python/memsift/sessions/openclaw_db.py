@@ -17,12 +17,10 @@ How sessions are named in memsift's store:
   ``cron:daily-report`` stays as it is until ``openclaw doctor --fix`` renames it; the transcript then moves to the new
   key), its parent from ``spawned_by`` (else ``parent_session_key``).
 - An older window of a key (what a rollover leaves) is ``<key>:window:<sessionId>``, spawned by the key. OpenClaw's
-  ``sessions_search`` matches older windows of every key the caller may see; here, being the key's child, an older
-  window is visible wherever the key's own spawned sessions are: to the key itself under ``tree``, ``agent`` and
-  ``all``, to the main session and to the key's ancestors. Narrower than OpenClaw (never wider): a caller under
-  ``self``, a caller that sees a group only because it watches it, and a sandboxed caller two levels up do not see
-  the older windows of a key they see. A window that stops being current (a rollover) moves: memsift's copy under
-  the key is dropped and the window imported again under its ``:window:`` key.
+  ``sessions_search`` matches older windows of every key the caller may see, and so does memsift's: an older window
+  is visible wherever its key is (:func:`~memsift.sessions.visibility.window_owner`). A window that stops being
+  current (a rollover) moves: memsift's copy under the key is dropped and the window imported again under its
+  ``:window:`` key.
 - A ``session_transcript_archives`` row (``reason`` deleted or reset) is ``agent:<agentId>:<archive_name>``, as a
   1.x archive is ``agent:<agentId>:<file name>`` (``archived_at_ms`` reads its date from the name, so session memory
   ages it from then). OpenClaw's ``memory_search`` shows these archives; its ``sessions_search`` does not (their rows
@@ -79,7 +77,7 @@ from memsift._text import preview, scrub
 from memsift.errors import InvalidInputError, SessionStoreError
 from memsift.sessions.database import Sql
 from memsift.sessions.events import timestamp_ms
-from memsift.sessions.visibility import is_incognito_session_key
+from memsift.sessions.visibility import WINDOW_MARK, is_incognito_session_key
 
 if TYPE_CHECKING:
     from memsift.sessions.writer import Writer
@@ -166,7 +164,7 @@ _FORGET = Sql(
 
 def window_key(session_key: str, session_id: str) -> str:
     """The memsift key of an older (rolled-over) window of ``session_key``."""
-    return f'{session_key}:window:{session_id}'
+    return f'{session_key}{WINDOW_MARK}{session_id}'
 
 
 def archive_key(agent_id: str, archive_name: str) -> str:

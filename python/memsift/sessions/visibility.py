@@ -37,6 +37,7 @@ __all__ = [
     'restricted_to_spawned',
     'should_resolve_session_id',
     'visible_keys',
+    'window_owner',
 ]
 
 VISIBILITIES: tuple[Visibility, ...] = ('self', 'tree', 'agent', 'all')
@@ -71,6 +72,20 @@ def is_incognito_session_key(key: str) -> bool:
     """Whether a session key names an incognito session (``agent:<id>:dashboard:incognito-<x>``, also ``subagent``
     and ``internal-session-effects``): such a session is never visible to the session tools, flagged or not."""
     return bool(_INCOGNITO_KEY.match(key.strip().lower()))
+
+
+WINDOW_MARK = ':window:'
+"""An older transcript of a key (an OpenClaw 2.x rollover leaves one) is stored as ``<key>:window:<sessionId>``."""
+
+
+def window_owner(key: str) -> str | None:
+    """The key whose older window ``key`` is, else ``None``.
+
+    >>> window_owner('agent:main:main:window:00000000-0000-4000-8000-000000000007'), window_owner('agent:main:main')
+    ('agent:main:main', None)
+    """
+    owner, mark, _ = key.rpartition(WINDOW_MARK)
+    return owner if mark and owner else None
 
 
 _PRIVATE_REST = re.compile(r'^(?:(?:[^:]+:){0,2}direct:[^:]+)(?::thread:[^:]+)?$')
@@ -210,6 +225,7 @@ def visible_keys(snapshot: Snapshot, caller: Caller, store_agent: str) -> set[st
     * ``all``: ``agent`` plus the caller's spawned tree; every agent's sessions with agent-to-agent access.
     * Lineage crosses agents only for native children (``agent:<id>:acp:…`` / ``agent:<id>:subagent:…``): an
       ordinary session of another agent stays subject to agent-to-agent access whoever spawned it.
+    * A key's older windows (:func:`window_owner`) are visible wherever the key is, as OpenClaw 2.x matches them.
     * A sandboxed caller with ``sandbox_visibility="spawned"`` is clamped to ``tree`` and, unless it is itself a
       subagent, sees only itself and the sessions it spawned directly (OpenClaw's ``restrictToSpawned``). OpenClaw's
       clamp also widens ``self`` to ``tree``; a sandboxed ``self`` caller keeps ``self`` here (the stricter rule).
@@ -250,6 +266,7 @@ def visible_keys(snapshot: Snapshot, caller: Caller, store_agent: str) -> set[st
         keys = own
     else:
         keys = set(sessions) if caller.agent_to_agent else own | spawned_tree(selves)
+    keys |= {k for k in sessions if window_owner(k) in keys}  # a key's older windows go where the key goes
     return keys & set(sessions)
 
 
