@@ -89,7 +89,9 @@ def all_terms(store, query, caller=MAIN):
 
 
 def texts(store, key):
-    return [m['content'] for m in store.history(key, MAIN, limit=200)['messages']]
+    """The text of each message on a session's active branch (history shows only what follows the last reset)."""
+    store.reconcile()  # the branch as history would rebuild it
+    return [text for _, _, text in store.active_messages(key)]
 
 
 def events(store):
@@ -142,6 +144,9 @@ def test_history_and_search_keep_to_the_active_branch(db, store):
     assert 'Mangos are tropical fruit (old branch answer).' not in main
     assert 'Papayas are also tropical.' not in main  # regenerated away
     assert main[-2:] == ['First message after /new in main: kumquat-marker', 'Kumquats are small citrus fruit.']
+    # history starts after main's /new (a reset event), as 2.x's does
+    shown = [m['content'] for m in store.history(MAIN, MAIN)['messages']]
+    assert shown == ['First message after /new in main: kumquat-marker', 'Kumquats are small citrus fruit.']
     assert texts(store, DM) == [  # a leaf control rewound past the insurance message
         'private dm about the dentist appointment dentist-marker',
         'Rewound answer: the dentist is Wednesday. rewind-marker',
@@ -549,3 +554,14 @@ def test_a_store_that_imported_1x_jsonl_is_caught_up_without_duplicates(db, stor
     assert events(store)[MAIN] == 20
     assert [k for k, _ in all_terms(store, 'zebra-marker-one')] == [MAIN]
     assert set(events(store)) == set(IMPORTED)
+
+
+def test_history_starts_after_the_last_reset(store):
+    """2.x's ``/new`` and ``/reset`` append a reset event and keep the session: history shows what follows it."""
+    events = [
+        {'type': 'message', 'id': 'a', 'parentId': None, 'message': {'role': 'user', 'content': 'before the reset'}},
+        {'type': 'reset', 'id': 'r', 'parentId': 'a'},
+        {'type': 'message', 'id': 'b', 'parentId': 'r', 'message': {'role': 'user', 'content': 'after the reset'}},
+    ]
+    store.append_many(MAIN, events)
+    assert [m['content'] for m in store.history(MAIN, MAIN)['messages']] == ['after the reset']

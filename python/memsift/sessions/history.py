@@ -34,10 +34,15 @@ def history_response(
     redactor: Redactor,
 ) -> SessionHistory:
     """The ``sessions_history`` response for the ``(event_id, timestamp, body)`` rows of a session's active branch
-    (message events, in order): its last ``limit`` messages with text."""
+    (message and reset events, in order): its last ``limit`` messages with text since its last reset (OpenClaw 2.x's
+    ``/new`` and ``/reset`` keep the session and start the conversation over)."""
     kept = []
     for event_id, timestamp, body in rows:
-        message = json.loads(body).get('message')
+        event = json.loads(body)
+        if event.get('type') == 'reset':
+            kept = []
+            continue
+        message = event.get('message')
         if not isinstance(message, Mapping):
             continue  # an event whose "message" is not an object has no role or text to show
         role = message.get('role')

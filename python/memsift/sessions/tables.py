@@ -343,12 +343,13 @@ def active_message_rows(db: Database, session_key: str) -> list[tuple[int, str, 
 
 
 def branch_message_rows(db: Database, session_key: str) -> list[tuple[str, int, str]]:
-    """``(event_id, timestamp, body)`` of the message events on a session's active branch, in order."""
+    """``(event_id, timestamp, body)`` of the message and reset events (OpenClaw 2.x's ``/new``, ``/reset``) on a
+    session's active branch, in order."""
     sql = Sql(
-        "SELECT event_id, timestamp, body FROM events WHERE session_key = :key AND active = 1 AND type = 'message' "
-        'ORDER BY seq',
+        'SELECT event_id, timestamp, body FROM events WHERE session_key = :key AND active = 1 '
+        "AND type IN ('message', 'reset') ORDER BY seq",
         'SELECT event_id, timestamp, body FROM session_events WHERE agent = :agent AND session_key = :key AND active '
-        "AND type = 'message' ORDER BY seq",
+        "AND type IN ('message', 'reset') ORDER BY seq",
     )
     return db.execute(sql, {'key': session_key}).fetchall()
 
