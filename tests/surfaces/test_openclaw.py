@@ -223,6 +223,7 @@ def test_2x_transcripts_are_read_from_the_agent_database_and_caught_up(tmp_path,
     database.parent.mkdir(parents=True)
     oc.build(database)
     before = hashlib.sha256(database.read_bytes()).hexdigest()
+
     def exact(tools, query):  # the all-terms hits (memsift's ranked partial matches follow them)
         return [h['sessionKey'] for h in tools.sessions_search(query)['results'] if h.get('match') == 'all']
 
