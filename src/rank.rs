@@ -197,10 +197,22 @@ pub fn memory_date_from_path(path: &str) -> Option<(i32, u32, u32)> {
     (year >= 1 && (1..=days_in_month).contains(&day)).then_some((year as i32, month, day))
 }
 
-/// `MEMORY.md`, `memory.md` and undated files under `memory/` never decay.
+/// `MEMORY.md`, `memory.md`, `USER.md` (OpenClaw 2.x's user model, curated like `MEMORY.md`) and undated files
+/// under `memory/` never decay.
 pub fn is_evergreen_path(path: &str) -> bool {
     let p = normalize_path(path);
-    p == "MEMORY.md" || p == "memory.md" || (p.starts_with("memory/") && memory_date_from_path(&p).is_none())
+    matches!(p.as_str(), "MEMORY.md" | "memory.md" | "USER.md")
+        || (p.starts_with("memory/") && memory_date_from_path(&p).is_none())
+}
+
+/// OpenClaw 2.x's importance multiplier (`importance.ts`): `0.75 + 0.05 · clamp(floor(importance), 1, 10)`, from
+/// 0.8 (importance 1) through 1 (5) to 1.25 (10), so a curated fact marked important outranks an equal match.
+/// `None` (or a non-finite value) is neutral: 1.
+pub fn importance_multiplier(importance: Option<f64>) -> f64 {
+    match importance {
+        Some(value) if value.is_finite() => 0.75 + 0.05 * value.floor().clamp(1.0, 10.0),
+        _ => 1.0,
+    }
 }
 
 /// Days since 1970-01-01 of a civil date (proleptic Gregorian).
@@ -288,6 +300,8 @@ pub struct Candidate<'a> {
     /// The query's time factor for this chunk (1: no time words, or the chunk lies in the window they name; less:
     /// outside it), multiplying the merged score before temporal decay.
     pub when: f64,
+    /// The chunk's importance (OpenClaw 2.x annotations), `None` when it has none: see [`importance_multiplier`].
+    pub importance: Option<f64>,
 }
 
 /// The settings of one query's ranking.
@@ -319,6 +333,8 @@ pub struct Explained {
     /// The temporal decay multiplier (1 without decay) and where the date came from (`off` without decay).
     pub decay: f64,
     pub date_source: &'static str,
+    /// The importance multiplier applied after decay (1: no importance, or an exact path hit).
+    pub importance: f64,
     /// Position in the order before MMR and in the final order (0-based), `None` where the candidate was cut.
     pub before_mmr: usize,
     pub position: Option<usize>,
@@ -369,6 +385,8 @@ fn utf16_prefix(text: &str, units: usize) -> &str {
 ///   vector-only scores the cosine; FTS-only scores `r / (1 + r)` plus OpenClaw's path-keyword (+0.18 per query
 ///   keyword in the path) and length (≤ 0.18) boosts, or the path score alone;
 /// - decay: OpenClaw's temporal decay (exact path hits decay from `(1 + score) / 2`);
+/// - importance: OpenClaw 2.x's multiplier ([`importance_multiplier`]), except on exact path hits (2.x reports
+///   those with its project multiplier only);
 /// - order: exact path hits first (by tier, then those another leg found too), then by score, then by chunk id;
 /// - MMR (hybrid, when on) over the first `pool_size` of the rest; exact path hits are reported with score 1;
 /// - floor: scores below `min_score` go; if none is left, a relaxed pass keeps keyword/path hits whose own score
@@ -427,6 +445,7 @@ pub fn rank(
             factors = items.iter().map(|item| decay_factor(item, now, half_life)).collect();
         }
     }
+    let boosts = weigh_importance(candidates, &mut scores);
     let found_by_leg = |i: usize| text_scores[i] > 0.0 || candidates[i].vector > 0.0;
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by(|&a, &b| {
@@ -473,7 +492,8 @@ pub fn rank(
     kept.truncate(params.limit);
     let reported = kept.iter().map(|&i| scores[i].min(1.0)).collect();
     let explained = if params.explain {
-        let stages = Stages { keyword: &text_scores, merged: &merged, decay: &factors, scores: &scores };
+        let stages =
+            Stages { keyword: &text_scores, merged: &merged, decay: &factors, importance: &boosts, scores: &scores };
         explain(&stages, &before_mmr, &passing, &kept)
     } else {
         Vec::new()
@@ -546,7 +566,19 @@ struct Stages<'a> {
     merged: &'a [f64],
     /// Decay multipliers and date sources (empty without decay).
     decay: &'a [(f64, &'static str)],
+    importance: &'a [f64],
     scores: &'a [f64],
+}
+
+/// Multiply each score by its candidate's importance multiplier (exact path hits aside: their score is fixed);
+/// returns the multipliers.
+fn weigh_importance(candidates: &[Candidate<'_>], scores: &mut [f64]) -> Vec<f64> {
+    let boosts: Vec<f64> =
+        candidates.iter().map(|c| if c.tier > 0 { 1.0 } else { importance_multiplier(c.importance) }).collect();
+    for (score, boost) in scores.iter_mut().zip(&boosts) {
+        *score *= boost;
+    }
+    boosts
 }
 
 /// How each candidate was scored and placed: `before_mmr` is the order before MMR, `passing` what the floor let
@@ -574,6 +606,7 @@ fn explain(stages: &Stages<'_>, before_mmr: &[usize], passing: &[usize], kept: &
                 merged: stages.merged[i],
                 decay,
                 date_source,
+                importance: stages.importance[i],
                 before_mmr: before[i],
                 position: position[i],
                 score: stages.scores[i],
@@ -685,6 +718,7 @@ mod tests {
             chars,
             text,
             when: 1.0,
+            importance: None,
         }
     }
 
@@ -757,6 +791,40 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // a neutral multiplier is exactly 1, not about 1
+    fn importance_multiplies_after_decay_as_openclaw_2x_does() {
+        assert_eq!(importance_multiplier(None), 1.0);
+        for (importance, want) in
+            [(1.0, 0.8), (5.0, 1.0), (9.0, 1.2), (10.0, 1.25), (0.0, 0.8), (11.0, 1.25), (9.7, 1.2)]
+        {
+            assert!((importance_multiplier(Some(importance)) - want).abs() < 1e-12, "{importance}");
+        }
+        assert_eq!(importance_multiplier(Some(f64::NAN)), 1.0);
+        // The notes' hybrid checks (§3.4): `gateway loopback` on MEMORY.md#L3 (importance 9) and a vector-only hit
+        // on #L5-6 (importance 3); then an unannotated chunk, and an exact path hit whose importance is ignored.
+        let mut c = [
+            cand(1, 0.632_455, 4.0, 0, "MEMORY.md", "gateway"),
+            cand(2, 0.234_888, 0.0, 0, "MEMORY.md", "deploy"),
+            cand(3, 0.7, 0.0, 0, "memory/x.md", "x"),
+            cand(4, 0.0, 0.0, 1, "memory/gateway.md", "y"),
+        ];
+        (c[0].importance, c[1].importance, c[3].importance) = (Some(9.0), Some(3.0), Some(1.0));
+        let mut p = params(Mode::Hybrid, 4.0);
+        p.explain = true;
+        let ranked = rank(Analyzer::default(), &c, &p, &mut PathTokens::default()).unwrap();
+        assert_eq!(ranked.order, [3, 0, 2, 1]);
+        let e = &ranked.explained;
+        assert!((e[0].score - 0.891_263).abs() < 1e-6 && (e[1].score - 0.147_979).abs() < 1e-6);
+        assert!((e[0].importance - 1.2).abs() < 1e-12 && (e[1].importance - 0.9).abs() < 1e-12);
+        assert_eq!((e[2].importance, e[3].importance, e[3].score), (1.0, 1.0, 1.0));
+        // FTS-only mode applies it too (a score over 1 is still reported as 1).
+        let mut fts = params(Mode::FtsOnly, 4.0);
+        fts.explain = true;
+        let ranked = rank(Analyzer::default(), &c[..1], &fts, &mut PathTokens::default()).unwrap();
+        assert!((ranked.explained[0].score - ranked.explained[0].merged * 1.2).abs() < 1e-12);
+    }
+
+    #[test]
     fn mmr_reorders_near_duplicates_after_decay() {
         let c = [
             cand(1, 0.9, 0.0, 0, "memory/2026-01-01.md", "rust tantivy index"),
@@ -783,6 +851,9 @@ mod tests {
         assert_eq!(memory_date_from_path("2026-01-15.md"), None);
         assert!(is_evergreen_path("memory/topics/rust.md"));
         assert!(is_evergreen_path("MEMORY.md"));
+        assert!(
+            is_evergreen_path("./USER.md") && !is_evergreen_path("users/a/USER.md") && !is_evergreen_path("user.md")
+        );
         assert!(!is_evergreen_path("memory/2026-01-15.md"));
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);

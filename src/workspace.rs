@@ -1,7 +1,8 @@
 //! Listing an agent workspace's memory files: the stat-only scan behind every sync.
 //!
 //! Mirrors OpenClaw's `listMemoryFiles` (see `python/memsift/index/workspace.py`, which documents the rules):
-//! `MEMORY.md`, `memory.md`, every `*.md` below `memory/`, and the extra paths (folders scanned recursively, where
+//! the root files (1.x: `MEMORY.md`, `memory.md`; 2.x: `MEMORY.md`, `USER.md`), every `*.md` below `memory/`, and the
+//! extra paths (folders scanned recursively, where
 //! files with a media suffix count too). Symlinks are never followed, tool folders are skipped, a file reached
 //! twice (same device and inode) is kept at its first path, and unreadable entries are left out. In Rust because
 //! a sync with nothing to do is this scan plus a table lookup: Python's `os.walk` and `pathlib` took ~0.4 s for
@@ -15,8 +16,8 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::chunk::{chunk_markdown, sha256_hex, Chunk};
-use crate::error::Result;
+use crate::chunk::{budget, chunk_memory, sha256_hex, MemoryChunk};
+use crate::error::{invalid, Result};
 
 /// Folder names never scanned: version control, dependencies and caches, not notes.
 pub const IGNORED_DIRS: [&str; 10] =
@@ -144,11 +145,17 @@ impl Scan<'_> {
 }
 
 /// The memory files of `workspace` (absolute) and of `extra_roots` (absolute: a folder is walked, a file is
-/// taken when it is wanted), in scan order. `media` are lower-case suffixes with their dot, counted in the
-/// extra paths only.
-pub fn scan_memory_files(workspace: &Path, extra_roots: &[PathBuf], media: &[String]) -> Vec<FileStat> {
+/// taken when it is wanted), in scan order. `root_files` are the names taken at the workspace root, in that order
+/// and before `memory/`: they differ by OpenClaw version (1.x `MEMORY.md`, `memory.md`; 2.x `MEMORY.md`,
+/// `USER.md`). `media` are lower-case suffixes with their dot, counted in the extra paths only.
+pub fn scan_memory_files(
+    workspace: &Path,
+    extra_roots: &[PathBuf],
+    media: &[String],
+    root_files: &[String],
+) -> Vec<FileStat> {
     let mut scan = Scan { workspace, seen: HashSet::new(), files: Vec::new() };
-    for name in ["MEMORY.md", "memory.md"] {
+    for name in root_files {
         scan.plain_file(workspace.join(name));
     }
     let memory = workspace.join("memory");
@@ -170,9 +177,9 @@ const SNIFF_BYTES: usize = 8192;
 
 /// A memory file read, hashed and chunked.
 pub struct PreparedFile {
-    /// sha256 (hex) of the text.
+    /// sha256 (hex) of the raw text (annotations included: a change to one is a change to the file).
     pub hash: String,
-    pub chunks: Vec<Chunk>,
+    pub chunks: Vec<MemoryChunk>,
 }
 
 /// The UTF-8 text of a memory file (a leading BOM dropped), or `None` where `read_memory_file` would refuse it
@@ -193,18 +200,27 @@ fn read_markdown(path: &Path, max_bytes: u64) -> Option<String> {
 }
 
 /// Read, hash and chunk `paths` in parallel (what a sync does to each changed file), in order; `None` for a
-/// file to read again in Python (see [`read_markdown`]).
+/// file to read again in Python (see [`read_markdown`]). Each file is chunked by [`chunk_memory`]: per entry
+/// where `per_entry` (one flag per path) says so, its annotations stripped with `annotations`.
 pub fn prepare_files(
     paths: &[PathBuf],
     max_bytes: u64,
     tokens: usize,
     overlap: usize,
+    per_entry: &[bool],
+    annotations: bool,
 ) -> Result<Vec<Option<PreparedFile>>> {
+    if per_entry.len() != paths.len() {
+        return invalid!("per_entry has {} flags for {} paths", per_entry.len(), paths.len());
+    }
+    // Bad sizes are refused even when no file can be read.
+    budget(tokens, overlap)?;
     paths
         .par_iter()
-        .map(|path| {
+        .zip(per_entry)
+        .map(|(path, &per_entry)| {
             let Some(text) = read_markdown(path, max_bytes) else { return Ok(None) };
-            let chunks = chunk_markdown(&text, tokens, overlap)?;
+            let chunks = chunk_memory(&text, tokens, overlap, per_entry, annotations)?;
             Ok(Some(PreparedFile { hash: sha256_hex(&text), chunks }))
         })
         .collect()
@@ -219,6 +235,10 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|&n| n.to_owned()).collect()
     }
 
     fn rels(files: &[FileStat]) -> Vec<String> {
@@ -239,7 +259,7 @@ mod tests {
         std::os::unix::fs::symlink(root.join("notes"), root.join("memory/link")).unwrap();
         std::os::unix::fs::symlink(root.join("notes/n.md"), root.join("memory/l.md")).unwrap();
         fs::hard_link(root.join("memory/z.md"), root.join("memory/zz.md")).unwrap();
-        let files = scan_memory_files(&root, &[], &[]);
+        let files = scan_memory_files(&root, &[], &[], &names(&["MEMORY.md", "memory.md"]));
         assert_eq!(rels(&files), ["MEMORY.md", "memory/z.md", "memory/a/y.md", "memory/b/x.md"]);
         assert_eq!(files[0].size, 1);
         let meta = fs::metadata(root.join("MEMORY.md")).unwrap();
@@ -259,9 +279,9 @@ mod tests {
         fs::write(base.join("single.md"), "s").unwrap();
         let media = [".png".to_owned()];
         let roots = [extra.clone(), root.join("../single.md"), base.join("missing")];
-        let files = scan_memory_files(&root, &roots, &media);
+        let files = scan_memory_files(&root, &roots, &media, &[]);
         assert_eq!(rels(&files), ["../shared/a.md", "../shared/img/Photo.PNG", "../single.md"]);
-        assert_eq!(scan_memory_files(&root, &roots[..1], &[]).len(), 1);
+        assert_eq!(scan_memory_files(&root, &roots[..1], &[], &[]).len(), 1);
         fs::remove_dir_all(base).unwrap();
     }
 
@@ -274,6 +294,22 @@ mod tests {
     }
 
     #[test]
+    fn root_files_are_the_profile_s_names_in_its_order() {
+        let root = temp_dir("roots");
+        fs::create_dir_all(root.join("memory")).unwrap();
+        for file in ["MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory/a.md"] {
+            fs::write(root.join(file), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("memory/a.md"), root.join("LINK.md")).unwrap();
+        let scan = |roots: &[&str]| rels(&scan_memory_files(&root, &[], &[], &names(roots)));
+        assert_eq!(scan(&["MEMORY.md", "memory.md"]), ["MEMORY.md", "memory.md", "memory/a.md"]);
+        assert_eq!(scan(&["MEMORY.md", "USER.md"]), ["MEMORY.md", "USER.md", "memory/a.md"]);
+        assert_eq!(scan(&["USER.md", "MEMORY.md", "LINK.md", "gone.md"]), ["USER.md", "MEMORY.md", "memory/a.md"]);
+        assert_eq!(scan(&[]), ["memory/a.md"]);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
     fn prepared_files_match_chunking_the_text_and_skip_what_python_must_explain() {
         let root = temp_dir("prepare");
         fs::write(root.join("a.md"), "\u{feff}# Title\n\nbody line\n").unwrap();
@@ -282,11 +318,32 @@ mod tests {
         fs::write(root.join("big.md"), "x".repeat(100)).unwrap();
         let paths: Vec<PathBuf> =
             ["a.md", "bin.md", "latin1.md", "big.md", "gone.md"].iter().map(|n| root.join(n)).collect();
-        let prepared = prepare_files(&paths, 50, 400, 80).unwrap();
+        let prepared = prepare_files(&paths, 50, 400, 80, &[false; 5], false).unwrap();
         let first = prepared[0].as_ref().unwrap();
         assert_eq!(first.hash, sha256_hex("# Title\n\nbody line\n"));
-        assert_eq!(first.chunks, chunk_markdown("# Title\n\nbody line\n", 400, 80).unwrap());
+        assert_eq!(first.chunks, chunk_memory("# Title\n\nbody line\n", 400, 80, false, false).unwrap());
         assert!(prepared[1..].iter().all(Option::is_none));
+        assert!(prepare_files(&paths, 50, 400, 80, &[false], false).is_err());
+        assert!(prepare_files(&[], 50, 0, 0, &[], false).is_err());
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn prepared_curated_files_chunk_per_entry_and_hash_the_raw_text() {
+        let root = temp_dir("curated");
+        let text = "- a <!-- importance: 9 -->\n- b\n";
+        for name in ["MEMORY.md", "note.md"] {
+            fs::write(root.join(name), text).unwrap();
+        }
+        let paths = [root.join("MEMORY.md"), root.join("note.md")];
+        let prepared = prepare_files(&paths, 1000, 400, 80, &[true, false], true).unwrap();
+        let chunks = |i: usize| {
+            let file: &PreparedFile = prepared[i].as_ref().unwrap();
+            assert_eq!(file.hash, sha256_hex(text));
+            file.chunks.iter().map(|c| (c.chunk.start_line, c.chunk.text.clone(), c.importance)).collect::<Vec<_>>()
+        };
+        assert_eq!(chunks(0), [(1, "- a".to_owned(), Some(9)), (2, "- b\n".to_owned(), None)]);
+        assert_eq!(chunks(1), [(1, "- a\n- b\n".to_owned(), None)]);
         fs::remove_dir_all(root).unwrap();
     }
 }

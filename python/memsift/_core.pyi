@@ -97,6 +97,34 @@ def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chun
     [(1, 4)]
     """
 
+def chunk_memory(
+    text: str, tokens: int = 400, overlap: int = 80, per_entry: bool = False, annotations: bool = False
+) -> list[tuple[int, int, str, str, int | None]]:
+    r"""Chunk a memory file as OpenClaw 2.x indexes it: ``(start_line, end_line, text, hash, importance)`` per chunk.
+
+    Args:
+        text: The file content.
+        tokens: Target chunk size in estimated tokens, as for :func:`chunk_markdown`.
+        overlap: Tokens of trailing whole lines carried into the next chunk (never from one entry into the next).
+        per_entry: Chunk each entry on its own (2.x does so for the root ``MEMORY.md`` and ``USER.md``): an entry
+            starts at each line starting with ``- `` or a Markdown heading (and at line 1); its chunks get the
+            highest ``<!-- importance: N -->`` (N in 1..10) on its lines that end with an annotation (a heading's
+            chunks: on their own lines), else ``None``.
+        annotations: Strip the ``importance``/``trigger``/``project`` annotations closed on their line from the
+            chunks' text (2.x does so in every memory file), and the spaces they leave at line ends; line numbers
+            are unchanged. ``hash`` is the sha256 of the text returned.
+
+    Without ``per_entry``, importance is ``None`` and the chunks are :func:`chunk_markdown`'s (of the stripped text
+    with ``annotations``).
+
+    Raises:
+        InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+
+    >>> text = "# Facts\n- Port is 8080. <!-- importance: 9 -->\n- Host is a."
+    >>> [(s, e, t, i) for s, e, t, _, i in chunk_memory(text, per_entry=True, annotations=True)]
+    [(1, 1, '# Facts', None), (2, 2, '- Port is 8080.', 9), (3, 3, '- Host is a.', None)]
+    """
+
 def estimate_chars(text: str) -> int:
     """OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x.
 
@@ -329,6 +357,7 @@ def rank_candidates(
     texts: Sequence[str] | None = None,
     explain: bool = False,
     whens: Sequence[float] | None = None,
+    importance: Sequence[int | None] | None = None,
 ) -> tuple[list[int], list[float], bool, list[dict[str, Any]] | None]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
@@ -339,14 +368,16 @@ def rank_candidates(
     raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
     it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity. ``whens`` (default all 1) is each
     chunk's time factor from the query's time words (1 inside the window they name, less outside), multiplying the
-    merged score before decay.
+    merged score before decay. ``importance`` (default all ``None``) is each chunk's importance (OpenClaw 2.x
+    annotations, 1 to 10; ``None``: none): after decay, a score is multiplied by
+    ``0.75 + 0.05 * clamp(floor(importance), 1, 10)`` (0.8 to 1.25; 1 for ``None`` and for exact path hits).
 
     Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
     reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
     candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged),
     ``merged`` (before the time factor and decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
-    ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
-    ``limit`` or ``None``).
+    ``importance`` (the importance multiplier applied after decay), ``beforeMmr`` and ``position`` (0-based;
+    ``None``: not returned), ``score``, and ``cut`` (``minScore``, ``limit`` or ``None``).
     """
 
 def decay_multiplier(age_days: float, half_life_days: float) -> float:
@@ -360,7 +391,7 @@ def memory_date_from_path(path: str) -> date | None:
     """
 
 def is_evergreen_path(path: str) -> bool:
-    """``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay."""
+    """``MEMORY.md``, ``memory.md``, ``USER.md`` and undated files under ``memory/`` never decay."""
 
 def apply_temporal_decay(
     scores: Sequence[float],
@@ -424,35 +455,54 @@ class PathCatalogue:
     def __len__(self) -> int: ...
 
 def prepare_files(
-    paths: Sequence[str | os.PathLike[str]], max_bytes: int, tokens: int = 400, overlap: int = 80
-) -> list[tuple[str, list[tuple[int, int, str, str]]] | None]:
+    paths: Sequence[str | os.PathLike[str]],
+    max_bytes: int,
+    tokens: int = 400,
+    overlap: int = 80,
+    per_entry: Sequence[bool] | None = None,
+    annotations: bool = False,
+) -> list[tuple[str, list[tuple[int, int, str, str, int | None]]] | None]:
     """Read, hash and chunk memory files in parallel, without the GIL: what a sync does to each changed file.
 
-    Returns, per path in order, ``(sha256 hex of the text, [(start_line, end_line, text, hash), ...])`` (the
-    chunks of :func:`chunk_markdown`), or ``None`` where :func:`memsift.index.workspace.read_memory_file` would
-    refuse the file (too large, unreadable, binary, not UTF-8), so the caller reads it there for the reason.
+    Returns, per path in order, ``(sha256 hex of the raw text, [(start_line, end_line, text, hash, importance),
+    ...])`` (the chunks of :func:`chunk_memory`), or ``None`` where :func:`memsift.index.workspace.read_memory_file`
+    would refuse the file (too large, unreadable, binary, not UTF-8), so the caller reads it there for the reason.
+    ``per_entry`` (one flag per path, default all ``False``) chunks those files per entry, with their importance;
+    ``annotations`` strips the annotations from every file's chunks (see :func:`chunk_memory`).
 
     Raises:
-        InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+        InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``; ``per_entry`` is not one flag
+            per path.
 
     >>> import tempfile, pathlib
     >>> note = pathlib.Path(tempfile.mkdtemp()) / 'a.md'
     >>> _ = note.write_text('# Title\\nbody\\n')
-    >>> [(len(h), [(s, e, t) for s, e, t, _ in chunks]) for h, chunks in prepare_files([str(note)], 1000)]
-    [(64, [(1, 3, '# Title\\nbody\\n')])]"""
+    >>> [(len(h), [(s, e, t, i) for s, e, t, _, i in chunks]) for h, chunks in prepare_files([str(note)], 1000)]
+    [(64, [(1, 3, '# Title\\nbody\\n', None)])]"""
 
 def scan_memory_files(
-    workspace: str | os.PathLike[str], extra_roots: Sequence[str | os.PathLike[str]], media: Sequence[str]
+    workspace: str | os.PathLike[str],
+    extra_roots: Sequence[str | os.PathLike[str]],
+    media: Sequence[str],
+    root_files: Sequence[str] = ('MEMORY.md', 'memory.md'),
 ) -> list[tuple[str, str, float, int]]:
     """The memory files of ``workspace`` and ``extra_roots`` (absolute paths), stat only, in scan order, as
     ``(relative path, path, st_mtime, size)``; see :func:`memsift.index.workspace.list_memory_files` for the rules.
-    ``media``: lower-case suffixes with their dot, counted in the extra paths only.
+    ``media``: lower-case suffixes with their dot, counted in the extra paths only. ``root_files``: the file names
+    taken at the workspace root, in that order, before ``memory/`` (OpenClaw 1.x: ``MEMORY.md``, ``memory.md``;
+    2.x: ``MEMORY.md``, ``USER.md``).
+
+    Raises:
+        InvalidInputError: a name in ``root_files`` is not a plain file name (empty, ``.``, ``..`` or with a ``/``).
 
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (root / 'MEMORY.md').write_text('# Facts')
+    >>> _ = (root / 'USER.md').write_text('- Terse')
     >>> [(rel, size) for rel, _, _, size in scan_memory_files(str(root), [], [])]
-    [('MEMORY.md', 7)]"""
+    [('MEMORY.md', 7)]
+    >>> [rel for rel, _, _, _ in scan_memory_files(str(root), [], [], root_files=['MEMORY.md', 'USER.md'])]
+    ['MEMORY.md', 'USER.md']"""
 
 @final
 class MessageIndex:

@@ -187,6 +187,55 @@ pub(super) fn chunk_markdown_py(py: Python<'_>, text: Text, tokens: Int, overlap
         .collect())
 }
 
+/// Chunk a memory file as OpenClaw 2.x indexes it: ``(start_line, end_line, text, hash, importance)`` per chunk.
+///
+/// Args:
+///     text: The file content.
+///     tokens: Target chunk size in estimated tokens, as for :func:`chunk_markdown`.
+///     overlap: Tokens of trailing whole lines carried into the next chunk (never from one entry into the next).
+///     per_entry: Chunk each entry on its own (2.x does so for the root ``MEMORY.md`` and ``USER.md``): an entry
+///         starts at each line starting with ``- `` or a Markdown heading (and at line 1); its chunks get the
+///         highest ``<!-- importance: N -->`` (N in 1..10) on its lines that end with an annotation (a heading's
+///         chunks: on their own lines), else ``None``.
+///     annotations: Strip the ``importance``/``trigger``/``project`` annotations closed on their line from the
+///         chunks' text (2.x does so in every memory file), and the spaces they leave at line ends; line numbers
+///         are unchanged. ``hash`` is the sha256 of the text returned.
+///
+/// Without ``per_entry``, importance is ``None`` and the chunks are :func:`chunk_markdown`'s (of the stripped text
+/// with ``annotations``).
+///
+/// Raises:
+///     InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+///
+/// >>> text = "# Facts\n- Port is 8080. <!-- importance: 9 -->\n- Host is a."
+/// >>> [(s, e, t, i) for s, e, t, _, i in chunk_memory(text, per_entry=True, annotations=True)]
+/// [(1, 1, '# Facts', None), (2, 2, '- Port is 8080.', 9), (3, 3, '- Host is a.', None)]
+#[pyfunction(name = "chunk_memory")]
+#[pyo3(
+    signature = (text, tokens = Int(400), overlap = Int(80), per_entry = false, annotations = false),
+    text_signature = "(text, tokens=400, overlap=80, per_entry=False, annotations=False)"
+)]
+pub(super) fn chunk_memory_py(
+    py: Python<'_>,
+    text: Text,
+    tokens: Int,
+    overlap: Int,
+    per_entry: bool,
+    annotations: bool,
+) -> PyResult<Vec<MemoryChunkTuple>> {
+    let tokens = count(tokens, "tokens")?;
+    let overlap = count(overlap, "overlap")?;
+    let chunks = detached(py, move || chunk::chunk_memory(&text, tokens, overlap, per_entry, annotations))?;
+    Ok(chunks.into_iter().map(memory_chunk_tuple).collect())
+}
+
+/// ``(start_line, end_line, text, hash, importance)``: a chunk of :func:`chunk_memory` and :func:`prepare_files`.
+pub(super) type MemoryChunkTuple = (usize, usize, String, String, Option<u8>);
+
+pub(super) fn memory_chunk_tuple(c: chunk::MemoryChunk) -> MemoryChunkTuple {
+    (c.chunk.start_line, c.chunk.end_line, c.chunk.text, c.chunk.hash, c.importance)
+}
+
 /// OpenClaw's weighted length: UTF-16 length with CJK/full-width characters counted 4x.
 ///
 /// >>> estimate_chars("ab视频")

@@ -53,7 +53,7 @@ pub(super) fn memory_date_from_path_py(py: Python<'_>, path: Text) -> PyResult<O
     rank::memory_date_from_path(&path).map(|(y, m, d)| PyDate::new(py, y, m as u8, d as u8)).transpose()
 }
 
-/// ``MEMORY.md``, ``memory.md`` and undated files under ``memory/`` never decay.
+/// ``MEMORY.md``, ``memory.md``, ``USER.md`` and undated files under ``memory/`` never decay.
 #[pyfunction(name = "is_evergreen_path")]
 pub(super) fn is_evergreen_path_py(path: Text) -> bool {
     rank::is_evergreen_path(&path)
@@ -139,16 +139,18 @@ static PATH_TOKENS: std::sync::LazyLock<Mutex<rank::PathTokens>> = std::sync::La
 /// raw score; ``decay`` is ``(now, half_life_days)`` or None; ``mmr`` is ``(lambda, pool_size)`` or None, and with
 /// it (in hybrid mode) the chunks' ``texts`` are needed, for MMR's similarity. ``whens`` (default all 1) is each
 /// chunk's time factor from the query's time words (1 inside the window they name, less outside), multiplying the
-/// merged score before decay.
+/// merged score before decay. ``importance`` (default all ``None``) is each chunk's importance (OpenClaw 2.x
+/// annotations, 1 to 10; ``None``: none): after decay, a score is multiplied by
+/// ``0.75 + 0.05 * clamp(floor(importance), 1, 10)`` (0.8 to 1.25; 1 for ``None`` and for exact path hits).
 ///
 /// Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
 /// reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
 /// candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged),
 /// ``merged`` (before the time factor and decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
-/// ``beforeMmr`` and ``position`` (0-based; ``None``: not returned), ``score``, and ``cut`` (``minScore``,
-/// ``limit`` or ``None``).
+/// ``importance`` (the importance multiplier applied after decay), ``beforeMmr`` and ``position`` (0-based;
+/// ``None``: not returned), ``score``, and ``cut`` (``minScore``, ``limit`` or ``None``).
 #[pyfunction(name = "rank_candidates")]
-#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None, explain = false, whens = None))]
+#[pyo3(signature = (ids, vector, keyword, path_scores, tiers, paths, sources, mtimes, chars, *, mode, query, keyword_best, vector_weight, text_weight, decay, mmr, min_score, limit, texts = None, explain = false, whens = None, importance = None))]
 #[allow(clippy::too_many_arguments)] // one call per query: the arrays and settings of the whole ranking
 pub(super) fn rank_candidates_py(
     py: Python<'_>,
@@ -173,6 +175,7 @@ pub(super) fn rank_candidates_py(
     texts: Option<Vec<Text>>,
     explain: bool,
     whens: Option<Vec<Num>>,
+    importance: Option<Vec<Option<Num>>>,
 ) -> PyResult<Py<PyAny>> {
     let n = ids.len();
     let lengths = [
@@ -186,6 +189,7 @@ pub(super) fn rank_candidates_py(
         chars.len(),
         texts.as_ref().map_or(n, Vec::len),
         whens.as_ref().map_or(n, Vec::len),
+        importance.as_ref().map_or(n, Vec::len),
     ];
     if lengths.iter().any(|&len| len != n) {
         return Err(InvalidInputError::new_err(format!("every candidate list must have {n} items, got {lengths:?}")));
@@ -214,6 +218,7 @@ pub(super) fn rank_candidates_py(
                 chars: chars[i],
                 text: texts.as_ref().map_or("", |texts| &texts[i]),
                 when: whens.as_ref().map_or(1.0, |whens| whens[i].0),
+                importance: importance.as_ref().and_then(|importance| importance[i].map(|v| v.0)),
             })
             .collect();
         let params = rank::RankParams {
@@ -242,6 +247,7 @@ pub(super) fn rank_candidates_py(
         row.set_item("merged", e.merged)?;
         row.set_item("decay", e.decay)?;
         row.set_item("dateSource", e.date_source)?;
+        row.set_item("importance", e.importance)?;
         row.set_item("beforeMmr", e.before_mmr)?;
         row.set_item("position", e.position)?;
         row.set_item("score", e.score)?;

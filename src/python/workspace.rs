@@ -4,42 +4,63 @@ use super::*;
 
 /// The memory files of ``workspace`` and ``extra_roots`` (absolute paths), stat only, in scan order, as
 /// ``(relative path, path, st_mtime, size)``; see :func:`memsift.index.workspace.list_memory_files` for the rules.
-/// ``media``: lower-case suffixes with their dot, counted in the extra paths only.
+/// ``media``: lower-case suffixes with their dot, counted in the extra paths only. ``root_files``: the file names
+/// taken at the workspace root, in that order, before ``memory/`` (OpenClaw 1.x: ``MEMORY.md``, ``memory.md``;
+/// 2.x: ``MEMORY.md``, ``USER.md``).
+///
+/// Raises:
+///     InvalidInputError: a name in ``root_files`` is not a plain file name (empty, ``.``, ``..`` or with a ``/``).
 ///
 /// >>> import tempfile, pathlib
 /// >>> root = pathlib.Path(tempfile.mkdtemp())
 /// >>> _ = (root / 'MEMORY.md').write_text('# Facts')
+/// >>> _ = (root / 'USER.md').write_text('- Terse')
 /// >>> [(rel, size) for rel, _, _, size in scan_memory_files(str(root), [], [])]
 /// [('MEMORY.md', 7)]
+/// >>> [rel for rel, _, _, _ in scan_memory_files(str(root), [], [], root_files=['MEMORY.md', 'USER.md'])]
+/// ['MEMORY.md', 'USER.md']
 #[pyfunction(name = "scan_memory_files")]
+#[pyo3(
+    signature = (workspace, extra_roots, media, root_files = None),
+    text_signature = "(workspace, extra_roots, media, root_files=('MEMORY.md', 'memory.md'))"
+)]
 pub(super) fn scan_memory_files_py(
     py: Python<'_>,
     workspace: PathBuf,
     extra_roots: Vec<PathBuf>,
     media: Vec<String>,
+    root_files: Option<Vec<String>>,
 ) -> PyResult<Vec<(OsString, OsString, f64, u64)>> {
-    let files = detached(py, || Ok(crate::workspace::scan_memory_files(&workspace, &extra_roots, &media)))?;
+    let root_files = root_files.unwrap_or_else(|| vec!["MEMORY.md".to_owned(), "memory.md".to_owned()]);
+    if let Some(bad) = root_files.iter().find(|name| matches!(name.as_str(), "" | "." | "..") || name.contains('/')) {
+        return Err(InvalidInputError::new_err(format!("root_files: {bad:?} is not a file name")));
+    }
+    let files =
+        detached(py, || Ok(crate::workspace::scan_memory_files(&workspace, &extra_roots, &media, &root_files)))?;
     Ok(files.into_iter().map(|f| (f.rel, f.abs.into_os_string(), f.mtime, f.size)).collect())
 }
 
 /// Read, hash and chunk memory files in parallel, without the GIL: what a sync does to each changed file.
 ///
-/// Returns, per path in order, ``(sha256 hex of the text, [(start_line, end_line, text, hash), ...])`` (the
-/// chunks of :func:`chunk_markdown`), or ``None`` where :func:`memsift.index.workspace.read_memory_file` would
-/// refuse the file (too large, unreadable, binary, not UTF-8), so the caller reads it there for the reason.
+/// Returns, per path in order, ``(sha256 hex of the raw text, [(start_line, end_line, text, hash, importance),
+/// ...])`` (the chunks of :func:`chunk_memory`), or ``None`` where :func:`memsift.index.workspace.read_memory_file`
+/// would refuse the file (too large, unreadable, binary, not UTF-8), so the caller reads it there for the reason.
+/// ``per_entry`` (one flag per path, default all ``False``) chunks those files per entry, with their importance;
+/// ``annotations`` strips the annotations from every file's chunks (see :func:`chunk_memory`).
 ///
 /// Raises:
-///     InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``.
+///     InvalidInputError: ``tokens < 1``, ``overlap < 0`` or ``overlap >= tokens``; ``per_entry`` is not one flag
+///         per path.
 ///
 /// >>> import tempfile, pathlib
 /// >>> note = pathlib.Path(tempfile.mkdtemp()) / 'a.md'
 /// >>> _ = note.write_text('# Title\nbody\n')
-/// >>> [(len(h), [(s, e, t) for s, e, t, _ in chunks]) for h, chunks in prepare_files([str(note)], 1000)]
-/// [(64, [(1, 3, '# Title\nbody\n')])]
+/// >>> [(len(h), [(s, e, t, i) for s, e, t, _, i in chunks]) for h, chunks in prepare_files([str(note)], 1000)]
+/// [(64, [(1, 3, '# Title\nbody\n', None)])]
 #[pyfunction(name = "prepare_files")]
 #[pyo3(
-    signature = (paths, max_bytes, tokens = Int(400), overlap = Int(80)),
-    text_signature = "(paths, max_bytes, tokens=400, overlap=80)"
+    signature = (paths, max_bytes, tokens = Int(400), overlap = Int(80), per_entry = None, annotations = false),
+    text_signature = "(paths, max_bytes, tokens=400, overlap=80, per_entry=None, annotations=False)"
 )]
 pub(super) fn prepare_files_py(
     py: Python<'_>,
@@ -47,20 +68,19 @@ pub(super) fn prepare_files_py(
     max_bytes: u64,
     tokens: Int,
     overlap: Int,
+    per_entry: Option<Vec<bool>>,
+    annotations: bool,
 ) -> PyResult<Vec<Option<PreparedTuple>>> {
     let tokens = count(tokens, "tokens")?;
     let overlap = count(overlap, "overlap")?;
-    let prepared = detached(py, || crate::workspace::prepare_files(&paths, max_bytes, tokens, overlap))?;
+    let per_entry = per_entry.unwrap_or_else(|| vec![false; paths.len()]);
+    let prepared =
+        detached(py, || crate::workspace::prepare_files(&paths, max_bytes, tokens, overlap, &per_entry, annotations))?;
     Ok(prepared
         .into_iter()
-        .map(|file| {
-            file.map(|f| {
-                let chunks = f.chunks.into_iter().map(|c| (c.start_line, c.end_line, c.text, c.hash)).collect();
-                (f.hash, chunks)
-            })
-        })
+        .map(|file| file.map(|f| (f.hash, f.chunks.into_iter().map(memory_chunk_tuple).collect())))
         .collect())
 }
 
-/// ``(file hash, [(start_line, end_line, text, hash)])``.
-type PreparedTuple = (String, Vec<(usize, usize, String, String)>);
+/// ``(file hash, [(start_line, end_line, text, hash, importance)])``.
+type PreparedTuple = (String, Vec<MemoryChunkTuple>);

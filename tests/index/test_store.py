@@ -326,7 +326,7 @@ def test_a_database_of_the_previous_schema_is_upgraded_once(pg_store, pg_dsn):
     assert upgraded.paths_since(mark + 1) == (mark + 2, ['b.md'], [])
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         [(version,)] = conn.execute("SELECT value FROM memsift_meta WHERE key = 'memory_schema_version'").fetchall()
-    assert version == '2'
+    assert version == '3'  # and on to the current schema (importance, 3)
 
 
 def test_text_postgresql_cannot_hold_is_stored_and_odd_lookups_answer(pg_store):

@@ -123,7 +123,7 @@ def search_results() -> list[tuple[str, dict]]:
             # front: a note's front-matter (tests/search/test_when.py reaches it for real)
             front={'title': 'Deploys', 'date': '2026-11-03', 'tags': ['ops']},
             # contract: OpenClaw 2.x's fields (tests/surfaces/test_tools_openclaw2.py reaches them for real)
-            contract=openclaw2_fields('memory/a.md', 'memory', 2.0, 0.5, 1.0),
+            contract=openclaw2_fields('memory/a.md', 'memory', 2.0, 0.5, 1.0, 7),
         ),
     ]
     full = {
@@ -260,6 +260,7 @@ def openclaw2_answers(home) -> list[tuple[str, dict]]:
             *(('memory_search', tools.memory_search('deploy key', corpus=c)) for c in ('all', 'wiki', 'sessions')),
             *(('memory_get', tools.memory_get(path)) for path in ('MEMORY.md', 'memory/none.md', '../x.md')),
             *(('memory_get', tools.memory_get('MEMORY.md', corpus=c)) for c in ('wiki', 'all')),
+            ('memory_get', tools.memory_get('memory/none.md', corpus='all')),
         ]
 
 

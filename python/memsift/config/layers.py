@@ -28,6 +28,7 @@ __all__ = [
     'MAX_CONFIG_BYTES',
     'agent_ids',
     'choose_agent',
+    'declares_agents',
     'load_config',
     'openclaw_config_path',
     'openclaw_state_dir',
@@ -102,6 +103,14 @@ def agent_ids(root: Mapping[str, Any]) -> tuple[list[str], str | None]:
     if len(marked) == 1 and agents.get('ownership') != 'explicit':
         return ids, marked[0]
     return ids, ids[0] if len(ids) == 1 else None
+
+
+def declares_agents(root: Mapping[str, Any]) -> bool:
+    """Whether a parsed config names its agents: a 2.x config always does (none listed: the implicit ``main``), a
+    1.x config with an ``agents.list``."""
+    agents = root.get('agents')
+    listed = agents.get('list') if isinstance(agents, Mapping) else None
+    return profile_of(root).agents_key == 'entries' or bool(listed)
 
 
 def choose_agent(root: Mapping[str, Any], agent_id: str | None, file: str | None = None) -> str:

@@ -270,6 +270,8 @@ class Freshness:
                     media_suffixes=media_suffixes(self.config, provider),
                     media_max_bytes=self.config.multimodal.max_file_bytes,
                     documents=[] if self.session_memory is None else self.session_memory.documents(full),
+                    per_entry_files=self.config.profile.per_entry_files,
+                    annotations=self.config.profile.importance,
                 )
                 if not embeddings.current:
                     self.store.set_identity(identity)

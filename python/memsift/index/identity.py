@@ -58,6 +58,8 @@ def wanted_identity(config: MemoryConfig, provider: EmbeddingProvider | None, di
         'extraPaths': sorted({os.path.normpath(p) for p in extra_paths(config)}),
         'media': [*media, config.multimodal.max_file_bytes] if media else None,
     }
+    if config.profile.per_entry_files:  # OpenClaw 2.x's chunks: one per entry, annotations left out
+        identity['chunker'] = config.profile.name
     if 'sessions' in config.sources:
         # Transcripts are indexed in the redaction's searchable form: a new revision indexes them again (only with
         # session memory on, so other indexes keep the identity they were built with).

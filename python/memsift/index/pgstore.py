@@ -45,11 +45,13 @@ __all__ = ['Changes', 'PgMemoryStore']
 
 T = TypeVar('T')
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _UPGRADES = {
     # 2: removals log the chunk's path, so a process's path catalogue takes just the files that changed.
     1: ['ALTER TABLE memory_removed ADD COLUMN IF NOT EXISTS path TEXT'],
+    # 3: chunks carry their entry's importance (OpenClaw 2.x's <!-- importance: N --> annotations).
+    2: ['ALTER TABLE memory_chunks ADD COLUMN IF NOT EXISTS importance SMALLINT'],
 }
 
 GENERATION_TTL_S = 0.05
@@ -86,6 +88,7 @@ CREATE TABLE IF NOT EXISTS memory_chunks (
     text TEXT NOT NULL,
     generation BIGINT NOT NULL,
     vector BYTEA,
+    importance SMALLINT,
     PRIMARY KEY (agent, id),  -- the agent leads every key, so the tables can be partitioned by agent
     FOREIGN KEY (agent, path) REFERENCES memory_files (agent, path) ON DELETE CASCADE
 );
@@ -361,14 +364,15 @@ class PgMemoryStore(StoreBase):
         with (
             self._tx.cursor() as cur,
             cur.copy(
-                'COPY memory_chunks (id, agent, path, source, start_line, end_line, hash, text, generation, vector) '
-                'FROM STDIN'
+                'COPY memory_chunks (id, agent, path, source, start_line, end_line, hash, text, generation, vector, '
+                'importance) FROM STDIN'
             ) as copy,
         ):
-            for chunk_id, path, source, start, end, digest, text, vector in rows:
+            for chunk_id, path, source, start, end, digest, text, vector, importance in rows:
                 copy.write_row(
-                    (chunk_id, self.agent, path, source, start, end, digest, without_nul(text), generation, vector)
-                )
+                    (chunk_id, self.agent, path, source, start, end, digest, without_nul(text), generation, vector,
+                     importance)
+                )  # fmt: skip
 
     # ------------------------------------------------------------------ upkeep
 

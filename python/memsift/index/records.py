@@ -38,7 +38,8 @@ class FileWrite(NamedTuple):
     file_hash: str
     mtime: float
     size: int
-    chunks: Sequence[tuple[int, int, str, str]]
+    chunks: Sequence[tuple[int, int, str, str] | tuple[int, int, str, str, int | None]]
+    """``(start_line, end_line, text, hash[, importance])`` each."""
     vectors: npt.NDArray[np.float32] | None = None
 
 
@@ -63,6 +64,8 @@ class ChunkHead(NamedTuple):
     end_line: int
     chars: int
     """The text's length in characters."""
+    importance: int | None = None
+    """Its entry's ``<!-- importance: N -->`` (1 to 10; OpenClaw 2.x's curated files), else ``None``."""
 
 
 @record

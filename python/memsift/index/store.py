@@ -34,9 +34,11 @@ __all__ = ['ChunkHead', 'ChunkRow', 'FileRecord', 'FileWrite', 'MemoryStore']
 
 T = TypeVar('T')
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _UPGRADES = {
+    # 4: chunks carry their entry's importance (OpenClaw 2.x's <!-- importance: N --> annotations).
+    3: ['ALTER TABLE chunks ADD COLUMN importance INTEGER'],
     # 3: chunks carry the generation that added them and removals are logged, so other processes apply just the
     # changes (:meth:`MemoryStore.changes_since`); what came before is not logged, so catching up from before the
     # upgrade rebuilds.
@@ -65,7 +67,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     end_line INTEGER NOT NULL,
     hash TEXT NOT NULL,
     text TEXT NOT NULL,
-    generation INTEGER NOT NULL DEFAULT 0
+    generation INTEGER NOT NULL DEFAULT 0,
+    importance INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_generation ON chunks(generation);
@@ -202,9 +205,9 @@ class MemoryStore(StoreBase):
 
     def _insert_chunks(self, generation: int, rows: list[ChunkInsert]) -> None:
         self._db.executemany(
-            'INSERT INTO chunks(id, path, source, start_line, end_line, hash, text, generation) '
-            'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-            [(*row[:7], generation) for row in rows],
+            'INSERT INTO chunks(id, path, source, start_line, end_line, hash, text, generation, importance) '
+            'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            [(*row[:7], generation, row[8]) for row in rows],
         )
         self._db.executemany(
             'INSERT INTO embeddings(chunk_id, vector) VALUES (?, ?)',

@@ -31,7 +31,8 @@ __all__ = ['UNVERSIONED_READS', 'ChunkInsert', 'StoreBase']
 
 T = TypeVar('T')
 
-ChunkInsert = tuple[int, str, str, int, int, str, str, 'bytes | None']
+ChunkInsert = tuple[int, str, str, int, int, str, str, 'bytes | None', 'int | None']
+"""``(id, path, source, start_line, end_line, hash, text, vector, importance)`` of a chunk to write."""
 """A chunk as a backend stores it: ``(id, path, source, start_line, end_line, hash, text, float32 bytes or None)``."""
 
 _FILE_COLUMNS = 'path, source, hash, mtime, size, indexed_at'
@@ -123,8 +124,8 @@ _CHUNKS = _scoped(
     f'SELECT {_CHUNK_COLUMNS} FROM chunks {{where}}', f'SELECT {_CHUNK_COLUMNS} FROM memory_chunks {{where}}', _IDS_IN
 )
 _HEADS = _scoped(
-    'SELECT id, path, source, start_line, end_line, length(text) FROM chunks {where}',
-    'SELECT id, path, source, start_line, end_line, char_length(text) FROM memory_chunks {where}',
+    'SELECT id, path, source, start_line, end_line, length(text), importance FROM chunks {where}',
+    'SELECT id, path, source, start_line, end_line, char_length(text), importance FROM memory_chunks {where}',
     _IDS_IN,
 )
 _TEXTS = _scoped('SELECT id, text FROM chunks {where}', 'SELECT id, text FROM memory_chunks {where}', _IDS_IN)
@@ -397,7 +398,17 @@ class StoreBase:
                 ids = [next(new) for _ in w.chunks]
                 matrix = None if w.vectors is None else np.ascontiguousarray(w.vectors, dtype=np.float32)
                 rows += [
-                    (i, w.path, w.source, c[0], c[1], c[3], c[2], None if matrix is None else matrix[n].tobytes())
+                    (
+                        i,
+                        w.path,
+                        w.source,
+                        c[0],
+                        c[1],
+                        c[3],
+                        c[2],
+                        None if matrix is None else matrix[n].tobytes(),
+                        c[4] if len(c) > 4 else None,
+                    )
                     for n, (i, c) in enumerate(zip(ids, w.chunks))
                 ]
                 all_ids.append(ids)

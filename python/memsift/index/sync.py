@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memsift._core import Bm25Index, VectorStore, chunk_markdown, prepare_files
+from memsift._core import Bm25Index, VectorStore, chunk_markdown, chunk_memory, prepare_files
 from memsift._record import field, record
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
@@ -193,6 +193,8 @@ def sync_workspace(
     media_suffixes: Iterable[str] = (),
     media_max_bytes: int = 10 * 1024 * 1024,
     documents: Iterable[MemoryFile] = (),
+    per_entry_files: Collection[str] = (),
+    annotations: bool = False,
 ) -> SyncReport:
     """Bring ``store`` and ``index`` (and ``vectors``) up to date with the memory files of ``workspace``.
 
@@ -201,7 +203,9 @@ def sync_workspace(
     are recorded with the reason. ``force`` re-chunks every file (after a chunking or identity change). With an
     ``embedder``, each new chunk's vector is stored with it and added to ``vectors``. Files with
     ``media_suffixes`` in the extra paths become one labelled chunk each, embedded with their bytes. ``documents``
-    are indexed like files, their text coming from ``read`` (session transcripts).
+    are indexed like files, their text coming from ``read`` (session transcripts). ``per_entry_files`` (paths such as
+    ``MEMORY.md``) are chunked one entry at a time with their ``<!-- importance: N -->``; with ``annotations``, memory
+    files' annotation comments are left out of the chunk text (OpenClaw 2.x; ``memsift._core.chunk_memory``).
     """
     started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
@@ -217,14 +221,15 @@ def sync_workspace(
     run = _SyncRun(
         store, index, report, vectors=vectors, embedder=embedder, force=force, media=media, chunking=chunking
     )
+    run.per_entry, run.annotations = frozenset(per_entry_files), annotations
     run.run(entries, progress)
     report.generation = store.generation
     report.seconds = time.perf_counter() - started
     return report
 
 
-_Chunk = tuple[int, int, str, str]
-"""``(start_line, end_line, text, hash)``."""
+_Chunk = tuple[int, int, str, str, int | None]
+"""``(start_line, end_line, text, hash, importance)``."""
 _Change = tuple[MemoryFile, FileRecord | None, str, list[_Chunk], MediaInput | None]
 """A changed file waiting to be written: its entry, its previous record, its new hash, chunks and media item."""
 
@@ -247,6 +252,10 @@ class _SyncRun:
     ) -> None:
         self.store, self.index, self.report, self.vectors, self.embedder = store, index, report, vectors, embedder
         self.force, self.media = force, media
+        self.per_entry: frozenset[str] = frozenset()
+        """Files chunked one entry at a time (OpenClaw 2.x's ``MEMORY.md`` / ``USER.md``)."""
+        self.annotations = False
+        """Leave ``<!-- importance / trigger / project: … -->`` out of memory files' chunk text (OpenClaw 2.x)."""
         self.chunking = chunking
         """``(tokens, overlap, max_file_bytes, media_max_bytes)``."""
         self.known = store.files()
@@ -303,7 +312,10 @@ class _SyncRun:
         """Read, hash and chunk the block's changed Markdown files at once, in parallel in Rust."""
         tokens, overlap, max_file_bytes, _ = self.chunking
         wanted = [entry for entry in block if self.is_markdown(entry) and self.needs_read(entry)]
-        found = prepare_files([str(e.abs_path) for e in wanted], max_file_bytes, tokens, overlap)
+        per_entry = [entry.path in self.per_entry for entry in wanted]
+        found = prepare_files(
+            [str(e.abs_path) for e in wanted], max_file_bytes, tokens, overlap, per_entry, self.annotations
+        )
         return {entry.path: result for entry, result in zip(wanted, found) if result is not None}
 
     def sync_file(self, entry: MemoryFile, prepared: tuple[str, list[_Chunk]] | None) -> None:
@@ -338,11 +350,14 @@ class _SyncRun:
                 self.store.touch_file(entry.path, entry.mtime, entry.size)  # touched, not changed: no read next time
             return
         if item is not None:
-            chunks = [(1, 1, item.label, digest)]  # one chunk per media file (OpenClaw)
+            chunks = [(1, 1, item.label, digest, None)]  # one chunk per media file (OpenClaw)
+        elif chunks is None and entry.read is not None:  # a transcript: its lines name the source's (JSONL) lines
+            chunks = [
+                (line_map[c.start_line - 1], line_map[c.end_line - 1], c.text, c.hash, None)
+                for c in chunk_markdown(text, tokens, overlap)
+            ]
         elif chunks is None:
-            chunks = [(c.start_line, c.end_line, c.text, c.hash) for c in chunk_markdown(text, tokens, overlap)]
-            if line_map:  # chunk lines name the source's lines (a transcript's JSONL lines)
-                chunks = [(line_map[start - 1], line_map[end - 1], body, h) for start, end, body, h in chunks]
+            chunks = chunk_memory(text, tokens, overlap, entry.path in self.per_entry, self.annotations)
         self.changes.append((entry, previous, digest, chunks, item))
         self.staged += len(chunks)
         if self.staged >= (_WRITE_BATCH if self.embedder is None else _EMBED_BATCH):

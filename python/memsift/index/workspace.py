@@ -219,7 +219,7 @@ def scan_workspace(
         scope = MemoryScope(extra, (None,) * len(extra))
     root = Path(workspace).expanduser().absolute()
     roots = [str(r) for r in extra_roots(root, scope.extra)]
-    listing = scan_memory_files(str(root), roots, sorted(set(media_suffixes)))
+    listing = scan_memory_files(str(root), roots, sorted(set(media_suffixes)), list(scope.root_files))
     if not any(scope.patterns):
         return listing  # type: ignore[no-any-return]
     return _matching(listing, root, scope)

@@ -56,6 +56,7 @@ def candidate_explains(
             **({'timeFactor': whens[at]} if whens is not None else {}),
             'decay': row['decay'],
             'dateSource': row['dateSource'],
+            **({'importance': row['importance']} if row.get('importance', 1.0) != 1.0 else {}),
             'positionBeforeMmr': row['beforeMmr'] + 1,
             'position': None if row['position'] is None else row['position'] + 1,
             'score': min(1.0, row['score']),

@@ -49,6 +49,7 @@ def rank(
     keep: int | None = None,
     explain: bool = False,
     whens: Sequence[float] | None = None,
+    importance: bool = False,
 ) -> Ranking:
     """Rank the candidates ``heads`` by the ``legs``' scores.
 
@@ -56,7 +57,8 @@ def rank(
     ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
     ``keep`` (default ``limit``) results are returned: more extends the list past ``limit`` without changing its
     first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from. ``explain`` adds each
-    candidate's scoring. ``whens`` are the time stage's factors (default: all 1)."""
+    candidate's scoring. ``whens`` are the time stage's factors (default: all 1). ``importance``: each chunk's
+    ``<!-- importance: N -->`` multiplies its score by ``0.75 + 0.05·N`` (OpenClaw 2.x)."""
     ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
     with_mmr = mmr.enabled and mode == 'hybrid'
@@ -85,6 +87,7 @@ def rank(
         texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
         explain=explain,
         whens=whens,
+        importance=[head.importance for head in heads] if importance else None,
     )
     order, scores, relaxed, rows = ranking
     explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid, whens)

@@ -208,7 +208,11 @@ class SearchPipeline:
         self, hits: list[MemoryHit], rows: Sequence[ChunkRow], legs: LegScores, mode: SearchMode
     ) -> list[MemoryHit]:
         """The fields OpenClaw 2.x gives each result: its legs' scores and where it came from."""
-        heads = [ChunkHead(row.id, row.path, row.source, row.start_line, row.end_line, len(row.text)) for row in rows]
+        known = self.store.chunk_heads([row.id for row in rows])  # cached since the ranking read them
+        heads = [
+            known.get(row.id) or ChunkHead(row.id, row.path, row.source, row.start_line, row.end_line, len(row.text))
+            for row in rows
+        ]
         observed = self._written(heads)
         return [
             replace(
@@ -219,9 +223,10 @@ class SearchPipeline:
                     legs.keyword.get(row.id),
                     legs.vector.get(row.id, 0.0) if mode == 'hybrid' else None,
                     when,
+                    head.importance,
                 ),
             )
-            for hit, row, when in zip(hits, rows, observed, strict=True)
+            for hit, row, head, when in zip(hits, rows, heads, observed, strict=True)
         ]
 
     def _with_front_matter(self, hits: list[MemoryHit], rows: Sequence[ChunkRow]) -> list[MemoryHit]:
@@ -347,6 +352,7 @@ class SearchPipeline:
             keep=keep,
             explain=explain,
             whens=whens,
+            importance=self.config.profile.importance,
         )
         clock.lap('mergeMs')  # merge, decay, path tiers, MMR and floor: one call
         if mode != 'vector-only' and (ranking.relaxed or not ranking.kept):

@@ -143,12 +143,17 @@ _SYSTEM_FOLDERS = ('memory/.dreams/', 'memory/dreaming/')
 
 
 def openclaw2_fields(
-    path: str, source: str, keyword: float | None, vector: float | None, observed_s: float | None
+    path: str,
+    source: str,
+    keyword: float | None,
+    vector: float | None,
+    observed_s: float | None,
+    importance: int | None = None,
 ) -> dict[str, Any]:
     """A result's fields that OpenClaw 2.x adds: ``textScore`` (the keyword leg's BM25 as ``r / (1 + r)``, 0 when
     it did not find the chunk), ``vectorScore`` (the cosine, in hybrid mode) and ``provenance`` (who wrote it:
     ``agent`` for the workspace's memory files, ``system`` for dream output, ``untrusted`` for extra paths and
-    transcripts; ``observedAt``: the file's mtime, ms).
+    transcripts; ``observedAt``: the file's mtime, ms), and the entry's ``importance`` when it has one.
 
     >>> openclaw2_fields('MEMORY.md', 'memory', 3.0, None, 1.5)
     {'textScore': 0.75, 'provenance': {'originClass': 'agent', 'sessionKind': 'unknown', 'observedAt': 1500}}
@@ -164,6 +169,8 @@ def openclaw2_fields(
     out: dict[str, Any] = {'textScore': keyword / (1 + keyword) if keyword else 0}
     if vector is not None:
         out['vectorScore'] = vector
+    if importance is not None:
+        out['importance'] = importance
     provenance: dict[str, Any] = {'originClass': origin, 'sessionKind': kind}
     if observed_s is not None:
         provenance['observedAt'] = int(observed_s * 1000)

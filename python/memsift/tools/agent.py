@@ -252,7 +252,8 @@ class MemoryTools:
             }
         except MemsiftError as exc:
             if windowed:
-                return contract.get_error(path, self._missing(path), str(exc))
+                answer = contract.get_error(path, self._missing(path), str(exc))
+                return contract.with_corpora(answer) if corpus == 'all' and answer['status'] == 'not_found' else answer
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
         if not windowed:
             return got

@@ -44,14 +44,14 @@ def _find_setup(args: argparse.Namespace) -> None:
     """The OpenClaw config and agent a command works on, found as OpenClaw finds them: ``--config``, else
     ``$OPENCLAW_CONFIG_PATH``, else ``~/.openclaw/openclaw.json`` when it exists; ``--agent``, else the config's
     default agent (several and no default: the error OpenClaw gives), else ``main``."""
-    from memsift.config.layers import agent_ids, choose_agent, openclaw_config_path, read_config
+    from memsift.config.layers import choose_agent, declares_agents, openclaw_config_path, read_config
 
     if not hasattr(args, 'agent') or getattr(args, 'openclaw', False):
         return  # --openclaw resolves the config and agent itself (memsift.tools.openclaw)
     if args.config is None and openclaw_config_path().is_file():
         args.config = str(openclaw_config_path())
     root = read_config(args.config) if args.config is not None else None
-    if isinstance(root, Mapping) and (args.agent is None or len(agent_ids(root)[0]) > 1):
+    if isinstance(root, Mapping) and (args.agent is None or declares_agents(root)):
         args.agent = choose_agent(root, args.agent, args.config)
     args.agent = args.agent or 'main'
 
@@ -129,7 +129,7 @@ def _search(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     with _open(args) as index:
-        if args.index:  # OpenClaw's status --index: catch the index up first, then the deep check
+        if args.index and index.config.enabled:  # OpenClaw's status --index: catch up first, then the deep check
             index.sync()
         data: dict[str, Any] = dict(index.status(deep=args.deep or args.index or args.fix))
         if args.fix:

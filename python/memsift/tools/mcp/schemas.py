@@ -68,6 +68,7 @@ _MEMORY_HIT = {
         'date': {**_STRING, 'description': "The note's front-matter date (ISO)."},
         'tags': {'type': 'array', 'items': _STRING, 'description': "The note's front-matter tags."},
         'textScore': {**_NUMBER, 'description': 'OpenClaw 2.x: the keyword leg score, r / (1 + r) of BM25.'},
+        'importance': {**_INTEGER, 'description': "OpenClaw 2.x: the entry's <!-- importance: N --> (1 to 10)."},
         'vectorScore': {**_NUMBER, 'description': 'OpenClaw 2.x, hybrid mode: the cosine similarity.'},
         'provenance': {
             'type': 'object',
@@ -188,6 +189,7 @@ MEMORY_GET_SCHEMA: dict[str, Any] = {
                 'code': _STRING,
                 'error': _STRING,
                 'reason': _STRING,
+                'corpora': _CORPORA,
             },
             'required': ['status', 'path', 'text'],
         },
