@@ -325,7 +325,7 @@ def test_openclaw_2x_parity_commands(tmp_path, ws):
     found = json.loads(memsift('search', '--query', 'deploy key', 'ignored positional', *args, '--json').stdout)
     assert [hit['path'] for hit in found['results']] == ['MEMORY.md']
     missing = memsift('search', *args, '--json', check=False)
-    assert missing.returncode == 1 and 'Missing search query' in json.loads(missing.stdout)['error']
+    assert missing.returncode == 2 and 'Missing search query' in json.loads(missing.stdout)['error']
     write(ws / 'memory' / 'new.md', 'A note written after the last sync.\n')
     status = json.loads(memsift('status', '--index', *args, '--json').stdout)
     assert (status['files'], status['issues'], status['dirty']) == (3, [], False)

@@ -215,7 +215,7 @@ def scan_workspace(
     if isinstance(extra_paths, MemoryScope):
         scope = extra_paths
     else:
-        extra = tuple(map(os.fspath, extra_paths))
+        extra = tuple(os.fspath(path) for path in extra_paths)
         scope = MemoryScope(extra, (None,) * len(extra))
     root = Path(workspace).expanduser().absolute()
     roots = [str(r) for r in extra_roots(root, scope.extra)]

@@ -36,7 +36,7 @@ def history_response(
     """The ``sessions_history`` response for the ``(event_id, timestamp, body)`` rows of a session's active branch
     (message and reset events, in order): its last ``limit`` messages with text since its last reset (OpenClaw 2.x's
     ``/new`` and ``/reset`` keep the session and start the conversation over)."""
-    kept = []
+    kept: list[tuple[str, str, int, str]] = []
     for event_id, timestamp, body in rows:
         event = json.loads(body)
         if event.get('type') == 'reset':

@@ -243,7 +243,7 @@ class MemoryTools:
         if corpus == 'wiki':
             return contract.wiki_get(path)
         try:
-            got = self._call(lambda: dict(self.index.get(path, from_, None if windowed else lines)))
+            got = self._call(lambda: self.index.get(path, from_, None if windowed else lines))
         except FutureTimeout:
             return {
                 'path': _shown(path),
@@ -256,7 +256,7 @@ class MemoryTools:
                 return contract.with_corpora(answer) if corpus == 'all' and answer['status'] == 'not_found' else answer
             return {'path': _shown(path), 'text': '', 'error': str(exc)}
         if not windowed:
-            return got
+            return dict(got)
         window = contract.get_window(got['text'], got['path'], got['from'], lines, beyond=bool(got.get('truncated')))
         return contract.with_corpora(window) if corpus == 'all' else window
 

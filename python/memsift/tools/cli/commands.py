@@ -97,8 +97,13 @@ def _index(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     query = args.query_option if args.query_option is not None else args.query
-    if query is None:
-        raise InvalidInputError('Missing search query. Provide a positional query or use --query <text>.')
+    if query is None:  # a usage error: exit status 2, as argparse gives for its own
+        message = 'Missing search query. Provide a positional query or use --query <text>.'
+        if args.json:
+            print_json({'status': 'error', 'error': message, 'type': 'UsageError'})
+        else:
+            print(f'memsift search: error: {message}', file=sys.stderr)
+        return 2
     with _open(args, syncs=not args.no_sync) as index:
         if not args.no_sync:
             index.sync()
