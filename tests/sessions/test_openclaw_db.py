@@ -565,3 +565,22 @@ def test_history_starts_after_the_last_reset(store):
     ]
     store.append_many(MAIN, events)
     assert [m['content'] for m in store.history(MAIN, MAIN)['messages']] == ['after the reset']
+
+
+def test_a_forgotten_session_is_never_imported_again(db, store, tmp_path):
+    """``memsift forget --session``: the session (and its older windows) leaves memsift's store, and later imports,
+    from OpenClaw's database or from JSONL, do not bring it back; OpenClaw's own rows are untouched."""
+    store.import_openclaw_database(db)
+    assert store.forget(ALICE, dry_run=True) == {'sessionKeys': [ALICE, ALICE_OLD], 'events': 6, 'dryRun': True}
+    assert {ALICE, ALICE_OLD} <= set(events(store))
+    assert store.forget(sid(17)) == {'sessionKeys': [ALICE, ALICE_OLD], 'events': 6, 'dryRun': False}  # by id
+    assert not {ALICE, ALICE_OLD} & set(events(store))
+    conn = oc.connect(db)
+    oc.append(conn, sid(17), [oc.message('alice-after-forget', oc.leaf_id(conn, sid(17)))])
+    conn.close()
+    store.import_openclaw_database(db)
+    assert not {ALICE, ALICE_OLD} & set(events(store)) and all_terms(store, 'alice-after-forget') == []
+    line = json.dumps({'type': 'message', 'id': 'x', 'message': {'role': 'user', 'content': 'jsonl-after-forget'}})
+    (tmp_path / 'alice.jsonl').write_text(line + '\n')
+    assert store.import_jsonl(tmp_path / 'alice.jsonl', ALICE)['events'] == 0
+    assert ALICE not in events(store)

@@ -370,3 +370,18 @@ def test_the_openclaw_setup_is_found_without_config(tmp_path, ws):
     write(config, json.dumps({'memory': {'search': search}, 'agents': {'ownership': 'explicit', 'entries': entries}}))
     asked = memsift('search', 'deploy key', '--json', env=env, check=False)
     assert asked.returncode == 1 and 'Multiple agents are configured' in json.loads(asked.stdout)['error']
+
+
+def test_forget_a_session(tmp_path):
+    """``memsift forget --session KEY [--dry-run] --json``: the session's messages leave memsift's store for good."""
+    transcript = tmp_path / 'abc.jsonl'
+    line = {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'the quokka plan'}}
+    transcript.write_text(json.dumps(line) + '\n')
+    db = ['--sessions-db', tmp_path / 'sessions.sqlite']
+    memsift('sessions', 'import', transcript, '--key', 'agent:main:abc', *db)
+    dry = json.loads(memsift('forget', '--session', 'agent:main:abc', '--dry-run', *db, '--json').stdout)
+    assert (dry['dryRun'], dry['events'], dry['sessions'][0]['sessionKeys']) == (True, 1, ['agent:main:abc'])
+    assert json.loads(memsift('forget', '--session', 'agent:main:abc', *db, '--json').stdout)['events'] == 1
+    memsift('sessions', 'import', transcript, '--key', 'agent:main:abc', *db)  # imported again: stays forgotten
+    found = json.loads(memsift('sessions', 'search', 'quokka', '--as', 'agent:main:abc', *db, '--json').stdout)
+    assert found['results'] == []

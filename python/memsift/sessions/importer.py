@@ -65,6 +65,8 @@ def import_transcript(
     except OSError as exc:
         raise SessionStoreError(f'{file}: cannot read the transcript: {exc.strerror or exc}') from exc
     with lock:
+        if writer.forgotten(session_key):  # an operator forgot it (memsift forget): never stored again
+            return {'sessionKey': session_key, 'sessionId': None, 'events': 0, 'skipped': 0}
         seen = db.execute(_SEEN, {'path': source}).fetchone()
     offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
     end = max(offset, raw.rfind(b'\n') + 1)

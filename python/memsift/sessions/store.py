@@ -59,6 +59,7 @@ from memsift.sessions.visibility import (
     check_known,
     check_visibility,
     resolve_caller,
+    window_owner,
 )
 from memsift.sessions.writer import Writer
 
@@ -302,6 +303,30 @@ class SessionStore:
         """Mark a session archived or incognito (incognito sessions are never returned by searches or history)."""
         with self._lock, self._writer.transaction():
             self._writer.set_flags(session_key, archived=archived, incognito=incognito)
+
+    def forget(self, session: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Forget a session (``memsift forget``, OpenClaw's ``memory forget --session``): its events, full-text rows
+        and vectors go from memsift's store, with its older windows (an OpenClaw 2.x rollover's), and no later import
+        stores them again; OpenClaw's own transcript is not touched. ``session``: a session key or id.
+
+        Returns ``{sessionKeys, events, dryRun}``: what was (with ``dry_run``: would be) forgotten.
+
+        Raises:
+            InvalidInputError: ``session`` is not a non-empty string.
+        """
+        wanted = check_session_key(session)
+        with self._lock:
+            stored = {s['key']: s for s in list_sessions(self._db)}
+        key = wanted if wanted in stored else next((k for k, s in stored.items() if s['sessionId'] == wanted), wanted)
+        keys = [key, *sorted(k for k in stored if window_owner(k) == key)]
+        events = sum(stored[k]['events'] for k in keys if k in stored)
+        if not dry_run:
+            with self._lock, self._writer.transaction():
+                for forgotten in keys:
+                    self._writer.forget(forgotten)
+            if self._vectors is not None:
+                self._vectors.wake(everywhere=True)
+        return {'sessionKeys': keys, 'events': events, 'dryRun': dry_run}
 
     def delete(self, session_key: str) -> bool:
         """Delete a session, its events and its index rows in one transaction; ``False`` if it did not exist."""

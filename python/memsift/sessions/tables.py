@@ -88,6 +88,8 @@ INSERT OR IGNORE INTO meta VALUES ('sessions_version', '0');
 -- Full-text rows changed other than by appending (a session rebuilt or deleted; '*': all re-indexed), so that
 -- in-memory mirrors of message_fts (the ranked-search index) redo just those sessions.
 CREATE TABLE IF NOT EXISTS fts_rewrites (version INTEGER PRIMARY KEY AUTOINCREMENT, session_key TEXT NOT NULL);
+-- Sessions an operator forgot (memsift forget): their events are gone and an import never brings them back.
+CREATE TABLE IF NOT EXISTS forgotten (session_key TEXT PRIMARY KEY, forgotten_at INTEGER NOT NULL);
 -- Message embeddings (float32) per provider key, made in the background for ranked search's vector leg.
 CREATE TABLE IF NOT EXISTS message_vectors (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -147,6 +149,12 @@ CREATE TABLE IF NOT EXISTS session_events (
     PRIMARY KEY (agent, seq),
     UNIQUE (agent, session_key, event_id),
     FOREIGN KEY (agent, session_key) REFERENCES session_sessions (agent, key) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS session_forgotten (
+    agent TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    forgotten_at BIGINT NOT NULL,
+    PRIMARY KEY (agent, session_key)
 );
 CREATE TABLE IF NOT EXISTS session_imports (
     agent TEXT NOT NULL,

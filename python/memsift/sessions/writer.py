@@ -72,6 +72,15 @@ _SESSION_STATE = Sql(
     'SELECT leaf, needs_rebuild, event_count, spawned_by FROM sessions WHERE key = :key',
     'SELECT leaf, needs_rebuild, event_count, spawned_by FROM session_sessions WHERE agent = :agent AND key = :key',
 )
+_FORGOTTEN = Sql(
+    'SELECT 1 FROM forgotten WHERE session_key = :key',
+    'SELECT 1 FROM session_forgotten WHERE agent = :agent AND session_key = :key',
+)
+_FORGET = Sql(
+    'INSERT OR IGNORE INTO forgotten (session_key, forgotten_at) VALUES (:key, :now)',
+    'INSERT INTO session_forgotten (agent, session_key, forgotten_at) VALUES (:agent, :key, :now) '
+    'ON CONFLICT (agent, session_key) DO NOTHING',
+)
 _DELETE_FTS = Sql(
     'DELETE FROM message_fts WHERE session_key = :key',
     'DELETE FROM session_message_fts WHERE agent = :agent AND session_key = :key',
@@ -152,7 +161,8 @@ class Writer:
         if inserted is None:
             if self.session_state(session_key) is not None:
                 return False  # already stored: appends are idempotent
-            self.create_session(session_key, None, spawned_by, timestamp)
+            if not self.create_session(session_key, None, spawned_by, timestamp):
+                return False  # forgotten: its events are never stored again
             inserted = self.db.execute(_INSERT_EVENT, values).fetchone()
         seq, active = inserted
         if line is not None:  # an imported event keeps its line in the JSONL file
@@ -198,10 +208,13 @@ class Writer:
                 {'parent': spawned_by, 'key': session_key},
             )
 
-    def create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> None:
-        """Record session ``key`` unless it exists (a new id when ``session_id`` is None or another session's)."""
+    def create_session(self, key: str, session_id: str | None, spawned_by: str | None, timestamp: int) -> bool:
+        """Record session ``key`` unless it exists (a new id when ``session_id`` is None or another session's);
+        ``False`` when it was forgotten (:meth:`forget`): it is not recorded."""
         if self.session_state(key) is not None:
-            return
+            return True
+        if self.forgotten(key):
+            return False
         taken = Sql(
             'SELECT 1 FROM sessions WHERE id = :id', 'SELECT 1 FROM session_sessions WHERE agent = :agent AND id = :id'
         )
@@ -217,6 +230,21 @@ class Writer:
             {'key': key, 'id': session_id or uuid.uuid4().hex, 'owner': self.agent_id, 'parent': spawned_by,
              'timestamp': timestamp},
         )  # fmt: skip
+        return True
+
+    def forgotten(self, key: str) -> bool:
+        """Whether session ``key`` was forgotten (:meth:`forget`)."""
+        return self.db.execute(_FORGOTTEN, {'key': key}).fetchone() is not None
+
+    def forget(self, key: str) -> int:
+        """Delete session ``key`` as :meth:`delete` does and remember it, so that no import stores it again;
+        returns how many events it held."""
+        state = self.session_state(key)
+        self.db.execute(_FORGET, {'key': key, 'now': now_ms()})
+        if state is None:
+            return 0
+        self.delete(key)
+        return int(state[2])
 
     def rebuild(self, session_key: str) -> None:
         """Recompute a session's active branch from its leaf and re-index it, if it is marked for rebuild."""

@@ -173,6 +173,28 @@ def _reset(args: argparse.Namespace) -> int:
     return 0
 
 
+def _forget(args: argparse.Namespace) -> int:
+    from memsift.index.backend import sessions_target
+    from memsift.sessions import SessionStore
+
+    config = load_config(args.config, args.agent)
+    target, setting = (args.sessions_db, '--sessions-db') if args.sessions_db else sessions_target(config)
+    with SessionStore.from_config(target, args.agent, config.session_tools, setting=setting) as store:
+        forgotten = [store.forget(session, dry_run=args.dry_run) for session in args.sessions]
+    data = {
+        'agentId': args.agent,
+        'dryRun': args.dry_run,
+        'sessions': [{'session': asked, **result} for asked, result in zip(args.sessions, forgotten, strict=True)],
+        'events': sum(result['events'] for result in forgotten),
+    }
+    if args.json:
+        print_json(data)
+    else:
+        verb = 'would forget' if args.dry_run else 'forgot'
+        print(f"memsift {verb} {data['events']} messages of agent {args.agent!r} (OpenClaw's transcripts are kept)")
+    return 0
+
+
 def _get(args: argparse.Namespace) -> int:
     with _open(args) as index:
         data = index.get(args.path, args.from_line, args.lines)
@@ -392,6 +414,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     'search': _search,
     'status': _status,
     'reset': _reset,
+    'forget': _forget,
     'get': _get,
     'write': _write,
     'watch': _watch,

@@ -175,6 +175,17 @@ def _add_reset(commands: Commands, common: Parser) -> None:
     reset.add_argument('--yes', action='store_true', help='do not ask (required without a terminal)')
 
 
+def _add_forget(commands: Commands, common: Parser) -> None:
+    forget = commands.add_parser(
+        'forget', parents=[common], help="forget sessions: their messages leave memsift's store for good"
+    )
+    forget.add_argument(
+        '--session', dest='sessions', action='append', required=True, metavar='KEY_OR_ID', help='repeat for more'
+    )
+    forget.add_argument('--dry-run', action='store_true', help='say what would be forgotten, forget nothing')
+    add_sessions_db(forget)
+
+
 def _add_get(commands: Commands, common: Parser) -> None:
     get = commands.add_parser('get', parents=[common], help='print lines of an indexed memory file')
     get.add_argument('path', help='workspace-relative path, as search results give it')
@@ -324,6 +335,7 @@ _COMMANDS: dict[str, Callable[[Commands, Parser], None]] = {
     'index': _add_index,
     'search': _add_search,
     'reset': _add_reset,
+    'forget': _add_forget,
     'status': _add_status,
     'get': _add_get,
     'write': _add_write,
