@@ -584,3 +584,11 @@ def test_a_forgotten_session_is_never_imported_again(db, store, tmp_path):
     (tmp_path / 'alice.jsonl').write_text(line + '\n')
     assert store.import_jsonl(tmp_path / 'alice.jsonl', ALICE)['events'] == 0
     assert ALICE not in events(store)
+
+
+def test_forget_on_postgresql(db, pg_dsn):
+    with SessionStore(pg_dsn) as store:
+        store.import_openclaw_database(db)
+        assert store.forget(DM)['events'] == 5
+        store.import_openclaw_database(db)
+        assert DM not in events(store)

@@ -329,7 +329,7 @@ def test_a_schema_from_a_newer_memsift_is_refused(pg_dsn):
         store.append(MAIN, msg('m1', 'user', 'kept'))
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute("UPDATE memsift_meta SET value = '999' WHERE key = 'sessions_schema_version'")
-    with pytest.raises(SessionStoreError, match='has schema 999, this memsift expects 1; upgrade memsift'):
+    with pytest.raises(SessionStoreError, match='has schema 999, this memsift expects 2; upgrade memsift'):
         SessionStore(pg_dsn)
     with psycopg.connect(pg_dsn, autocommit=True) as conn:  # nothing was touched
         assert conn.execute('SELECT count(*) FROM session_events').fetchone()[0] == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,11 +128,19 @@ class PostgresDatabase(Database):
 
     dialect = 'postgres'
 
-    def __init__(self, dsn: str, agent: str, schema: str, version: int, setting: str) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        agent: str,
+        schema: str,
+        version: int,
+        setting: str,
+        upgrades: Mapping[int, Sequence[str]] | None = None,
+    ) -> None:
         self.agent = agent
         self._lock_key = writer_lock_key('sessions', agent)
         self._pg = Postgres(
-            dsn, schema, 'sessions_schema_version', version, SessionStoreError, 'the session store', setting
+            dsn, schema, 'sessions_schema_version', version, SessionStoreError, 'the session store', setting, upgrades
         )
         self.shown = self._pg.shown
         self._open: psycopg.Connection[Any] | None = None  # the connection of the transaction in progress

@@ -42,6 +42,15 @@ __all__ = [
 ]
 
 _SCHEMA_VERSION = 1
+"""SQLite's schema runs on every open (idempotent statements), so a table added to it needs no new version."""
+_PG_SCHEMA_VERSION = 2
+_PG_UPGRADES = {
+    # 2: sessions an operator forgot (memsift forget).
+    1: [
+        'CREATE TABLE IF NOT EXISTS session_forgotten (agent TEXT NOT NULL, session_key TEXT NOT NULL, '
+        'forgotten_at BIGINT NOT NULL, PRIMARY KEY (agent, session_key))'
+    ],
+}
 # Characters the analyzer keeps inside tokens; FTS5 must not split them again.
 _FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '-_./:@+#'"
 _SCHEMA = f"""
@@ -250,7 +259,7 @@ def open_database(path: str | os.PathLike[str], agent_id: str = 'main', setting:
     """
     target = os.fspath(path)
     if is_dsn(target):
-        return PostgresDatabase(target, agent_id, _PG_SCHEMA, _SCHEMA_VERSION, setting)
+        return PostgresDatabase(target, agent_id, _PG_SCHEMA, _PG_SCHEMA_VERSION, setting, _PG_UPGRADES)
     return SqliteDatabase(target, agent_id, _SCHEMA, _SCHEMA_VERSION)
 
 
