@@ -358,6 +358,7 @@ def rank_candidates(
     explain: bool = False,
     whens: Sequence[float] | None = None,
     importance: Sequence[int | None] | None = None,
+    lexical: bool = False,
 ) -> tuple[list[int], list[float], bool, list[dict[str, Any]] | None]:
     """memsift's ranking of one query's candidates (merge, temporal decay, path tiers, MMR, floor) in one call.
 
@@ -371,13 +372,23 @@ def rank_candidates(
     merged score before decay. ``importance`` (default all ``None``) is each chunk's importance (OpenClaw 2.x
     annotations, 1 to 10; ``None``: none): after decay, a score is multiplied by
     ``0.75 + 0.05 * clamp(floor(importance), 1, 10)`` (0.8 to 1.25; 1 for ``None`` and for exact path hits).
+    ``lexical`` (OpenClaw 2.x; needs ``texts``) scores a keyword hit, in hybrid and FTS-only modes, as 2.x does:
+    ``min(1, r / (1 + r) + 0.45 * share + 0.2 * density + 0.18 * query tokens in the path + min(chars / 160, 0.18))``
+    (``share``: the query's distinct tokens that are whole tokens of the chunk, over their count; ``density``: that
+    count over the chunk's distinct tokens); and partial keyword matches give way as 2.x's keyword query leaves
+    them out: when 2.x would answer from its all-terms query alone (no stop word, short or numeric token lost on the
+    way to its keywords) and some keyword hit holds every query token (as itself or by its stem), a keyword hit
+    that does not counts as none; else, when some keyword hit holds one of 2.x's keywords as a whole word, a hit
+    matching through stems only counts as none (where none does, stemmed matches stand). A keyword hit that counts
+    as none is left out if no other leg found it.
 
     Returns ``(order, scores, relaxed, explained)``: candidate indices best first (at most ``limit``), their
     reported scores (capped at 1), whether the relaxed pass chose them, and ``None`` or, with ``explain``, per
     candidate, in candidate order, a dict of how it was scored: ``keyword`` (the keyword score as merged),
     ``merged`` (before the time factor and decay), ``decay`` (the multiplier) and ``dateSource`` (``path``, ``evergreen``, ``mtime``, ``none`` or ``off``),
     ``importance`` (the importance multiplier applied after decay), ``beforeMmr`` and ``position`` (0-based;
-    ``None``: not returned), ``score``, and ``cut`` (``minScore``, ``limit`` or ``None``).
+    ``None``: not returned), ``score``, and ``cut`` (``minScore``, ``limit``, ``partialMatch`` (with
+    ``lexical``: a partial keyword match that gave way to better ones) or ``None``).
     """
 
 def decay_multiplier(age_days: float, half_life_days: float) -> float:

@@ -36,18 +36,7 @@ TOOLS = json.loads((PINNED / 'tools.json').read_text(encoding='utf-8'))['calls']
 PENDING: dict[str, str] = {}
 """Why a query fails now, by the feature its :class:`Query` ``needs`` (being added)."""
 
-GAPS = {
-    'db-host': (
-        'not a pending feature: memsift admits partial matches and its FTS-only score has no query-overlap term '
-        '(OpenClaw 2.x: +0.45 x share of query terms held + 0.2 x density, capped at 1; its all-terms FTS query '
-        'never takes the partial match here), so MEMORY.md holding only "production" outranks the dated note '
-        'holding all three terms'
-    ),
-    'deploy-day': (
-        'not a pending feature: the stemmed "deploys" matches MEMORY.md\'s "Deploy target", and without 2.x\'s '
-        'query-overlap term that evergreen one-term match outranks the 10-day-old note holding "deploys happen"'
-    ),
-}
+GAPS: dict[str, str] = {}
 """Queries memsift gets wrong where OpenClaw is right, for reasons outside the pending features."""
 
 WINS = ('backups', 'cjk')

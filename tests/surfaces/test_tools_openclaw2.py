@@ -112,3 +112,55 @@ def test_remember_across_conversations_reaches_only_other_private_conversations(
     off = {**config, 'memory': {'search': {**config['memory']['search'], 'rememberAcrossConversations': False}}}
     with MemoryTools.open(ws, off, sessions_path=sessions, sync=False) as tools:
         assert tools.memory_search('kiwi plan', corpus='sessions')['disabled'] is True
+
+
+def test_a_note_holding_every_term_outranks_a_one_term_memory_md_match_under_2x_only(tmp_path):
+    """2.x scores a keyword hit by its overlap with the query (+0.45 x the share of terms it holds, +0.2 x their
+    density) and, as its all-terms FTS query does, leaves partial matches out when a chunk holds every term: the
+    dated note naming the production database host wins over MEMORY.md's important entry holding "production" alone,
+    old as the note is. A 1.x config (decay on too) ranks as memsift always did there: ``r/(1+r)`` plus the length
+    boost, decayed, partial matches kept, so the evergreen one-term match comes first."""
+    from datetime import date, timedelta
+
+    ws = tmp_path / 'ws'
+    day = (date.today() - timedelta(days=90)).isoformat()
+    note = f'memory/{day}.md'
+    write(
+        ws / 'MEMORY.md',
+        '# Facts\n- The production VPN gateway for every office laptop is vpn-b.example. <!-- importance: 9 -->\n',
+    )
+    write(ws / note, f'# {day}\n\nProduction database host is now db-gamma.internal; the migration finished.\n')
+
+    def store(generation):
+        return {'store': {'path': str(tmp_path / f'{generation}x-{{agentId}}.sqlite')}}
+
+    decay = {'hybrid': {'temporalDecay': {'enabled': True, 'halfLifeDays': 30}}}
+    configs = {
+        2: {
+            'memory': {'search': {'provider': 'none', 'query': {'minScore': 0}}},
+            'plugins': {'entries': {'memsift': {'config': store(2)}}},
+        },
+        1: {
+            'agents': {
+                'defaults': {'memorySearch': {**store(1), 'provider': 'none', 'query': {'minScore': 0, **decay}}}
+            }
+        },
+    }
+    found = {}
+    for generation, config in configs.items():
+        sessions = tmp_path / f'sessions-{generation}.sqlite'
+        with MemoryTools.open(ws, config, sessions_path=sessions, sync=False) as tools:
+            tools.index.sync()
+            found[generation] = tools.index.search('production database host', min_score=0, explain=True)
+    two, one = found[2], found[1]
+    # 2.x: the note's boosted keyword score is capped at 1 (then decayed); MEMORY.md's one-term match is no candidate.
+    assert [hit.path for hit in two.results] == [note]
+    assert two.results[0].explain['bm25Normalized'] == 1.0
+    assert [(cut['path'], cut['cut']) for cut in two.debug['cut']] == [('MEMORY.md', 'partialMatch')]
+    # 1.x: both, MEMORY.md first; each merged score r/(1+r) + 0.18 (length), unboosted, then decayed.
+    assert [hit.path for hit in one.results] == ['MEMORY.md', note]
+    for hit in one.results:
+        bm25, why = hit.explain['bm25'], hit.explain
+        assert why['bm25Normalized'] == pytest.approx(bm25 / (1 + bm25), abs=1e-12)
+        assert why['merged'] == pytest.approx(bm25 / (1 + bm25) + 0.18, abs=1e-12)
+        assert hit.score == pytest.approx(why['merged'] * why['decay'], abs=1e-12)

@@ -71,6 +71,11 @@ class Profile:
     """Root files chunked one entry (a ``- `` item or a heading's section) at a time, with their annotations."""
     importance: bool
     """``<!-- importance: N -->`` annotations multiply an entry's score by ``0.75 + 0.05·N``."""
+    lexical_boost: bool
+    """A keyword hit scores as 2.x's does: ``r/(1+r)`` plus ``0.45·`` the share of the query's terms the chunk holds,
+    ``0.2·`` their density, the path and length boosts (hybrid and keyword-only); and partial matches give way where
+    2.x's keyword query leaves them out: to a chunk holding every term, or a stemmed-only match to exact ones
+    (``rank_candidates(lexical=True)``)."""
     transcripts: Literal['jsonl', 'sqlite']
     """Where OpenClaw keeps transcripts: ``sessions/*.jsonl`` or the agent's ``openclaw-agent.sqlite``."""
     agents_key: Literal['list', 'entries']
@@ -89,6 +94,7 @@ OPENCLAW_1 = Profile(
     root_files=('MEMORY.md', 'memory.md'),
     per_entry_files=(),
     importance=False,
+    lexical_boost=False,
     transcripts='jsonl',
     agents_key='list',
     tool_contract=1,
@@ -114,6 +120,7 @@ OPENCLAW_2 = Profile(
     root_files=('MEMORY.md', 'USER.md'),
     per_entry_files=('MEMORY.md', 'USER.md'),
     importance=True,
+    lexical_boost=True,
     transcripts='sqlite',
     agents_key='entries',
     tool_contract=2,

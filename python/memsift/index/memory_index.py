@@ -263,7 +263,8 @@ class MemoryIndex:
                 multiplier and where its date came from (``path``, ``evergreen``, ``mtime``, ``none``; ``off``),
                 its position before MMR and after (1-based), and, when reranked, its position before reranking;
                 ``debug['cut']`` lists the best candidates that did not make the results and why (``minScore``:
-                under the floor; ``limit``: past ``max_results``).
+                under the floor; ``limit``: past ``max_results``; ``partialMatch``: under OpenClaw 2.x's all-terms
+                rule, a keyword hit holding only some of the query's words).
             since: Only material of this day or later: an ISO date (``2026-11-01``) or a span back from today
                 (``7d``, ``2w``, ``3m``, ``1y``). A chunk's day: a daily note's name, its front-matter ``date:``,
                 else its file's modification time; a transcript's newest message.

@@ -50,20 +50,24 @@ def rank(
     explain: bool = False,
     whens: Sequence[float] | None = None,
     importance: bool = False,
+    lexical: bool = False,
 ) -> Ranking:
     """Rank the candidates ``heads`` by the ``legs``' scores.
 
     ``written`` is when each chunk was last written, epoch seconds, for temporal decay (``None``: decay is off);
-    ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode).
+    ``texts`` reads chunk texts, for MMR (read only with MMR on, in hybrid mode) and ``lexical`` scoring.
     ``keep`` (default ``limit``) results are returned: more extends the list past ``limit`` without changing its
     first ``limit`` (MMR's candidate count follows ``limit``), for a reranker to choose from. ``explain`` adds each
     candidate's scoring. ``whens`` are the time stage's factors (default: all 1). ``importance``: each chunk's
-    ``<!-- importance: N -->`` multiplies its score by ``0.75 + 0.05·N`` (OpenClaw 2.x)."""
+    ``<!-- importance: N -->`` multiplies its score by ``0.75 + 0.05·N`` (OpenClaw 2.x). ``lexical``: keyword hits
+    score as OpenClaw 2.x's do, boosted by their overlap with the query, and partial matches give way where 2.x's
+    keyword query leaves them out (``rank_candidates(lexical=True)``)."""
     ids = [head.id for head in heads]
     decay, mmr = hybrid.temporal_decay, hybrid.mmr
     with_mmr = mmr.enabled and mode == 'hybrid'
+    lexical = lexical and mode != 'vector-only'
     keyword, vector, path, tier = legs.keyword, legs.vector, legs.path, legs.tier
-    if with_mmr:
+    if with_mmr or lexical:
         by_id = texts(ids)
     ranking = rank_candidates(
         ids,
@@ -84,10 +88,11 @@ def rank(
         mmr=(mmr.lambda_, min(LEG_CANDIDATES, limit * hybrid.candidate_multiplier)) if mmr.enabled else None,
         min_score=floor,
         limit=min(limit if keep is None else max(limit, keep), len(heads)),  # (a huge max_results: "all of them")
-        texts=[by_id.get(i, '') for i in ids] if with_mmr else None,
+        texts=[by_id.get(i, '') for i in ids] if with_mmr or lexical else None,
         explain=explain,
         whens=whens,
         importance=[head.importance for head in heads] if importance else None,
+        lexical=lexical,
     )
     order, scores, relaxed, rows = ranking
     explained = None if rows is None else candidate_explains(heads, legs, rows, mode, hybrid, whens)

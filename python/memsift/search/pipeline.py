@@ -353,6 +353,7 @@ class SearchPipeline:
             explain=explain,
             whens=whens,
             importance=self.config.profile.importance,
+            lexical=self.config.profile.lexical_boost,
         )
         clock.lap('mergeMs')  # merge, decay, path tiers, MMR and floor: one call
         if mode != 'vector-only' and (ranking.relaxed or not ranking.kept):
