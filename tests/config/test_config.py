@@ -224,6 +224,10 @@ def test_memory_search_wins_over_a_legacy_block_beside_it_as_doctor_merges_them(
     assert any('agents.defaults.memorySearch: the OpenClaw 1.x form; memory.search wins' in m for m in messages)
     assert any('agents.defaults.memorySearch.chunking' in m for m in messages)
     assert (config.query.max_results, config.query.min_score, config.chunking.tokens) == (9, 0.1, 400)
+    root['agents']['defaults']['memorySearch']['extraPaths'] = ['legacy']
+    root['memory']['search']['extraPaths'] = ['current']
+    with pytest.warns(ConfigWarning):
+        assert load_config(root).extra_paths == ('current',)  # doctor keeps memory.search's list, drops the legacy one
 
 
 def test_multimodal_all_expands():

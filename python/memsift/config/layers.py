@@ -166,6 +166,12 @@ def _layers(root: Mapping[str, Any], agent_id: str, profile: Profile) -> list[tu
             stacklevel=3,
         )
     own = _memsift_settings(root)
+    if any(isinstance(raw, Mapping) and 'extraPaths' in raw for _, raw in newer):
+        # doctor's merge fills only missing keys: a list memory.search sets keeps its value, the legacy one is dropped
+        classic = [
+            (path, {k: v for k, v in raw.items() if k != 'extraPaths'} if isinstance(raw, Mapping) else raw)
+            for path, raw in classic
+        ]
     filtered = [(path, accepted_keys(raw, profile.accepts, path, SEARCH_SCHEMA)) for path, raw in [*classic, *newer]]
     return [*own, *filtered]
 
