@@ -1,9 +1,9 @@
 """Importing OpenClaw JSONL transcripts (``SessionStore.import_jsonl``): only what was appended since the last import
 is read, and a bad line costs only itself.
 
->>> _parse_line(b'{"type": "message", "id": "m1"}')
+>>> parse_event_line(b'{"type": "message", "id": "m1"}')
 {'type': 'message', 'id': 'm1'}
->>> _parse_line(b'[1]'), _parse_line(b'\\xff{}')
+>>> parse_event_line(b'[1]'), parse_event_line(b'\\xff{}')
 ('not an event (an object with a string "type")', 'not UTF-8 (bad byte at column 1)')
 """
 
@@ -21,7 +21,7 @@ from memsift.sessions.database import Sql
 from memsift.sessions.events import check_session_key, check_spawned_by
 from memsift.sessions.writer import Writer
 
-__all__ = ['MAX_REPORTED_LINE_ERRORS', 'import_transcript']
+__all__ = ['MAX_REPORTED_LINE_ERRORS', 'import_transcript', 'parse_event_line']
 
 MAX_REPORTED_LINE_ERRORS = 10
 """``import_jsonl`` names at most this many skipped lines (the count covers them all)."""
@@ -70,7 +70,7 @@ def import_transcript(
         seen = db.execute(_SEEN, {'path': source}).fetchone()
     offset, lines_before = (seen[1], seen[2]) if seen and seen[0] == session_key and seen[1] <= len(raw) else (0, 0)
     end = max(offset, raw.rfind(b'\n') + 1)
-    unfinished = _parse_line(raw[end:]) if len(raw) > end else None
+    unfinished = parse_event_line(raw[end:]) if len(raw) > end else None
     if isinstance(unfinished, dict):  # a complete last line without its newline
         end, unfinished = len(raw), None
     # Split on \n only, not splitlines(): JSON strings may hold U+2028 and other line separators.
@@ -86,7 +86,7 @@ def import_transcript(
         for number, line in enumerate(lines, start=lines_before + 1):
             if not line.strip():
                 continue
-            event = _parse_line(line)
+            event = parse_event_line(line)
             if isinstance(event, str):
                 problems.append(f'line {number}: {event}')
                 continue
@@ -126,7 +126,7 @@ def import_transcript(
     return out
 
 
-def _parse_line(line: bytes) -> dict[str, Any] | str:
+def parse_event_line(line: bytes) -> dict[str, Any] | str:
     """A transcript line's event, or why it is skipped."""
     try:
         event = json.loads(line.decode('utf-8'))

@@ -77,6 +77,7 @@ from memsift._text import preview, scrub
 from memsift.errors import InvalidInputError, SessionStoreError
 from memsift.sessions.database import Sql
 from memsift.sessions.events import timestamp_ms
+from memsift.sessions.importer import parse_event_line
 from memsift.sessions.visibility import WINDOW_MARK, is_incognito_session_key
 
 if TYPE_CHECKING:
@@ -589,18 +590,8 @@ def _zstandard() -> Any:
 
 def _parse(raw: bytes) -> tuple[dict[str, Any], str] | str:
     """An event and its JSON text, or why it is skipped (the reasons a JSONL line is skipped)."""
-    try:
-        text = raw.decode('utf-8')
-        event = json.loads(text)
-    except UnicodeDecodeError as exc:
-        return f'not UTF-8 (bad byte at column {exc.start + 1})'
-    except ValueError as exc:
-        return f'not JSON ({exc})'
-    except RecursionError:
-        return 'nested too deeply'
-    if not isinstance(event, dict) or not isinstance(event.get('type'), str):
-        return 'not an event (an object with a string "type")'
-    return event, text.rstrip('\r\n')
+    event = parse_event_line(raw)
+    return event if isinstance(event, str) else (event, raw.decode('utf-8').rstrip('\r\n'))
 
 
 def _placeholder(seq: int, event_id: object, parent_id: object) -> tuple[Mapping[str, Any] | None, str]:
