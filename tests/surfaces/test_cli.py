@@ -370,6 +370,16 @@ def test_the_openclaw_setup_is_found_without_config(tmp_path, ws):
     write(config, json.dumps({'memory': {'search': search}, 'agents': {'ownership': 'explicit', 'entries': entries}}))
     asked = memsift('search', 'deploy key', '--json', env=env, check=False)
     assert asked.returncode == 1 and 'Multiple agents are configured' in json.loads(asked.stdout)['error']
+    # status and index run for every agent instead, as OpenClaw's do (ops: its workspace where OpenClaw keeps it)
+    env['OPENCLAW_STATE_DIR'] = str(tmp_path / 'oc-state')
+    (tmp_path / 'oc-state' / 'workspace-ops').mkdir(parents=True)
+    write(config, json.dumps({**json.loads(config.read_text()), 'plugins': {'entries': {'memsift': {'config': own}}}}))
+    assert [r['agentId'] for r in json.loads(memsift('index', '--json', env=env).stdout)] == ['work', 'ops']
+    statuses = json.loads(memsift('status', '--json', env=env).stdout)
+    assert [(s['agentId'], s['files']) for s in statuses] == [('work', 2), ('ops', 0)]
+    disabled = {'memory': {'search': {'enabled': False}}, 'agents': {'entries': {'work': {'workspace': str(ws)}}}}
+    write(config, json.dumps({**disabled, 'plugins': {'entries': {'memsift': {'config': own}}}}))
+    assert json.loads(memsift('index', '--json', env=env).stdout) == {'agentId': 'work', 'status': 'disabled'}
 
 
 def test_forget_a_session(tmp_path):

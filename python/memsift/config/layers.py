@@ -33,6 +33,7 @@ __all__ = [
     'openclaw_config_path',
     'openclaw_state_dir',
     'read_config',
+    'state_workspace',
 ]
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -103,6 +104,14 @@ def agent_ids(root: Mapping[str, Any]) -> tuple[list[str], str | None]:
     if len(marked) == 1 and agents.get('ownership') != 'explicit':
         return ids, marked[0]
     return ids, ids[0] if len(ids) == 1 else None
+
+
+def state_workspace(root: Mapping[str, Any], agent_id: str) -> Path:
+    """Where OpenClaw keeps an agent's workspace when the config names none: ``<state>/workspace`` for the default
+    (or sole) agent, ``<state>/workspace-<agentId>`` for the others."""
+    ids, default_id = agent_ids(root)
+    owner = agent_id == default_id or (default_id is None and len(ids) == 1)
+    return openclaw_state_dir() / ('workspace' if owner else f'workspace-{agent_id}')
 
 
 def declares_agents(root: Mapping[str, Any]) -> bool:

@@ -23,7 +23,14 @@ from typing import Any
 
 from memsift._record import record, replace
 from memsift.config import MemoryConfig, load_config
-from memsift.config.layers import agent_ids, choose_agent, openclaw_config_path, openclaw_state_dir, read_config
+from memsift.config.layers import (
+    agent_ids,
+    choose_agent,
+    openclaw_config_path,
+    openclaw_state_dir,
+    read_config,
+    state_workspace,
+)
 from memsift.errors import ConfigError, MemsiftError
 from memsift.sessions import SessionStore, archived_at_ms
 
@@ -79,9 +86,7 @@ def openclaw_agents(config_path: str | os.PathLike[str] | None = None) -> list[O
     found = []
     for agent_id in ids:
         config = load_config(path, agent_id)
-        owner = agent_id == default_id or (default_id is None and len(ids) == 1)
-        fallback = state / ('workspace' if owner else f'workspace-{agent_id}')
-        workspace = Path(config.workspace).expanduser() if config.workspace else fallback
+        workspace = Path(config.workspace).expanduser() if config.workspace else state_workspace(root, agent_id)
         agent_dir = state / 'agents' / agent_id
         database = agent_dir / 'agent' / DATABASE_NAME if config.profile.transcripts == 'sqlite' else None
         found.append(

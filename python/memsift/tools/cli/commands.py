@@ -40,20 +40,44 @@ if TYPE_CHECKING:
 __all__ = ['COMMANDS', 'main']
 
 
+_EVERY_AGENT = ('index', 'status')
+"""Commands that, with several agents and none named, run for each (OpenClaw's ``memory index`` / ``status``)."""
+
+
+def _each_agent(args: argparse.Namespace) -> list[argparse.Namespace]:
+    """``args`` once per agent the command runs for: the one named, or every agent (see :data:`_EVERY_AGENT`)."""
+    return [argparse.Namespace(**{**vars(args), 'agent': agent}) for agent in getattr(args, 'agents', [args.agent])]
+
+
 def _find_setup(args: argparse.Namespace) -> None:
     """The OpenClaw config and agent a command works on, found as OpenClaw finds them: ``--config``, else
     ``$OPENCLAW_CONFIG_PATH``, else ``~/.openclaw/openclaw.json`` when it exists; ``--agent``, else the config's
     default agent (several and no default: the error OpenClaw gives), else ``main``."""
-    from memsift.config.layers import choose_agent, declares_agents, openclaw_config_path, read_config
+    from memsift.config.layers import agent_ids, choose_agent, declares_agents, openclaw_config_path, read_config
 
     if not hasattr(args, 'agent') or getattr(args, 'openclaw', False):
         return  # --openclaw resolves the config and agent itself (memsift.tools.openclaw)
     if args.config is None and openclaw_config_path().is_file():
         args.config = str(openclaw_config_path())
+        args.openclaw_setup = True  # the user's OpenClaw: its workspaces too (memsift.tools.openclaw)
     root = read_config(args.config) if args.config is not None else None
+    if isinstance(root, Mapping) and args.agent is None and args.command in _EVERY_AGENT:
+        ids, default = agent_ids(root)
+        if default is None and len(ids) > 1:  # as OpenClaw's memory status / index: each agent in turn
+            args.agents, args.agent = ids, ids[0]
+            return
     if isinstance(root, Mapping) and (args.agent is None or declares_agents(root)):
         args.agent = choose_agent(root, args.agent, args.config)
     args.agent = args.agent or 'main'
+
+
+def _setup_workspace(args: argparse.Namespace) -> str | None:
+    """The agent's workspace where the user's OpenClaw setup keeps it, when the config names none."""
+    if not getattr(args, 'openclaw_setup', False):
+        return None  # an explicit --config: its workspace, else the current folder
+    from memsift.config.layers import read_config, state_workspace
+
+    return str(state_workspace(read_config(args.config), args.agent))
 
 
 def _config(args: argparse.Namespace) -> MemoryConfig:
@@ -72,7 +96,7 @@ def _open(args: argparse.Namespace, *, syncs: bool = False) -> MemoryIndex:
     config = _config(args)
     if getattr(args, 'no_sync', False):
         config = replace(config, sync=replace(config.sync, on_search=False))
-    workspace = args.workspace or config.workspace or '.'
+    workspace = args.workspace or config.workspace or _setup_workspace(args) or '.'
     ahead = None
     if syncs and not config.multimodal.enabled and Path(workspace).expanduser().is_dir():
         ahead = ScanAhead(workspace, memory_scope(config), ())
@@ -84,14 +108,22 @@ def _open(args: argparse.Namespace, *, syncs: bool = False) -> MemoryIndex:
 
 
 def _index(args: argparse.Namespace) -> int:
-    with _open(args, syncs=True) as index, sync_progress(not args.json, index) as progress:
-        report = index.sync(force=args.force, progress=progress)
-        if args.json:
-            print_json(report.to_dict())
-        else:
-            print(report_line(report))
+    reports = []
+    for each in _each_agent(args):
+        with _open(each, syncs=True) as index, sync_progress(not args.json, index) as progress:
+            if not index.config.enabled:  # OpenClaw indexes nothing for an agent whose memory search is off
+                reports.append({'agentId': each.agent, 'status': 'disabled'})
+                if not args.json:
+                    print(f'Memory search disabled ({each.agent}): nothing indexed.')
+                continue
+            report = index.sync(force=args.force, progress=progress)
+        reports.append({'agentId': each.agent, **report.to_dict()} if hasattr(args, 'agents') else report.to_dict())
+        if not args.json:
+            print(report_line(report) if not hasattr(args, 'agents') else f'{each.agent}: {report_line(report)}')
             for path, reason in report.skipped.items():
                 print(f'  skipped {path}: {reason}')
+    if args.json:
+        print_json(reports if hasattr(args, 'agents') else reports[0])
     return 0
 
 
@@ -133,6 +165,17 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    answers = [_agent_status(each) for each in _each_agent(args)]
+    if args.json:
+        print_json(answers if hasattr(args, 'agents') else answers[0])
+        return 0
+    for data in answers:
+        for line in status_lines(data):
+            print(line)
+    return 0
+
+
+def _agent_status(args: argparse.Namespace) -> dict[str, Any]:
     with _open(args) as index:
         if args.index and index.config.enabled:  # OpenClaw's status --index: catch up first, then the deep check
             index.sync()
@@ -145,12 +188,7 @@ def _status(args: argparse.Namespace) -> int:
                 data['repair'] = {'issues': found, 'filesIndexed': len(report.added) + len(report.updated)}
             else:
                 data['repair'] = {'issues': [], 'filesIndexed': 0}
-    if args.json:
-        print_json(data)
-        return 0
-    for line in status_lines(data):
-        print(line)
-    return 0
+    return data
 
 
 def _reset(args: argparse.Namespace) -> int:
