@@ -388,3 +388,10 @@ def test_read_replicas_on_sqlite_are_ignored_with_a_warning(tmp_path):
         store = open_memory_store(config)
     store.close()
     assert 'secret' not in str(caught[0].message)
+
+
+def test_a_top_level_memory_search_block_is_the_lowest_layer():
+    """The oldest form, a top-level ``memorySearch``, gives way to ``agents.defaults.memorySearch``."""
+    root = {'memorySearch': {'query': {'maxResults': 2, 'minScore': 0.2}}, **memory_search(query={'maxResults': 3})}
+    config = load_config(root)
+    assert (config.query.max_results, config.query.min_score) == (3, 0.2)

@@ -155,7 +155,7 @@ def _layers(root: Mapping[str, Any], agent_id: str, profile: Profile) -> list[tu
     the keys 2.x takes; a legacy ``memorySearch`` beside them fills what they leave unset, as ``openclaw doctor
     --fix`` merges it."""
     defaults, listed, (entry_path, entry) = _agent_scopes(root, agent_id)
-    scopes = [defaults, listed, (entry_path, entry), ('', root)]
+    scopes = [('', root), defaults, listed, (entry_path, entry)]  # a top-level memorySearch (oldest) lowest
     classic = _present(
         [(_join(path, 'memorySearch'), scope.get('memorySearch')) for path, scope in filter(None, scopes)]
     )
