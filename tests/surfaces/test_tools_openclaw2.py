@@ -164,3 +164,9 @@ def test_a_note_holding_every_term_outranks_a_one_term_memory_md_match_under_2x_
         assert why['bm25Normalized'] == pytest.approx(bm25 / (1 + bm25), abs=1e-12)
         assert why['merged'] == pytest.approx(bm25 / (1 + bm25) + 0.18, abs=1e-12)
         assert hit.score == pytest.approx(why['merged'] * why['decay'], abs=1e-12)
+
+
+@pytest.mark.parametrize('path', ['memory/\x00.md', 'memory/\ud800.md', 'USER.md', '', 5])
+def test_memory_get_answers_odd_paths_with_2x_statuses(tools, path):
+    answer = tools.memory_get(path)
+    assert answer['text'] == '' and answer.get('status') in ('not_found', 'error')

@@ -235,7 +235,10 @@ class MemoryTools:
         (OpenClaw's contract) unless ``query.redactGet`` is on, which masks secrets in the text.
 
         Returns:
-            ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``.
+            ``{path, from, lines, totalLines, text, truncated?, nextFrom?}``, or ``{path, text: "", error}``. For an
+            OpenClaw 2.x config, 2.x's answers (:mod:`memsift.tools.contract`): ``{status: "ok", text, path, from,
+            lines, truncated?, nextFrom?}`` (120 lines and 12,000 characters by default), ``not_found``, or
+            ``MEMORY_PATH_NOT_ALLOWED``; ``corpus`` ``wiki`` / ``all`` as 2.x answers them.
         """
         windowed = self._contract == 2  # 2.x: 120 lines and 12,000 characters by default, whole lines, a status
         if corpus not in (contract.GET_CORPORA if windowed else ('memory',)):
@@ -354,7 +357,12 @@ class MemoryTools:
         wanted = path.strip().replace('\\', '/').removeprefix('./')
         root_file = wanted in self.index.config.profile.root_files or wanted in ('DREAMS.md', 'dreams.md')
         memory_note = wanted.startswith('memory/') and wanted.endswith('.md') and '..' not in wanted.split('/')
-        return (root_file or memory_note) and not (self.index.workspace / wanted).exists()
+        if not (root_file or memory_note):
+            return False
+        try:
+            return not (self.index.workspace / wanted).exists()
+        except (OSError, ValueError):  # a name no file can have (NUL, a lone surrogate): none is there
+            return True
 
     def _call(self, fn: Callable[[], T], timeout: float | None = None) -> T:
         """``fn()`` in the pool, waiting at most ``timeout`` (default: the deadline; ``FutureTimeout`` past it, and
