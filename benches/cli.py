@@ -8,6 +8,9 @@ Writes BEIR SciFact as 5,183 memory notes (about 8.9k chunks, 7.8 MB), then time
   command with nothing changed (the unchanged-sync check);
 - ``memsift search QUERY --json`` with its default sync check, and with ``--no-sync``;
 - which heavy modules (numpy, httpx, mcp, rich) a keyword-only ``memsift search`` imports (``-X importtime``);
+- just written: the notes written again and indexed at once (a clone, an import), then ``memsift search`` with its
+  sync check against ``--no-sync`` from the second search on, and how many files the second sync after that index
+  reads (none: a file re-read only because it was written in the indexing's mtime tick gets a new stamp);
 - with OpenClaw (npm ``openclaw@2026.9.6`` under ``.cache/openclaw``, installed when missing):
   ``openclaw memory index`` and ``openclaw memory search QUERY --json`` on the same files, keyword-only, in the same
   run, for the ratio; and QMD 2.8.3 (``qmd collection add``, ``qmd search --json``: BM25, no model).
@@ -161,6 +164,45 @@ def bench_memsift(root: Path, store: Path, queries: list[str], size: int, runs: 
     return rows
 
 
+def bench_just_written(tmp: Path, notes: list[tuple[str, str]], queries: list[str], runs: int) -> list[Row]:
+    """Notes written and indexed within the same second (issue 41): the sync check must not re-read them on every
+    search."""
+    env, memsift = memsift_env(), memsift_command()
+    ws = write_workspace(tmp / 'fresh', notes, SCIFACT_CHUNKS)
+    common = ['--workspace', str(ws.root), '--store', str(tmp / 'fresh-store' / 'index.sqlite'), '--json']
+    subprocess.run([*memsift, 'index', *common], capture_output=True, text=True, env=env, check=True)
+    times: dict[str, list[float]] = {'sync': [], 'no-sync': []}
+    for i, query in enumerate(queries[: runs + 1]):  # the two kinds alternate; the first search of each is dropped
+        for kind, extra in (('sync', []), ('no-sync', ['--no-sync'])):
+            elapsed = timed([*memsift, 'search', query, *common, *extra], env, 0)[0]
+            if i:
+                times[kind].append(elapsed)
+    reads = []
+    for _ in range(2):
+        done = subprocess.run([*memsift, 'index', *common], capture_output=True, text=True, env=env, check=True)
+        reads.append(json.loads(done.stdout)['read'])
+    ratio = statistics.median(times['sync']) / statistics.median(times['no-sync'])
+    return [
+        Row(
+            'just written: `memsift search` / `memsift search --no-sync`',
+            ratio,
+            'x',
+            '<= 1.2x',
+            ratio <= 1.2,
+            f'medians {statistics.median(times["sync"]) * 1000:.0f} / {statistics.median(times["no-sync"]) * 1000:.0f}'
+            f' ms over searches 2-{runs + 1} after indexing {ws.describe()}',
+        ),
+        Row(
+            'just written: files the second sync after the searches reads',
+            reads[1],
+            'files',
+            '0',
+            reads[1] == 0,
+            f'the first read {reads[0]}',
+        ),
+    ]
+
+
 def bench_openclaw(root: Path, queries: list[str], directory: Path, install: bool) -> tuple[list[Row], str]:
     """OpenClaw's ``memory index`` and ``memory search`` on ``root`` (keyword-only), in a throw-away home."""
     claw = _openclaw.locate(directory, install)
@@ -232,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws = write_workspace(tmp / 'ws', scifact_notes(data), SCIFACT_CHUNKS)
         print(f'workspace: {ws.describe()}, {ws.label}', file=sys.stderr)
         rows = bench_memsift(ws.root, tmp / 'store' / 'index.sqlite', queries, ws.size, args.runs)
+        rows += bench_just_written(tmp, scifact_notes(data), queries, args.runs)
         peer: dict[str, object] = {}
         if not args.no_openclaw:
             try:

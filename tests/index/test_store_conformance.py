@@ -159,9 +159,11 @@ def test_replacing_deleting_and_skipping(store):
 
 def test_touch_identity_and_clear(store):
     store.replace_file('a.md', 'sessions', 'f', 1.0, 1, chunks('x'))
+    store.replace_file('b.md', 'memory', 'g', 2.0, 2, chunks('y'))
     generation = store.generation
-    store.touch_file('a.md', 5.0, 9)
-    assert (store.file('a.md').mtime, store.file('a.md').size) == (5.0, 9)
+    store.touch_files([('a.md', 5.0, 9), ('b.md', 6.5, 4)], read_at=7.25)
+    assert (store.file('a.md').mtime, store.file('a.md').size, store.file('a.md').indexed_at) == (5.0, 9, 7.25)
+    assert store.file_stamps()['b.md'] == (6.5, 4, 7.25)
     assert store.generation == generation  # nothing searchable moved
     store.set_identity({'model': 'm', 'dims': 4})
     assert store.identity == {'dims': 4, 'model': 'm'} and store.generation == generation + 1

@@ -1,5 +1,9 @@
 """Workspace sync into the store and the BM25 index: incremental, deletes, bad files, crash recovery."""
 
+import os
+
+import pytest
+
 import memsift
 from memsift.index.store import MemoryStore
 from memsift.index.sync import ensure_index_current, sync_workspace
@@ -145,3 +149,76 @@ def test_a_sync_prunes_the_removal_log_now_and_then(tmp_path, monkeypatch):
         write(ws / 'MEMORY.md', 'hotel')
         index.sync()  # another process's first sync prunes
         assert index.store.changes_since(1) is None  # the log no longer reaches back: a reader that far rebuilds
+
+
+class Clock:
+    """``time.time`` for the racy-clean tests: the stamps a sync records and compares, set by the test."""
+
+    def __init__(self, monkeypatch, now):
+        self.now = now
+        monkeypatch.setattr('time.time', lambda: self.now)
+
+
+def count_reads(monkeypatch):
+    """The paths each sync reads (the Rust reader's calls), appended to the returned list."""
+    import memsift.index.sync as sync
+
+    reads, read = [], sync.prepare_files
+
+    def counting(paths, *args):
+        reads.extend(paths)
+        return read(paths, *args)
+
+    monkeypatch.setattr(sync, 'prepare_files', counting)
+    return reads
+
+
+def racy_workspace(tmp_path, mtime):
+    ws = tmp_path / 'ws'
+    write(ws / 'MEMORY.md', 'alpha')
+    os.utime(ws / 'MEMORY.md', (mtime, mtime))
+    return ws
+
+
+@pytest.mark.parametrize(
+    ('mtime', 'still_racy_at'),
+    [(1_000_000.45, 1_000_000.52), (1_000_000.0, 1_000_001.5)],
+    ids=['nanosecond-stamps', 'whole-second-stamps'],
+)
+def test_a_file_indexed_within_its_mtime_tick_is_read_again_until_a_read_outlives_the_tick(
+    tmp_path, monkeypatch, mtime, still_racy_at
+):
+    clock = Clock(monkeypatch, mtime + 0.05)
+    ws = racy_workspace(tmp_path, mtime)
+    store, index = open_pair(tmp_path)
+    reads = count_reads(monkeypatch)
+    assert sync_workspace(store, index, ws).added == ['MEMORY.md'] and len(reads) == 1
+    clock.now = still_racy_at  # an edit in the same tick could hide: read again, and the stamp stays racy
+    assert sync_workspace(store, index, ws).unchanged == 1 and len(reads) == 2
+    clock.now = mtime + 3  # read again, now past the tick: the file is restamped
+    assert sync_workspace(store, index, ws).unchanged == 1 and len(reads) == 3
+    assert store.file_stamps()['MEMORY.md'][1:] == (5, mtime + 3)
+    clock.now += 60
+    assert sync_workspace(store, index, ws).unchanged == 1 and len(reads) == 3  # clean: not read again
+
+
+def test_an_edit_in_the_same_tick_as_the_indexing_is_found(tmp_path, monkeypatch):
+    Clock(monkeypatch, 1_000_000.5)
+    ws = racy_workspace(tmp_path, 1_000_000.48)
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    write(ws / 'MEMORY.md', 'gamma')  # same size, and the same mtime: only the racy rule can see it
+    os.utime(ws / 'MEMORY.md', (1_000_000.48, 1_000_000.48))
+    assert sync_workspace(store, index, ws).updated == ['MEMORY.md']
+    assert hit_paths(store, index, 'gamma') == ['MEMORY.md'] and hit_paths(store, index, 'alpha') == []
+
+
+def test_a_file_stamped_in_the_future_is_not_read_on_every_sync(tmp_path, monkeypatch):
+    Clock(monkeypatch, 1_000_000.5)
+    ws = racy_workspace(tmp_path, 1_000_000.5 + 86_400.25)  # an archive from a machine whose clock ran ahead
+    store, index = open_pair(tmp_path)
+    reads = count_reads(monkeypatch)
+    sync_workspace(store, index, ws)
+    assert sync_workspace(store, index, ws).unchanged == 1 and len(reads) == 1
+    write(ws / 'MEMORY.md', 'gamma')  # the next write stamps today: the stat compare sees it
+    assert sync_workspace(store, index, ws).updated == ['MEMORY.md']

@@ -88,8 +88,9 @@ class Store(Protocol):
         """Remove every file and chunk; the identity and generation stay."""
         ...
 
-    def touch_file(self, path: str, mtime: float, size: int) -> None:
-        """A new stat for ``path`` whose content is unchanged (not a generation change)."""
+    def touch_files(self, stamps: Sequence[tuple[str, float, int]], read_at: float) -> None:
+        """New ``(path, mtime, size)`` stats, read at ``read_at``, for files whose content is unchanged (one
+        transaction, not a generation change)."""
         ...
 
     # ------------------------------------------------------------------ catching up

@@ -448,10 +448,12 @@ class StoreBase:
 
         self._write(work)
 
-    def touch_file(self, path: str, mtime: float, size: int) -> None:
-        """Record a new stat for ``path`` whose content is unchanged (not a generation change: nothing searchable
-        moved)."""
-        self._run(_TOUCH, {'mtime': mtime, 'size': size, 'now': time.time(), 'path': path})
+    def touch_files(self, stamps: Sequence[tuple[str, float, int]], read_at: float) -> None:
+        """Record a new ``(path, mtime, size)`` for files whose content is unchanged, read at ``read_at`` (not a
+        generation change: nothing searchable moved), in one transaction."""
+        rows = [{'path': path, 'mtime': mtime, 'size': size, 'now': read_at} for path, mtime, size in stamps]
+        with self._lock, self._cache_transaction('record file stats in'):
+            self._many(_TOUCH, rows)
 
     # ------------------------------------------------------------------ catching up
 

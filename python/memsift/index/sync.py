@@ -60,8 +60,12 @@ _COMPACT_AFTER_CHUNKS = 256
 _COMMIT_EVERY_S = 1.0
 """During a long sync, new files become searchable at least this often (a commit costs milliseconds)."""
 _RACY_S = 2.0
-"""A file whose mtime is this close to when it was indexed is re-read even if its stat looks unchanged: a write
-in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean" rule)."""
+"""A file whose whole-second mtime is this close to when it was indexed is re-read even if its stat looks
+unchanged: a write in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean"
+rule). Whole seconds are the mark of a coarse filesystem (FAT's 2 s ticks, HFS+, old ext4 inodes)."""
+_RACY_FINE_S = 0.1
+"""The same for an mtime with a fraction of a second: its filesystem stamps at the kernel clock's tick (at most
+10 ms), so a file indexed this long after it was written is clean (git compares nanoseconds the same way)."""
 
 Embedder = Callable[[Sequence['str | MediaInput']], 'npt.NDArray[np.float32]']  # strings: numpy loads lazily
 """Chunk texts (or media inputs) -> one float32 row each (the provider's ``embed_documents`` after validation)."""
@@ -77,6 +81,8 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    read: int = 0
+    """Files whose text was read: changed ones, and unchanged ones whose stat could not vouch for them."""
     skipped: dict[str, str] = field(default_factory=dict)
     chunks_written: int = 0
     index_rebuilt: bool = False
@@ -89,6 +95,7 @@ class SyncReport:
             'updated': self.updated,
             'removed': self.removed,
             'unchanged': self.unchanged,
+            'read': self.read,
             'skipped': self.skipped,
             'chunksWritten': self.chunks_written,
             'indexRebuilt': self.index_rebuilt,
@@ -141,7 +148,15 @@ def _stat_unchanged(previous: FileRecord, entry: MemoryFile) -> bool:
 
 def _stamp_unchanged(stamp: tuple[float, int, float], mtime: float, size: int) -> bool:
     """Same mtime and size as indexed, and not written so close to the indexing that an edit could hide."""
-    return stamp[0] == mtime and stamp[1] == size and mtime < stamp[2] - _RACY_S
+    return stamp[0] == mtime and stamp[1] == size and not _racy(mtime, stamp[2])
+
+
+def _racy(mtime: float, indexed_at: float) -> bool:
+    """Whether a file with ``mtime``, read at ``indexed_at``, could have been written again within the same mtime
+    tick after the read. An mtime in the future (a clock set wrong, an archive from elsewhere) is not racy: the next
+    write stamps an earlier time, which the stat compare sees."""
+    window = _RACY_S if mtime.is_integer() else _RACY_FINE_S
+    return -window < indexed_at - mtime < window
 
 
 def unchanged_report(store: Store, listing: Sequence[tuple[str, str, float, int]], started: float) -> SyncReport | None:
@@ -268,6 +283,10 @@ class _SyncRun:
         """Chunks in :attr:`changes`."""
         self.pending: list[tuple[list[int], npt.NDArray[np.float32]]] = []
         """Vectors written to the store, not yet added to :attr:`vectors`."""
+        self.read_at = time.time()
+        """When this run started reading (before any file's text): the stamp a file unchanged since gets."""
+        self.touched: list[tuple[str, float, int]] = []
+        """``(path, mtime, size)`` of files read again whose text had not changed: restamped together."""
         # Files whose old chunks the store no longer holds while the BM25 index still points at them: until the
         # next commit, searches (in any process) cannot find those files at all, so that commit comes at once.
         self.replaced: list[str] = []
@@ -293,6 +312,8 @@ class _SyncRun:
                     self.replaced.clear()
             self.write_changes()
             self.remove_vanished(seen)
+            if self.touched:
+                store.touch_files(self.touched, self.read_at)
         finally:
             # Whatever was written to the store (even before an error) becomes searchable.
             self.flush_vectors()
@@ -324,6 +345,7 @@ class _SyncRun:
         if not self.needs_read(entry):
             report.unchanged += 1
             return
+        report.read += 1
         tokens, overlap, max_file_bytes, media_max_bytes = self.chunking
         item: MediaInput | None = None
         line_map: tuple[int, ...] = ()
@@ -346,8 +368,13 @@ class _SyncRun:
         previous = self.known.get(entry.path)
         if previous is not None and previous.hash == digest and not self.force:
             report.unchanged += 1
-            if (previous.mtime, previous.size) != (entry.mtime, entry.size):
-                self.store.touch_file(entry.path, entry.mtime, entry.size)  # touched, not changed: no read next time
+            # Touched, or read again only because it was racy: a new stamp spares the next sync the read (once
+            # the read is no longer within the file's mtime tick).
+            restamp = (previous.mtime, previous.size) != (entry.mtime, entry.size) or _racy(
+                previous.mtime, previous.indexed_at
+            )
+            if restamp and not _racy(entry.mtime, self.read_at):
+                self.touched.append((entry.path, entry.mtime, entry.size))
             return
         if item is not None:
             chunks = [(1, 1, item.label, digest, None)]  # one chunk per media file (OpenClaw)
