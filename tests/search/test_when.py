@@ -267,3 +267,122 @@ def test_results_show_a_notes_front_matter_and_others_keep_openclaws_shape(tmp_p
     assert hits['notes/plan.md']['title'] == 'Tooling plan'
     assert (hits['notes/plan.md']['date'], hits['notes/plan.md']['tags']) == ('2026-05-12', ['ops', 'budget'])
     assert not {'title', 'date', 'tags'} & hits['notes/misc.md'].keys()
+
+
+# Issue 41: parts of periods, days of the month, "before last". SATURDAY is the held-out set's kind of now.
+SATURDAY = date(2026, 11, 21)
+
+
+@pytest.mark.parametrize(
+    ('query', 'start', 'end'),
+    [
+        ('notes in early October', date(2026, 10, 1), date(2026, 10, 11)),
+        ('the launch in mid-October', date(2026, 10, 11), date(2026, 10, 21)),
+        ('late October budget', date(2026, 10, 21), date(2026, 11, 1)),
+        ('start of March plans', date(2026, 3, 1), date(2026, 3, 11)),
+        ('the end of November review', date(2026, 11, 21), date(2026, 12, 1)),
+        ('late last month', date(2026, 10, 21), date(2026, 11, 1)),
+        ('early this month', date(2026, 11, 1), date(2026, 11, 11)),
+        ('the end of the month', date(2026, 11, 21), date(2026, 12, 1)),
+        ('end of last week', date(2026, 11, 13), date(2026, 11, 16)),
+        ('beginning of this week', date(2026, 11, 16), date(2026, 11, 18)),
+        ('the beginning of the year', date(2026, 1, 1), date(2026, 4, 1)),
+        ('end of last year', date(2025, 9, 1), date(2026, 1, 1)),
+        ('mid-2025', date(2025, 4, 1), date(2025, 9, 1)),
+        ('what happened on the 18th', date(2026, 11, 18), date(2026, 11, 19)),
+        ('the 25th', date(2026, 10, 25), date(2026, 10, 26)),  # not yet this month: last month's
+        ('the 3rd of last month', date(2026, 10, 3), date(2026, 10, 4)),
+        ('the week before last', date(2026, 11, 2), date(2026, 11, 9)),
+        ('the month before last', date(2026, 9, 1), date(2026, 10, 1)),
+        ('last weekend', date(2026, 11, 14), date(2026, 11, 16)),
+        ('over the weekend', date(2026, 11, 21), date(2026, 11, 23)),  # a Saturday: this weekend has begun
+        ('the first of March', date(2026, 3, 1), date(2026, 3, 2)),
+        ('十月初的会议', date(2026, 10, 1), date(2026, 10, 11)),
+        ('10月中旬', date(2026, 10, 11), date(2026, 10, 21)),
+        ('九月下旬', date(2026, 9, 21), date(2026, 10, 1)),
+        ('上个月底', date(2026, 10, 21), date(2026, 11, 1)),
+        ('本月初', date(2026, 11, 1), date(2026, 11, 11)),
+        ('月中', date(2026, 11, 11), date(2026, 11, 21)),
+        ('去年年底', date(2025, 9, 1), date(2026, 1, 1)),
+        ('年初', date(2026, 1, 1), date(2026, 4, 1)),
+        ('上周末', date(2026, 11, 14), date(2026, 11, 16)),
+        ('上周初', date(2026, 11, 9), date(2026, 11, 11)),
+        ('18号的会议', date(2026, 11, 18), date(2026, 11, 19)),
+        ('上个月18号', date(2026, 10, 18), date(2026, 10, 19)),
+        ('上上个月', date(2026, 9, 1), date(2026, 10, 1)),
+        ('兩個禮拜前', date(2026, 11, 2), date(2026, 11, 9)),
+        ('10月の初め', date(2026, 10, 1), date(2026, 10, 11)),
+        ('10月上旬', date(2026, 10, 1), date(2026, 10, 11)),
+        ('10月半ば', date(2026, 10, 11), date(2026, 10, 21)),
+        ('先月末', date(2026, 10, 21), date(2026, 11, 1)),
+        ('先週末', date(2026, 11, 14), date(2026, 11, 16)),
+        ('先週の半ば', date(2026, 11, 11), date(2026, 11, 13)),
+        ('18日に', date(2026, 11, 18), date(2026, 11, 19)),
+        ('先月の１日', date(2026, 10, 1), date(2026, 10, 2)),
+        ('先々月', date(2026, 9, 1), date(2026, 10, 1)),
+        ('先々週の水曜日', date(2026, 11, 4), date(2026, 11, 5)),
+        ('昨年末', date(2025, 9, 1), date(2026, 1, 1)),
+    ],
+)
+def test_parts_of_periods_days_of_the_month_and_before_last(query, start, end):
+    words = read_time(query, SATURDAY)
+    assert words.window is not None and (words.window.start, words.window.end) == (start, end), query
+
+
+def test_a_part_of_a_named_month_that_has_not_begun_is_last_years():
+    assert read_time('late November', date(2026, 11, 5)).window.start == date(2025, 11, 21)
+    assert read_time('11月下旬', date(2026, 11, 5)).window.start == date(2025, 11, 21)
+    assert read_time('the 31st', date(2026, 11, 5)).window.start == date(2026, 10, 31)
+    assert read_time('the 31st', date(2026, 10, 5)).window.start == date(2026, 8, 31)  # September has no 31st
+
+
+def test_time_words_leave_the_rest_of_the_query():
+    assert read_time('what did we decide in early October', SATURDAY).text == 'what did we decide'
+    assert read_time('10月中旬の予定', SATURDAY).text == '予定'
+    assert read_time('十月初的会议', SATURDAY).text == '会议'
+
+
+@pytest.mark.parametrize(
+    'query',
+    [
+        'early stopping in training',
+        'the March release codename',
+        'the second retry',
+        'mid-size clusters',
+        'the end of the pipeline',
+        'start of the script',
+        'late binding',
+        'doing it early may help',
+        'the start may be delayed',
+        'the 2nd floor printer',
+        'the 3rd attempt failed',
+        'the 21st century',
+        'weekend on-call rota',
+        'the last day of school',
+        '18号线怎么走',
+        '3号楼的会议室',
+        '周末加班规定',
+        '第3日的议程',
+        '3日間の研修',
+        '年中無休の店',
+        '週末のシフト表',
+        '2号機の点検',
+    ],
+)
+def test_words_that_only_look_like_parts_of_periods_stay_keywords(query):
+    words = read_time(query, SATURDAY)
+    assert (words.text, words.window, words.recent) == (query, None, False)
+
+
+NEGATIVES = ['early stopping in training', 'the March release codename', 'the 2nd floor', 'weekend deploy rota']
+
+
+def test_new_lookalikes_rank_exactly_as_with_time_words_off(tmp_path):
+    with open_dated(tmp_path) as index:
+        index.sync()
+        on = [[(h.path, h.score) for h in index.search(q, now=NOW, min_score=0).results] for q in NEGATIVES]
+        assert all('time' not in index.search(q, now=NOW, min_score=0).debug for q in NEGATIVES)
+    with open_dated(tmp_path / 'off', timeWords=False) as index:
+        index.sync()
+        off = [[(h.path, h.score) for h in index.search(q, now=NOW, min_score=0).results] for q in NEGATIVES]
+    assert on == off

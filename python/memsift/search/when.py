@@ -4,10 +4,35 @@
 become a per-result time factor (:func:`time_factors`) that ranks material from that time above the rest, and
 ``since`` / ``until`` filters (:func:`parse_bound`) keep only what lies between them.
 
+Parts of periods (issue 41): early / mid / late a month are days 1-10, 11-20 and 21 to its end, as 上旬 / 中旬 /
+下旬 ("early October", "mid-October", "late last month", "the start / end of March", 十月初, 10月中旬, 上个月底,
+月初 / 月中 / 月底, 10月の初め, 10月半ば, 先月末); of a week, Monday-Tuesday, Wednesday-Thursday and Friday-Sunday
+("end of last week", 上周初, 先週の半ば), its weekend Saturday-Sunday ("last weekend", 上周末, 先週末; "over the
+weekend": the latest that has begun); of a year, January-March, April-August and September-December ("the beginning
+of the year", "end of last year", 年初, 去年年底, 昨年末). A part of a named month is of its most recent occurrence
+that has begun ("late November" asked on November 5 is last year's); "the month / week / year" is this one. A day of
+the month ("on the 18th", "the 3rd", 18号, 18日に) is its most recent occurrence up to today: this month's when it
+has come, else the latest month before that has it ("the 31st" on November 20 is October 31); "of last month",
+上个月, 先月の name that month. "The week / month / year before last", 上上周, 上上个月, 先々週, 先々月 are two back.
+
 Only what reads unambiguously as time counts: a month name needs a preposition or a year ("in May", "May 2026";
 "you may" is no month), a weekday needs "on" or "last" ("on Tuesday"; a bare "Tuesday standup" is a topic), and a
-date that is part of a file name ("2026-11-28.md") stays a file name. A query without time words is left exactly as
-it is, so it ranks exactly as before.
+date that is part of a file name ("2026-11-28.md") stays a file name. A part word needs its period ("early
+stopping", "the end of the pipeline" are no time; a lower-case "may" after it is the verb: "doing it early may
+help"), an ordinal day needs "on" or "the" and an end or a function word after it ("the 2nd floor", "the 3rd
+attempt" are no days), and a CJK day number is no count or name (3日間, 3日前 is "ago", 第3日, 18号线, 3号楼). A
+query without time words is left exactly as it is, so it ranks exactly as before.
+
+Left out: the future ("tomorrow", "next week": notes are about the past), clock times and parts of days, holidays,
+seasons, quarters, ranges ("July 13-15", "6月から7月まで"), ordinal weekdays ("the first Tuesday of October"), "the
+last day of the month", a weekday of a named week ("last week's Sunday"), ordinal words after a month ("March
+first") and alone ("on the first": the word is too common to look at every query for), a bare weekend (周末 /
+週末 / "the weekend": as often a topic, "weekend rota"), bare 年中 (Japanese "all year") and 6月中に (Japanese
+"during June": the whole month), Japanese era years (令和3年).
+
+The check runs on every query, so it is cheap: one scan for a trigger word or character (an ASCII query skips the
+CJK scan) before any expression; an ASCII query is read with the English expressions alone, and the expressions of
+parts of periods, weekends, "before last" and ordinal words only when the query holds such a word.
 
 >>> from datetime import date
 >>> words = read_time('what did we decide about the deploy last week', date(2026, 11, 20))
@@ -163,6 +188,90 @@ def _latest_weekday(today: date, weekday: int, weeks_back: int = 0) -> date:
     return today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
 
 
+def _previous_month(year: int, month: int) -> tuple[int, int]:
+    return (year - 1, 12) if month == 1 else (year, month - 1)
+
+
+PART_DAYS = {'early': (1, 11), 'mid': (11, 21), 'late': (21, 32)}
+"""The days of a month each part covers (start, end exclusive; ``late`` runs to the month's end): 上旬 / 中旬 /
+下旬, the ten-day thirds that Chinese and Japanese name, and what "early", "mid" and "late" read as."""
+PART_MONTHS = {'early': (1, 4), 'mid': (4, 9), 'late': (9, 13)}
+"""The months of a year each part covers (start, end exclusive): January to March, April to August, September to
+December (Duckling's 年頭 and 年尾)."""
+PART_WEEKDAYS = {'early': (0, 2), 'mid': (2, 4), 'late': (4, 7), 'weekend': (5, 7)}
+"""The days of a week (Monday 0) each part covers (start, end exclusive): Monday and Tuesday, Wednesday and
+Thursday, Friday to Sunday; the weekend is Saturday and Sunday."""
+
+
+def _month_part(year: int, month: int, part: str, words: str) -> Window:
+    whole = _month(year, month, words)
+    first, last = PART_DAYS[part]
+    end = whole.end if last > 28 else date(year, month, last)
+    return Window(date(year, month, first), end, words)
+
+
+def _year_part(year: int, part: str, words: str) -> Window:
+    first, last = PART_MONTHS[part]
+    return Window(date(year, first, 1), date(year, last, 1) if last <= 12 else date(year + 1, 1, 1), words)
+
+
+def _week_part(monday: date, part: str, words: str) -> Window:
+    first, last = PART_WEEKDAYS[part]
+    return Window(monday + timedelta(days=first), monday + timedelta(days=last), words)
+
+
+def _monday(today: date, weeks_back: int) -> date:
+    return today - timedelta(days=today.weekday() + 7 * weeks_back)
+
+
+def _named_month_part(today: date, month: int, year: int | None, part: str, words: str) -> Window:
+    """A part of the most recent ``month`` (of ``year`` when given) that has begun: "late November" asked on
+    November 5 is last year's."""
+    at = _latest_month(today, month, year)
+    window = _month_part(*at, part, words)
+    if year is None and window.start > today:
+        window = _month_part(at[0] - 1, month, part, words)
+    return window
+
+
+def _relative_month_part(today: date, back: int | None, part: str, words: str) -> Window:
+    """A part of the month ``back`` months ago (``None``: "the month", this one)."""
+    return _month_part(*_months_back(today, back or 0), part, words)
+
+
+def _relative_year_part(today: date, back: int | None, year: int | None, part: str, words: str) -> Window:
+    """A part of ``year``, or of the year ``back`` years ago (``None``: "the year", this one)."""
+    return _year_part(year if year is not None else today.year - (back or 0), part, words)
+
+
+def _relative_week_part(today: date, back: int | None, part: str, words: str) -> Window:
+    """A part of the week ``back`` weeks ago; ``None``: the most recent such part that has begun ("over the
+    weekend" asked on a Wednesday is the last one)."""
+    window = _week_part(_monday(today, back or 0), part, words)
+    if back is None and window.start > today:
+        window = _week_part(_monday(today, 1), part, words)
+    return window
+
+
+def _month_day(today: date, day: int, back: int | None, words: str) -> Window | None:
+    """The day ``day`` of the month ``back`` months ago; ``None``: its most recent occurrence up to today (this
+    month's when it has come, else the latest month before that has such a day: "the 31st" on November 20 is
+    October 31)."""
+    if not 1 <= day <= 31:
+        return None
+    if back is not None:
+        return _safe(lambda: _day(date(*_months_back(today, back), day), words))
+    year, month = today.year, today.month
+    if day > today.day:
+        year, month = _previous_month(year, month)
+    for _ in range(12):
+        try:
+            return _day(date(year, month, day), words)
+        except ValueError:
+            year, month = _previous_month(year, month)
+    return None
+
+
 def _rolling(today: date, days: int, words: str) -> Window:
     return Window(today - timedelta(days=days - 1), today + timedelta(days=1), words)
 
@@ -177,8 +286,56 @@ def _back(today: date, count: int, unit: str, words: str) -> Window:
     return _year(today.year - count, words)
 
 
+_EN_PARTS = {'early': 'early', 'beginning': 'early', 'start': 'early', 'mid': 'mid', 'middle': 'mid',
+             'late': 'late', 'end': 'late'}  # fmt: skip
+_CJK_PARTS = {
+    **dict.fromkeys(('初', '头', '頭', '上旬', '初旬', '初め', 'はじめ', '初頭', '月初', '月头', '月頭'), 'early'),
+    **dict.fromkeys(('中', '中旬', '半ば', 'なかば', '月中'), 'mid'),
+    **dict.fromkeys(('底', '末', '尾', '下旬', '終わり', '月末', '月底', '月尾'), 'late'),
+}
+_EN_BACK = {'this': 0, 'current': 0, 'last': 1, 'previous': 1, 'past': 1, 'the': None}
+_CJK_BACK = {
+    **dict.fromkeys(('本', '这', '這', '今', '当', '當'), 0),
+    **dict.fromkeys(('上', '先', '前'), 1),
+    **dict.fromkeys(('上上', '先々', '先先'), 2),
+}
+
+
+def _en_back(which: str | None) -> int | None:
+    if which is None:
+        return None
+    which = ' '.join(which.lower().split())
+    if which.endswith('before last'):
+        return 2
+    return _EN_BACK[which.split()[0]]
+
+
+def _cjk_back(rel: str | None) -> int | None:
+    """How many months or weeks back a Chinese or Japanese qualifier points: 上个月 1, 上上周 2, 本月 0."""
+    if not rel:
+        return None
+    for prefix in ('上上', '先々', '先先', '上', '先', '前', '本', '这', '這', '今', '当', '當'):
+        if rel.startswith(prefix):
+            return _CJK_BACK[prefix]
+    return None
+
+
+def _cjk_part(part: str) -> str:
+    return _CJK_PARTS[part]
+
+
 # ---------------------------------------------------------------- numbers and names
 
+_ORDINALS = {
+    word: number
+    for number, word in enumerate(
+        ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth', 'eleventh',
+         'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth', 'seventeenth', 'eighteenth', 'nineteenth',
+         'twentieth', 'twenty-first', 'twenty-second', 'twenty-third', 'twenty-fourth', 'twenty-fifth',
+         'twenty-sixth', 'twenty-seventh', 'twenty-eighth', 'twenty-ninth', 'thirtieth', 'thirty-first'],
+        1,
+    )
+}  # fmt: skip
 _EN_NUMBERS = {
     'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven': 7, 'eight': 8,
     'nine': 9, 'ten': 10, 'eleven': 11, 'twelve': 12, 'a couple of': 2, 'couple of': 2,
@@ -189,6 +346,7 @@ _CJK_DIGITS = {
     '一': 1,
     '二': 2,
     '两': 2,
+    '兩': 2,
     '三': 3,
     '四': 4,
     '五': 5,
@@ -240,7 +398,7 @@ _EN_NUMBER = r'(?P<n>\d{1,3}|a couple of|couple of|an?|one|two|three|four|five|s
 _MONTH_NAME = r'(?P<month>' + '|'.join(sorted(_MONTHS, key=len, reverse=True)) + r')\.?'
 _WEEKDAY_NAME = r'(?P<weekday>' + '|'.join(sorted(_WEEKDAYS, key=len, reverse=True)) + r')'
 _PREFIX = r'(?:(?:on|in|from|during|over|for|of|since|at)\s+)?'
-_CJK_NUMBER = r'(?P<n>[0-9０-９]{1,3}|[一二两三四五六七八九十]{1,3})'
+_CJK_NUMBER = r'(?P<n>[0-9０-９]{1,3}|[一二两兩三四五六七八九十]{1,3})'
 _CJK_MONTH = r'(?P<month>1[0-2]|0?[1-9]|１[０-２]|０?[１-９]|十[一二]?|[一二三四五六七八九])'
 _CJK_DAY = r'(?P<day>[0-3]?[0-9]|[０-３]?[０-９]|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])'
 # A date inside a file name or path ("2026-11-28.md", "memory/2026-11-28") is a name, not a time.
@@ -251,32 +409,68 @@ _ISO_PREFIX = r'(?:\b(?:on|in|from|since|of|at)\s+)?'
 _NO_DAY = r'(?![0-9０-９一二三四五六七八九十]+[日号號])'
 
 
+# A part of a period: "early", "mid-", "late" before it ("early October", "mid-October", "late last month"), or
+# "the beginning / start / middle / end of" it ("the end of last week"); ``part`` or ``part_of`` holds the word.
+_EN_PART = (
+    r'(?:the\s+)?(?:(?P<part>early|mid|late)(?:\s*-\s*|\s+)(?:in\s+|of\s+)?'
+    r'|(?P<part_of>beginning|start|middle|end)\s+of\s+)'
+)
+_EN_WHICH = r'(?:(?P<which>this|current|last|previous|the)\s+)?'
+_BEFORE_LAST = r'(?P<before_last>\s+before\s+last)?'
+# An ordinal day ("on the 18th") counts when the sentence goes on with a function word or ends there: "the 2nd
+# floor" and "the 3rd attempt" are no days.
+_ORDINAL_END = (
+    r'(?=\s*$|\s*[,.;:!?)]|\s+(?:of|at|in|on|about|for|with|and|or|when|where|what|we|i|you|they|he|she|it|did|do'
+    r'|was|were|is|regarding|around|before|after|to|from|this|that|last)\b)'
+)
+_CJK_MONTH_PART = (
+    r'(?P<part>上旬|中旬|下旬|初旬|初め|はじめ|半ば|なかば|終わり|月末|月底|月初|初|头|頭|底|末|尾'
+    r'|中(?![にはでもの間]))'
+)
+_CJK_REL_MONTH = r'(?P<rel>上上(?:个|個)?月|上(?:个|個)?月|先々月|先月|前月|本月|这个月|這個月|今月|当月)'
+_CJK_REL_WEEK = (
+    r'(?P<rel>上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)|上(?:个|個)?(?:周|週|星期|礼拜|禮拜)|先々週|先週|前週'
+    r'|本(?:周|週)|这(?:个)?(?:周|星期|礼拜)|這(?:個)?(?:週|星期|禮拜)|今週)'
+)
+_CJK_YEAR_BACK = {'今年': 0, '去年': 1, '昨年': 1, '一昨年': 2, '前年': 2}
+# A day of the month ("18号", "25日に"): not a count ("3日間", "3日前"), an ordinal ("第3日") or a number
+# ("18号线", "3号楼").
+_CJK_NOT_DAY_AFTER = (
+    r'(?![0-9０-９間间前后後以目分中連连ぶおき置付线線楼樓房机機位床门門车車店柜窗台桌箱球院厅館馆室口站章码碼字])'
+)
+
+
 def _en(pattern: str) -> re.Pattern[str]:
     return re.compile(r'\b' + _PREFIX + pattern + r'\b', re.IGNORECASE)
 
 
 class _Patterns(NamedTuple):
     expressions: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], Window | None]]]
+    english: int
+    """How many of the expressions, from the first, are English (an ASCII query is read with these alone)."""
+    gates: dict[re.Pattern[str], frozenset[str]]
+    """Expressions tried only when the query holds one of these words (lower case)."""
     recent: re.Pattern[str]
     after_cjk: re.Pattern[str]
 
 
 _TRIGGER_WORDS = frozenset(
-    ['yesterday', 'today', 'tonight', 'morning', 'afternoon', 'evening', 'ago', 'week', 'weeks', 'month', 'months',
-     'year', 'years', 'days', 'latest', 'recent', 'recently', 'newest', 'lately', 'current', 'currently', 'nowadays',
-     *_MONTHS, *_WEEKDAYS]
+    ['yesterday', 'today', 'tonight', 'morning', 'afternoon', 'evening', 'ago', 'week', 'weeks', 'weekend',
+     'midweek', 'fortnight', 'yr', 'month', 'months', 'year', 'years', 'days', 'latest', 'recent', 'recently', 'newest',
+     'lately', 'current', 'currently', 'nowadays', *_MONTHS, *_WEEKDAYS]
 )  # fmt: skip
-_TRIGGER_CJK = (
-    *('天', '日', '周', '星期', '礼拜', '月', '年', '週', '曜', '最近', '最新', '近期', '近来', '目前', '当前'),
-    *('直近', '現在', 'きのう', 'きょう', 'おととい', 'おととし'),
+_TRIGGER_CJK = re.compile(
+    '天|日|周|星期|礼拜|禮拜|月|年|週|曜|号|號|旬|最近|最新|近期|近来|目前|当前|直近|現在|きのう|きょう|おととい|おととし'
 )
-_WORD = re.compile(r'[a-z]+|\d{4}-\d{2}-\d{2}')
+# A word, an ISO date, a year ("early 2025") or an ordinal day ("18th" gives "8th"): those that start with a digit
+# always pass.
+_WORD = re.compile(r'[a-z]+|\d{4}-\d{2}-\d{2}|\b(?:19|20)\d\d\b|\d(?:st|nd|rd|th)\b')
 
 
 def _may_hold_time(query: str) -> bool:
     """A cheap first look: whether the query holds a word that some time expression starts from (most queries do
-    not, and are then left as they are without compiling the expressions)."""
-    if any(cjk in query for cjk in _TRIGGER_CJK):
+    not, and are then left as they are without compiling the expressions). An ASCII query skips the CJK scan."""
+    if not query.isascii() and _TRIGGER_CJK.search(query):
         return True
     return any(word in _TRIGGER_WORDS or word[0].isdigit() for word in _WORD.findall(query.lower()))
 
@@ -285,8 +479,48 @@ def _may_hold_time(query: str) -> bool:
 def _patterns() -> _Patterns:
     """The expressions, compiled on the first query that may hold time words (compiling takes ~10 ms, which a
     command-line search without them does not pay)."""
-    expressions: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], Window | None]]] = [
-        # English
+    gates: dict[re.Pattern[str], frozenset[str]] = {}
+
+    def gated(pattern: re.Pattern[str], *words: str) -> re.Pattern[str]:
+        gates[pattern] = frozenset(words)
+        return pattern
+
+    parts = ('early', 'mid', 'late', 'beginning', 'start', 'middle', 'end')
+    expressions: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], Window | None]] | None] = [
+        # English: parts of periods first (they hold "last month", "October" and the like)
+        (
+            gated(_en(_EN_PART + r'(?:(?P<which>last|this)\s+)?' + _MONTH_NAME + r'(?:,?\s+(?P<y>\d{4}))?'), *parts),
+            _en_named_part,
+        ),
+        (gated(_en(_EN_PART + _EN_WHICH + r'month' + _BEFORE_LAST), *parts), _en_relative_part('month')),
+        (gated(_en(_EN_PART + _EN_WHICH + r'week' + _BEFORE_LAST), *parts), _en_relative_part('week')),
+        (
+            gated(_en(_EN_PART + r'(?:' + _EN_WHICH + r'year' + _BEFORE_LAST + r'|(?P<y>\d{4}))'), *parts),
+            _en_relative_part('year'),
+        ),
+        (
+            _en(
+                r'(?:the\s+)?(?P<day>[12]?[0-9]|3[01])(?:st|nd|rd|th)\s+of\s+(?P<which>this|last|the\s+previous|previous)'
+                r'\s+month'
+            ),
+            lambda m, t: _month_day(t, int(m['day']), _en_back(m['which'].split()[-1]), m[0]),
+        ),
+        (gated(_en(r'mid-?week'), 'mid', 'midweek'), lambda m, t: _relative_week_part(t, 0, 'mid', m[0])),
+        (
+            gated(
+                re.compile(
+                    r'\b(?:(?P<which>last|this\s+past|past|this)\s+|(?:over|on|during|at)\s+the\s+)weekend\b',
+                    re.IGNORECASE,
+                ),
+                'weekend',
+            ),
+            _weekend,
+        ),
+        (
+            gated(_en(r'(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last'), 'before'),
+            lambda m, t: _back(t, 2, m['unit'].lower(), m[0]),
+        ),
+        (gated(_en(r'(?:a|one)\s+fortnight\s+ago'), 'fortnight'), lambda m, t: _back(t, 2, 'week', m[0])),
         (_en(r'(?:the\s+)?day\s+before\s+yesterday'), lambda m, t: _day(t - timedelta(days=2), m[0])),
         (_en(r'yesterday'), lambda m, t: _day(t - timedelta(days=1), m[0])),
         (_en(r'(?:earlier\s+)?today|this\s+(?:morning|afternoon|evening)|tonight'), lambda m, t: _day(t, m[0])),
@@ -303,12 +537,14 @@ def _patterns() -> _Patterns:
             ),
         ),
         (
-            _en(r'the\s+(?:past|last)\s+(?P<unit>week|month|year)'),
+            _en(r'(?:the\s+(?:past|last)|past)\s+(?P<unit>week|month|year)'),
             lambda m, t: _rolling(t, {'week': 7, 'month': 30, 'year': 365}[m['unit'].lower()], m[0]),
         ),
         (
-            _en(r'(?P<which>last|previous|this)\s+(?P<unit>week|month|year)'),
-            lambda m, t: _back(t, 0 if m['which'].lower() == 'this' else 1, m['unit'].lower(), m[0]),
+            _en(r'(?P<which>last|previous|this|current)\s+(?P<unit>week|month|year|yr)'),
+            lambda m, t: _back(
+                t, 0 if m['which'].lower() in ('this', 'current') else 1, m['unit'].lower().replace('yr', 'year'), m[0]
+            ),
         ),
         (
             re.compile(r'\b(?:(?:on|last|this\s+past)\s+)' + _WEEKDAY_NAME + r'\b', re.IGNORECASE),
@@ -319,7 +555,19 @@ def _patterns() -> _Patterns:
             lambda m, t: _safe(lambda: _day(date(int(m['y']), int(m['mo']), int(m['d'])), m[0])),
         ),
         (
-            _en(_MONTH_NAME + r'\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?'),
+            gated(
+                _en(
+                    r'(?:the\s+)?(?P<ord>'
+                    + '|'.join(sorted(_ORDINALS, key=len, reverse=True))
+                    + r')\s+of\s+'
+                    + _MONTH_NAME
+                ),
+                *_ORDINALS,
+            ),
+            lambda m, t: _on_day(t, _MONTHS[m['month'].lower()], _ORDINALS[m['ord'].lower()], None, m[0]),
+        ),
+        (
+            _en(_MONTH_NAME + r'\s+(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?'),
             lambda m, t: _on_day(t, _MONTHS[m['month'].lower()], int(m['day']), m['y'], m[0]),
         ),
         (
@@ -337,35 +585,124 @@ def _patterns() -> _Patterns:
             re.compile(r'\b' + _MONTH_NAME + r'\s+(?P<y>\d{4})\b', re.IGNORECASE),
             lambda m, t: _month(int(m['y']), _MONTHS[m['month'].lower()], m[0]),
         ),
+        (
+            gated(
+                re.compile(
+                    r'\bon\s+the\s+(?P<ord>'
+                    + '|'.join(sorted(_ORDINALS, key=len, reverse=True))
+                    + r')\b'
+                    + _ORDINAL_END,
+                    re.IGNORECASE,
+                ),
+                *_ORDINALS,
+            ),
+            lambda m, t: _month_day(t, _ORDINALS[m['ord'].lower()], None, m[0]),
+        ),
+        (
+            re.compile(
+                r'\b(?:(?:on|since|from)\s+the\s+|on\s+|the\s+)(?P<day>[12]?[0-9]|3[01])(?:st|nd|rd|th)\b'
+                r'(?:\s+of\s+(?P<which>this|last|the\s+previous|previous|the)\s+month\b)?' + _ORDINAL_END,
+                re.IGNORECASE,
+            ),
+            lambda m, t: _month_day(
+                t, int(m['day']), None if m['which'] is None else _en_back(m['which'].split()[-1]), m[0]
+            ),
+        ),
+        None,
         # Chinese and Japanese (the same characters often mean the same in both)
         (re.compile(r'大前天'), lambda m, t: _day(t - timedelta(days=3), m[0])),
         (re.compile(r'前天|一昨日|おととい'), lambda m, t: _day(t - timedelta(days=2), m[0])),
         (re.compile(r'昨天|昨日|きのう'), lambda m, t: _day(t - timedelta(days=1), m[0])),
-        (re.compile(r'今天|今日|きょう'), lambda m, t: _day(t, m[0])),
+        (re.compile(r'今天|今日|きょう|本日'), lambda m, t: _day(t, m[0])),
         (
             re.compile(
-                _CJK_NUMBER + r'(?P<unit>天|日|周|個?星期|个?星期|个?礼拜|週間|个月|個月|か月|ヶ月|カ月|ケ月|年)前'
+                _CJK_NUMBER
+                + r'(?P<unit>天|日|周|週|[个個]?星期|[个個]?礼拜|[个個]?禮拜|週間|个月|個月|か月|ヶ月|カ月|ケ月|年)'
+                + r'(?:之)?前'
             ),
             lambda m, t: _back(t, _number(m['n']), _cjk_unit(m['unit']), m[0]),
         ),
-        (re.compile(r'上上(?:个)?(?:周|星期|礼拜)|先々週'), lambda m, t: _back(t, 2, 'week', m[0])),
-        (
-            re.compile(r'(?:上(?:个)?(?:周|星期|礼拜)|先週(?:の)?)(?P<wd>[一二三四五六日天]|[月火水木金土日]曜日?)'),
-            lambda m, t: _day(_latest_weekday(t, _weekday_of(m['wd']), weeks_back=1), m[0]),
-        ),
-        (re.compile(r'上(?:个)?(?:周|星期|礼拜)|先週'), lambda m, t: _back(t, 1, 'week', m[0])),
-        (re.compile(r'(?:本|这|這)(?:个)?(?:周|星期|礼拜)|今週'), lambda m, t: _back(t, 0, 'week', m[0])),
-        (re.compile(r'上(?:个)?月|先月'), lambda m, t: _back(t, 1, 'month', m[0])),
-        (re.compile(r'(?:本|这个|這個)月|今月'), lambda m, t: _back(t, 0, 'month', m[0])),
         (
             re.compile(
-                r'(?:(?P<which>今年|去年|昨年)|(?P<y>[0-9]{4})年)?' + _CJK_MONTH + r'月' + _CJK_DAY + r'[日号號]'
+                r'(?:(?P<which>今年|去年|昨年|一昨年)(?:の)?|(?P<y>[0-9]{4})年)?(?<![个個かヶカケ0-9０-９])'
+                + _CJK_MONTH
+                + r'月(?:份)?(?:の)?'
+                + _CJK_MONTH_PART
+            ),
+            lambda m, t: _named_month_part(
+                t, _number(m['month']), _year_of(_cjk_year(m, t)), _cjk_part(m['part']), m[0]
+            ),
+        ),
+        (
+            re.compile(_CJK_REL_MONTH + r'(?:の|的)?' + _CJK_MONTH_PART),
+            lambda m, t: _relative_month_part(t, _cjk_back(m['rel']), _cjk_part(m['part']), m[0]),
+        ),
+        (
+            re.compile(
+                _CJK_REL_MONTH
+                + r'(?:の|的)?(?P<day>[0-9０-９]{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])'
+                + r'(?P<unit>[号號]|日)'
+                + _CJK_NOT_DAY_AFTER
+            ),
+            _cjk_day,
+        ),
+        (
+            re.compile(
+                r'(?<![0-9０-９一二三四五六七八九十月上下本这這今先前个個当])'
+                r'(?P<part>月初|月头|月頭|月中(?![にはでもの])|月底|月末|月尾|上旬|中旬|下旬|初旬)'
+            ),
+            lambda m, t: _relative_month_part(t, None, _cjk_part(m['part']), m[0]),
+        ),
+        (
+            re.compile(_CJK_REL_WEEK + r'(?:の|的)?(?P<part>末|初め|はじめ|初|半ば|中(?![にはでもの]))'),
+            _cjk_week_part,
+        ),
+        (
+            re.compile(
+                r'(?:(?P<which>今年|去年|昨年|一昨年|前年)(?:の)?年?|(?P<y>[0-9]{4})年(?:の)?|(?<![0-9０-９今去昨前])年)'
+                r'(?P<part>初め|はじめ|初頭|初|头|頭|半ば|底|末|尾|終わり)'
+            ),
+            _cjk_year_part,
+        ),
+        (
+            re.compile(
+                r'(?P<back>上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)|先々週(?:の)?|上(?:个|個)?(?:周|週|星期|礼拜|禮拜)'
+                r'|先週(?:の)?)(?P<wd>[一二三四五六日天]|[月火水木金土日]曜日?)'
+            ),
+            lambda m, t: _day(_latest_weekday(t, _weekday_of(m['wd']), weeks_back=_cjk_back(m['back']) or 1), m[0]),
+        ),
+        (
+            re.compile(r'上上(?:个|個)?(?:周|週|星期|礼拜|禮拜)|先々週'),
+            lambda m, t: _back(t, 2, 'week', m[0]),
+        ),
+        (
+            re.compile(r'上(?:个|個)?(?:周|週|星期|礼拜|禮拜)|先週|前週'),
+            lambda m, t: _back(t, 1, 'week', m[0]),
+        ),
+        (
+            re.compile(r'(?:本|这|這)(?:个|個)?(?:周|週|星期|礼拜|禮拜)|今週'),
+            lambda m, t: _back(t, 0, 'week', m[0]),
+        ),
+        (re.compile(r'上上(?:个|個)?月|先々月'), lambda m, t: _back(t, 2, 'month', m[0])),
+        (re.compile(r'上(?:个|個)?月|先月|前月'), lambda m, t: _back(t, 1, 'month', m[0])),
+        (re.compile(r'(?:本|这个|這個)月|今月|当月'), lambda m, t: _back(t, 0, 'month', m[0])),
+        (
+            re.compile(r'(?:过去|過去|この)' + _CJK_NUMBER + r'(?:天|日間|日)'),
+            lambda m, t: _rolling(t, _number(m['n']), m[0]),
+        ),
+        (
+            re.compile(
+                r'(?:(?P<which>今年|去年|昨年|一昨年)(?:の)?|(?P<y>[0-9]{4})年)?'
+                + _CJK_MONTH
+                + r'月'
+                + _CJK_DAY
+                + r'[日号號]'
             ),
             lambda m, t: _on_day(t, _number(m['month']), _number(m['day']), _cjk_year(m, t), m[0]),
         ),
         (
             re.compile(
-                r'(?:(?P<which>今年|去年|昨年)|(?P<y>[0-9]{4})年)?(?<![个個かヶカケ0-9０-９])'
+                r'(?:(?P<which>今年|去年|昨年|一昨年)(?:の)?|(?P<y>[0-9]{4})年)?(?<![个個かヶカケ0-9０-９])'
                 + _CJK_MONTH
                 + r'月份?'
                 + _NO_DAY
@@ -373,11 +710,18 @@ def _patterns() -> _Patterns:
             lambda m, t: _month(*_latest_month(t, _number(m['month']), _year_of(_cjk_year(m, t))), m[0]),
         ),
         (re.compile(r'前年|一昨年|おととし'), lambda m, t: _year(t.year - 2, m[0])),
-        (re.compile(r'去年|昨年'), lambda m, t: _year(t.year - 1, m[0])),
+        (re.compile(r'去年|昨年|上年(?![纪紀级級度])'), lambda m, t: _year(t.year - 1, m[0])),
         (re.compile(r'今年'), lambda m, t: _year(t.year, m[0])),
         (
-            re.compile(r'(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])|(?P<ja>[月火水木金土日])曜日?'),
+            re.compile(r'(?:周|週|星期|礼拜|禮拜)(?P<wd>[一二三四五六日天])|(?P<ja>[月火水木金土日])曜日?'),
             lambda m, t: _day(_latest_weekday(t, _weekday_of(m['wd'] or m['ja'] + '曜')), m[0]),
+        ),
+        (
+            re.compile(
+                r'(?<![0-9０-９月年第/.:\-])(?P<rel>)(?P<day>[0-9０-９]{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])'
+                r'(?P<unit>[号號]|日)' + _CJK_NOT_DAY_AFTER
+            ),
+            _cjk_day,
         ),
     ]
     recent = re.compile(
@@ -388,7 +732,70 @@ def _patterns() -> _Patterns:
     )
     # A particle that ties a CJK time expression to the rest (上周的部署, 先週のデプロイ): removed with it.
     after_cjk = re.compile(r'^[的のにはでも、，,]')
-    return _Patterns(expressions, recent, after_cjk)
+    english = expressions.index(None)
+    return _Patterns([item for item in expressions if item is not None], english, gates, recent, after_cjk)
+
+
+def _en_part(match: re.Match[str]) -> str:
+    return _EN_PARTS[(match['part'] or match['part_of']).lower()]
+
+
+def _verb_may(match: re.Match[str]) -> bool:
+    """Whether a lower-case "may" reads as the verb ("doing it early may help"), not the month."""
+    if match['month'] is None or match['month'] != 'may':
+        return False
+    following = re.match(r'\s+([a-z]+)', match.string[match.end() :])
+    return following is not None and following[1] not in ('of', 'in', 'at', 'on', 'for', 'and', 'or', 'to', 'when')
+
+
+def _en_named_part(match: re.Match[str], today: date) -> Window | None:
+    if _verb_may(match):
+        return None
+    year = _year_of(match['y'])
+    month = _MONTHS[match['month'].lower()]
+    if year is None and match['which'] is not None and match['which'].lower() == 'last':
+        year = today.year - 1  # "late last March": last year's
+    return _named_month_part(today, month, year, _en_part(match), match[0])
+
+
+def _en_relative_part(unit: str) -> Callable[[re.Match[str], date], Window | None]:
+    def resolve(match: re.Match[str], today: date) -> Window | None:
+        back = 2 if match['before_last'] else _en_back(match['which']) or 0
+        if unit == 'month':
+            return _relative_month_part(today, back, _en_part(match), match[0])
+        if unit == 'week':
+            return _relative_week_part(today, back, _en_part(match), match[0])
+        return _relative_year_part(today, back, _year_of(match['y']), _en_part(match), match[0])
+
+    return resolve
+
+
+def _weekend(match: re.Match[str], today: date) -> Window:
+    which = ' '.join((match['which'] or '').lower().split())
+    if which == 'this':
+        return _week_part(_monday(today, 0), 'weekend', match[0])
+    if which in ('last', 'this past', 'past'):
+        return _week_part(_monday(today, 1), 'weekend', match[0])
+    return _relative_week_part(today, None, 'weekend', match[0])  # "over the weekend": the latest begun
+
+
+def _cjk_week_part(match: re.Match[str], today: date) -> Window:
+    part = match['part']
+    named = 'weekend' if part == '末' else 'early' if part.startswith('初') or part == 'はじめ' else 'mid'
+    return _week_part(_monday(today, _cjk_back(match['rel']) or 0), named, match[0])
+
+
+def _cjk_year_part(match: re.Match[str], today: date) -> Window:
+    which = match['which']
+    back = _CJK_YEAR_BACK[which] if which else None
+    return _relative_year_part(today, back, _year_of(match['y']), _cjk_part(match['part']), match[0])
+
+
+def _cjk_day(match: re.Match[str], today: date) -> Window | None:
+    text = match['day']
+    if match['unit'] == '日' and not text.isdigit():
+        return None  # "一日" is as often "one day" as the 1st
+    return _month_day(today, _number(text), _cjk_back(match['rel']) if match['rel'] else None, match[0])
 
 
 def _cjk_unit(unit: str) -> str:
@@ -413,7 +820,7 @@ def _year_of(year: str | int | None) -> int | None:
 def _cjk_year(match: re.Match[str], today: date) -> int | None:
     which = match['which']
     if which:
-        return today.year if which == '今年' else today.year - 1
+        return today.year - _CJK_YEAR_BACK[which]
     return int(match['y']) if match['y'] else None
 
 
@@ -448,7 +855,15 @@ def read_time(query: str, today: date) -> TimeWords:
     if not _may_hold_time(query):
         return TimeWords(query, None, False)
     patterns = _patterns()
-    for pattern, resolve in patterns.expressions:
+    expressions = patterns.expressions[: patterns.english] if query.isascii() else patterns.expressions
+    words: set[str] | None = None
+    for pattern, resolve in expressions:
+        gate = patterns.gates.get(pattern)
+        if gate is not None:
+            if words is None:
+                words = set(re.findall(r'[a-z]+', query.lower()))
+            if gate.isdisjoint(words):
+                continue
         for match in pattern.finditer(query):
             if not any(start < match.end() and match.start() < end for start, end, _ in found):
                 window = resolve(match, today)
