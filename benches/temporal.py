@@ -68,10 +68,11 @@ JA corpora, chrono's en/ja/zh tests), converted to the windows they name looking
 stopping", "the 2nd floor", 18号线, 3日間 ...). Each is read by the time-word parser alone; a line per language
 reports the share right. ``--phrasings-only`` runs only these (instant, no index).
 
-Output: the phrasing lines, one JSON line for the data, one per (corpus, method, language: ``en``, ``zh``, ``ja``, ``all``), then a
-summary line with the goal (time recall@5 >= 0.9, at least +0.3 over the baseline, no untimed change). ``--misses``
-adds one line per timed question the ``time`` method misses (the answers' dates and the top five's) and one per
-untimed question whose results it changed.
+Output: the phrasing lines, one JSON line for the data, one per (corpus, method, language: ``en``, ``zh``, ``ja``,
+``all``), then a summary line with the goals (time recall@5 >= 0.9, at least +0.3 over the baseline, no untimed
+change; phrasings >= 95 % right with every look-alike untouched). ``--misses`` adds one line per phrasing the parser
+misses, per timed question the ``time`` method misses (the answers' dates and the top five's) and per untimed
+question whose results it changed.
 
 Examples (from the repository root; a few seconds):
     .venv/bin/python benches/temporal.py
