@@ -29,10 +29,11 @@ from memsift.errors import RedactPatternError
 
 __all__ = ['REVISION', 'SEARCH_MASK', 'Redactor', 'mask', 'redact']
 
-REVISION = 7
+REVISION = 8
 """The revision of the built-in patterns and of the searchable form: stores that index redacted text re-index it when
 this changes (6: what is searched holds one constant per mask, :meth:`Redactor.redact_for_search`; 7: gitleaks'
-default rules)."""
+default rules; 8: Mailchimp and NuGet keys, app passwords, OAuth codes and numbers in JSON fields, whole sshpass and
+URL passwords, keys after a backtick or in JSON-escaped commands, shell references kept)."""
 
 SEARCH_MASK = '***'
 """What stands for every mask in searchable text (:meth:`Redactor.redact_for_search`)."""

@@ -54,6 +54,9 @@ pub(super) enum Check {
     /// A flag value starting with `-`: only after `=`, or when it looks random (16+ characters with upper case,
     /// lower case and a digit), so `--token -v` stays.
     DashValue,
+    /// Not a pure shell reference (`$VAR`, `${VAR}`, `${VAR:-}`, `${VAR:?message}`), quoted or not: a placeholder
+    /// the shell fills in, not a secret (`{"DISCORD_BOT_TOKEN": "${DISCORD_BOT_TOKEN:-}"}`).
+    NotEnvRef,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -117,11 +120,12 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             checks: &[],
             kind: Kind::Pem,
         },
-        // URL user-info: scheme://user:PASSWORD@host. A password may hold "#", "/" and "@" (up to the last "@"
-        // before the host: later "@" count while the part between them has no "/", "?" or "#").
+        // URL user-info: scheme://user:PASSWORD@host. A password may hold "#", "?", "/" and "@" (up to the last "@"
+        // before the host: later "@" count while the part between them has no "/", so `p@ss#1@host` is one
+        // password and `u:p@host/a@b` a path).
         rule(
             "url-userinfo",
-            r"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://[^\s/?#@:]*:([^\s@]+(?:@[^\s@/?#]+)*)@",
+            r"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://[^\s/?#@:]*:([^\s@]+(?:@[^\s@/]+)*)@",
             &[1],
             &[NotPort],
         ),
@@ -156,7 +160,8 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             unquoted: 5,
             kind: Kind::Regex,
             pattern: concat!(
-                r"(?:^|[^A-Za-z0-9_])(?P<key>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|CARD_?NUMBER|CVC|CVV",
+                // Not a name inside a shell reference (`${DISCORD_BOT_TOKEN:-}` is no `TOKEN: -}` assignment).
+                r"(?:^|[^A-Za-z0-9_{]|(?:^|[^$])\{)(?P<key>[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|_PASS|CARD_?NUMBER|CVC|CVV",
                 r"|SECURITY_?CODE|PAYMENT_?CREDENTIAL)(?:_BASE)?)(?-u:\b)[ \t]*[=:][ \t]*\\*",
                 value!(r#"[^\s"'\\`]+"#)
             ),
@@ -169,16 +174,21 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 r#"(?i)\\?"(?:[a-z0-9_-]*(?:api[_-]?key|api[_-]?token|api[_-]?secret|access[_-]?key|token|secret|"#,
                 r"password|passwd|passphrase|credential|private[_-]?key|secret[_-]?access[_-]?key|key[_-]?material",
                 r"|card[_-]?number|card[_-]?cvc|card[_-]?cvv|security[_-]?code|cookie)|cvc|cvv|pass|pwd|jwt)",
-                r#"\\?"[ \t]*:[ \t]*\\?"((?:[^"\\\n]|\\[^"\\\n])+)"#
+                r#"\\?"[ \t]*:[ \t]*(?:\\?"((?:[^"\\\n]|\\[^"\\\n])+)|([0-9]{3,})(?:$|[^0-9A-Za-z_.]))"#
             ),
-            &[1],
-            &[],
+            &[1, 2],
+            &[NotEnvRef],
         ),
         // Object and config fields with quoted values, any case: appSecret: '…', Access_Token: "…", token: '…'.
-        valued(
-            "quoted-field",
-            concat!(
-                r"(?:^|[\s,{(])[\x22']?(?:[a-z0-9_.-]*(?:api[_-]?key|api[_-]?secret|access[_-]?token|refresh[_-]?token",
+        Spec {
+            name: "quoted-field",
+            groups: &[1, 2, 3, 4],
+            unquoted: 0,
+            kind: Kind::Regex,
+            checks: &[NotEnvRef],
+            pattern: concat!(
+                // After a space or `,{([;|>` and a markdown backtick (`` `api_secret = "…"` ``).
+                r"(?:^|[\s,{(\[;|>`])[\x22']?(?:[a-z0-9_.-]*(?:api[_-]?key|api[_-]?secret|access[_-]?token|refresh[_-]?token",
                 r"|id[_-]?token|auth[_-]?token|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
                 r"|credential|secret[_-]?value|raw[_-]?secret|key[_-]?material|cookie|password|passphrase|passwd",
                 r"|_pass|token|secret|jwt)|pass|[a-z][a-zA-Z0-9]*(?:ApiKey|Secret|Token|Password|Credential)|apiKey",
@@ -187,10 +197,10 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
                 // names with a generic suffix, which the assignment rules handle (and their `${VAR}` references).
                 r"|(?i:access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|api[_-]?key|api[_-]?secret",
                 r"|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key))[\x22']?[ \t]*[:=][ \t]*(?:",
-                r#""([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`)()"#
+                // JSON-escaped quotes (a command inside a JSON string), then plain ones.
+                r#"\\+"((?:[^"\\\n]|\\[^"\\\n])+)\\+"|"([^"\n]+)"|'([^'\n]+)'|`([^`\n]+)`)"#
             ),
-            &[],
-        ),
+        },
         // Quoted fields that two of OpenClaw's patterns mask (a structured JSON field and an ambiguous quoted
         // field, or a quoted field and a config assignment / auth header): the second mask of the shortened value
         // is `***`, so these are always `***`: {"credential":"…"}, {"apiKey":"…"}, authorization: '…'.
@@ -213,26 +223,26 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         valued(
             "standalone-assignment",
             concat!(
-                r"(?:^|[\s,;({\[])(?i:access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|hook[_-]?token",
+                r"(?:^|[\s,;({\[|>`])(?i:access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|hook[_-]?token",
                 r"|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret|private[_-]?key|secret[_-]?key",
                 r"|authorization|jwt|token|secret|password|passphrase|pass|passwd|credential|card[_-]?number|cvc",
-                r"|cvv|security[_-]?code|payment[_-]?credential|shared[_-]?payment[_-]?token)=",
+                r"|cvv|security[_-]?code|payment[_-]?credential|shared[_-]?payment[_-]?token)=\\*",
                 closed_value!(r#"[\x22'`]?[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder, CutAtSemicolon],
+            &[NotPlaceholder, NotEnvRef, CutAtSemicolon],
         ),
         // Config-file assignments with spaces or a colon: password = …, db_password: …, jdbc.password=…,
         // tls.passphrase: …, pass: …. Unquoted identifiers (`token = await`) are code and stay.
         valued(
             "config-assignment",
             concat!(
-                r"(?:^|[\s,{(])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
+                r"(?:^|[\s,{(\[;|>`])(?:[a-z0-9][a-z0-9._-]*[._-])?(?:access[_-]?token|refresh[_-]?token|id[_-]?token",
                 r"|auth[_-]?token|hook[_-]?token|api[_-]?key|api[_-]?secret|client[_-]?secret|app[_-]?secret",
                 r"|private[_-]?key|secret[_-]?key|key[_-]?material|jwt|token|secret|password|passphrase|pass|passwd)",
-                r"(?:[ \t]*:[ \t]*|[ \t]*=[ \t]*)",
+                r"(?:[ \t]*:[ \t]*|[ \t]*=[ \t]*)\\*",
                 closed_value!(r#"[^\s&#"'`<>,]+(?:,[^\s&#"'`<>,]+)*"#)
             ),
-            &[NotPlaceholder, NotIdentifier, CutAtSemicolon, TrimDelims],
+            &[NotPlaceholder, NotEnvRef, NotIdentifier, CutAtSemicolon, TrimDelims],
         ),
         // YAML with the value on the next, deeper-indented line: `pass:\n    value`.
         rule(
@@ -251,7 +261,8 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             "connection-string",
             r#"(?i)(?:^|[;\s"'])(?:AccountKey|SharedAccessKey|Pwd|Password)=([^;\s"']+)"#,
             &[1],
-            &[NotPlaceholder],
+            // A `&key=` after the value is a form body's next pair (`password=value&safe=1`), not the password.
+            &[NotPlaceholder, CutAtPair],
         ),
         // CLI flags: --api-key X, --token=X, --aws-secret-access-key=X (not --token-file, --password-stdin).
         valued(
@@ -274,7 +285,18 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
             &[1],
             &[NotPlaceholder],
         ),
-        rule("cli-sshpass", r#"(?-u:\b)sshpass[ \t]+-p[ \t]*["']?([^\s"']+)"#, &[1], &[NotPlaceholder]),
+        // sshpass -p PW, -p 'two words', -p "…" (also JSON-escaped, inside a serialized command), after other flags.
+        Spec {
+            name: "cli-sshpass",
+            pattern: concat!(
+                r#"(?-u:\b)sshpass(?:[ \t]+-[A-Za-oq-z][^\s]*)*[ \t]+-p[ \t]*(?:\\+"((?:[^"\\\n]|\\[^"\\\n])+)\\+""#,
+                r#"|"([^"\n]+)"|'([^'\n]+)'|([^\s"'\\]+))"#
+            ),
+            groups: &[1, 2, 3, 4],
+            unquoted: 4,
+            checks: &[NotPlaceholder],
+            kind: Kind::Regex,
+        },
         // Sensitive URL query keys (?token=, &client%5Fsecret=, ?Access-Token=, &…_token_<id>=); the key is
         // decoded and checked in code.
         rule(
@@ -434,6 +456,29 @@ pub(super) static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| {
         token(
             "entra-client-secret",
             r"(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])",
+        ),
+        // Mailchimp API keys: 32 hex digits and the data centre (`…-us14`), masked with the suffix.
+        token("mailchimp-api-key", r"(?:^|[^A-Za-z0-9_])([0-9a-f]{32}-us[0-9]{1,2})(?:$|[^A-Za-z0-9_])"),
+        // NuGet API keys: `oy2` and 43 lower-case letters and digits (`dotnet nuget push … -k oy2…`).
+        token("nuget-api-key", r"(?:^|[^A-Za-z0-9_])(oy2[a-z0-9]{43})(?:$|[^A-Za-z0-9_])"),
+        // App-specific passwords (`abcd-efgh-ijkl-mnop`) after the word password: `app password abcd-…`.
+        rule(
+            "app-password",
+            r#"(?i:password)["']?[ \t]*(?:[:=][ \t]*)?["']?([a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4})(?:$|[^A-Za-z0-9_-])"#,
+            &[1],
+            &[],
+        ),
+        // An OAuth authorization code in a JSON object named for OAuth, a provider or auth:
+        // `"oauth":{"code":"…"}`, `"providerAuth":{"state":"x","code":"…"}`; an error's `{"code":"ERR_…"}` stays.
+        rule(
+            "oauth-code-field",
+            concat!(
+                r#"(?i)"[a-z0-9_-]*(?:oauth|provider|auth)[a-z0-9_-]*"[ \t]*:[ \t]*\{[ \t]*"#,
+                r#"(?:"[a-z0-9_-]+"[ \t]*:[ \t]*(?:"[^"\\\n]*"|[0-9.]+|true|false|null)[ \t]*,[ \t]*){0,8}"#,
+                r#""code"[ \t]*:[ \t]*"([^"\\\n]+)""#
+            ),
+            &[1],
+            &[],
         ),
     ]
 });

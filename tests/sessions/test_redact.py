@@ -599,3 +599,11 @@ def test_lone_surrogates_are_fine():
 def test_large_hostile_input_completes(text):
     # No timing assert: a catastrophic-backtracking pattern would hang here for hours, not seconds.
     assert len(redact(text)) > 0
+
+
+def test_user_patterns_keep_form_body_protection():
+    """OpenClaw: custom patterns replace the string list, form bodies stay protected (``&safe=1`` kept)."""
+    redactor = Redactor([r'custom-secret-([A-Za-z0-9]+)'])
+    assert redactor.redact('password=value&safe=1') == 'password=***&safe=1'
+    assert redactor.redact('Password=value&safe=1 custom-secret-abc') == 'Password=***&safe=1 custom-secret-***'
+    assert redactor.redact('Server=db;Password=p4ss&word;Encrypt=true') == 'Server=db;Password=***;Encrypt=true'

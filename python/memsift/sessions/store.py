@@ -422,7 +422,9 @@ class SessionStore:
         who = self._caller(caller)
         if session_key is not None:
             self._check_known(session_key, who)
-        when = SessionTime.read(query, since, until, now, self.time_words)
+        # Time words are read in the searchable form (secrets masked), as the rest of the search reads the query: a
+        # guessed secret holding a time word ("today", a month) must read as any other guess of its shape.
+        when = SessionTime.read(self.redactor.redact_for_search(query), since, until, now, self.time_words)
         parts = [(store._search, store._catalog) for store in self._stores(who)]
         found = gather(parts, when.query, who, session_key, when.depth(limit))
         hits, lead = when.apply(found.results, found.debug)

@@ -51,12 +51,13 @@ fn is_identifier(v: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphabetic() || c == '_' || c == '.')
 }
 
-/// `$NAME`, `${NAME}` or `${NAME:-}` (an empty default), returning NAME.
+/// `$NAME`, `${NAME}`, `${NAME:-}` (an empty default) or `${NAME:?message}` (an error if unset), returning NAME.
 fn shell_reference(v: &str) -> Option<&str> {
     let rest = v.strip_prefix('$')?;
     let name = if let Some(inner) = rest.strip_prefix('{') {
         let inner = inner.strip_suffix('}')?;
-        inner.strip_suffix(":-").or_else(|| inner.strip_suffix(":?")).unwrap_or(inner)
+        let inner = inner.strip_suffix(":-").or_else(|| inner.strip_suffix('-')).unwrap_or(inner);
+        inner.split_once(":?").map_or(inner, |(name, _)| name)
     } else {
         rest
     };
@@ -151,6 +152,7 @@ fn secret_span(rule: &Rule, caps: &Captures<'_>, ctx: &Ctx<'_>) -> Option<(usize
             }
             Check::NotPlaceholder => !(unquoted && is_placeholder(value.trim_start_matches(['"', '\'', '`']), true)),
             Check::NotTemplate => !(unquoted && is_placeholder(value, false)),
+            Check::NotEnvRef => shell_reference(value.trim_matches(['"', '\'', '`'])).is_none(),
             Check::CutAtSemicolon => {
                 if let Some(cut) = SEMICOLON_PAIR.find(&ctx.text[start..end]) {
                     end = start + cut.start();
