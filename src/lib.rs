@@ -7,6 +7,7 @@
 //! - [`analyzer`]: the one tokenizer behind BM25, queries, session search and MMR.
 //! - [`bm25`]: the BM25 chunk index on tantivy, in RAM or in a directory.
 //! - [`chunk`]: OpenClaw's Markdown chunker (`chunkMarkdown`).
+//! - [`dedupe`]: the first look of one hit per fact: which results may repeat which.
 //! - [`error`]: the crate's one error type, mapped to Python classes once.
 //! - [`messages`]: ranked search over transcript messages (an in-RAM tantivy mirror).
 //! - [`paths`]: path queries: a file named exactly ranks above every content match.
@@ -19,6 +20,7 @@
 pub mod analyzer;
 pub mod bm25;
 pub mod chunk;
+pub mod dedupe;
 pub mod error;
 pub mod messages;
 pub mod nibbles;

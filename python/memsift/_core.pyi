@@ -315,6 +315,15 @@ def jaccard(a: str, b: str) -> float:
 def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> list[int]:
     """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
 
+def near_copy_candidates(texts: Sequence[str], coarse: float) -> list[list[int]]:
+    """For each text (best-ranked first), the earlier texts it may repeat, ascending: their 8 alphabetically first
+    words are half shared and their word sets (casefolded, ASCII punctuation as space) have a Jaccard of at least
+    ``coarse`` (``memsift.search.dedupe``'s first look).
+
+    >>> near_copy_candidates(['the key is in the vault', 'lunch on friday', 'The key is in the vault!'], 0.7)
+    [[], [], [0]]
+    """
+
 def fuse_messages(
     ids: Sequence[int],
     sessions: Sequence[str],

@@ -118,9 +118,10 @@ pub mod _core {
     use super::{
         apply_temporal_decay_py, bm25_score_to_unit_py, chunk_markdown_py, chunk_memory_py, debug_panic_py,
         decay_multiplier_py, estimate_chars_py, fuse_messages_py, is_evergreen_path_py, jaccard_py,
-        memory_date_from_path_py, mmr_py, normalize_weights_py, prepare_files_py, rank_candidates_py,
-        scan_memory_files_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError, MemsiftError, PyAnalyzer,
-        PyBm25Index, PyChunk, PyMessageIndex, PyPathCatalogue, PyRedactor, PyVectorStore, SearchIndexError,
+        memory_date_from_path_py, mmr_py, near_copy_candidates_py, normalize_weights_py, prepare_files_py,
+        rank_candidates_py, scan_memory_files_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError,
+        MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyMessageIndex, PyPathCatalogue, PyRedactor, PyVectorStore,
+        SearchIndexError,
     };
 
     #[pymodule_init]

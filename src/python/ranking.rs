@@ -38,6 +38,16 @@ pub(super) fn mmr_py(py: Python<'_>, scores: Vec<Num>, texts: Vec<Text>, lambda_
     })
 }
 
+/// For each text (best-ranked first), the earlier texts it may repeat (``memsift.search.dedupe``'s first look).
+#[pyfunction(name = "near_copy_candidates")]
+pub(super) fn near_copy_candidates_py(py: Python<'_>, texts: Vec<Text>, coarse: Num) -> PyResult<Vec<Vec<usize>>> {
+    let (texts, coarse) = (self::texts(texts), coarse.0);
+    detached(py, move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        Ok(crate::dedupe::near_copy_candidates(&refs, coarse))
+    })
+}
+
 /// ``exp(-ln2 / half_life_days * max(0, age_days))``.
 #[pyfunction(name = "decay_multiplier")]
 pub(super) fn decay_multiplier_py(age_days: Num, half_life_days: Num) -> f64 {

@@ -19,13 +19,12 @@ the threshold on the BEIR corpora, the docs and edited copies of daily notes.
 
 from __future__ import annotations
 
-import heapq
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from memsift._core import near_copy_candidates
 from memsift.index.records import ChunkRow
 
 __all__ = [
@@ -130,11 +129,11 @@ def collapse(
     ``[{'path', 'startLine', 'endLine'}]`` in rank order. ``debug['collapsed']`` counts the folded results; in
     ``explained`` (``explain=True``) their ``cut`` becomes ``duplicate``.
 
-    Each result is compared with the kept ones (at most ``limit``); :func:`same_fact` turns most pairs away by their
-    numbers and shingle counts before intersecting anything.
+    Each result is compared with the kept ones (at most ``limit``) whose words are alike (:data:`COARSE`);
+    :func:`same_fact` turns most of those pairs away by their numbers and shingle counts before intersecting anything.
     """
     kept: list[tuple[ChunkRow, float]] = []
-    words: list[frozenset[str]] = []
+    kept_at: dict[int, int] = {}  # a kept result's place in ``ranked`` -> its place in ``kept``
     prints: dict[int, Fingerprint] = {}  # made only for the pairs whose words are alike
     also_in: dict[int, list[dict[str, Any]]] = {}
     folded = 0
@@ -144,15 +143,16 @@ def collapse(
             prints[at] = fingerprint(kept[at][0].text)
         return prints[at]
 
-    by_word: dict[str, list[int]] = {}  # a few words of each kept result -> the results holding them
-    for row, score in ranked:
+    # The words look runs in the core: in Python, splitting each result into its set of words cost more than the
+    # rest of a keyword search's ranking. The first ``limit`` results are looked at first: most searches fold none.
+    texts = [row.text for row, _ in ranked]
+    candidates = near_copy_candidates(texts[:limit], COARSE)
+    for place, (row, score) in enumerate(ranked):
         if len(kept) == limit:
             break
-        own_words = _word_set(row.text)
-        sketch = heapq.nsmallest(SKETCH, own_words)
-        shared = Counter(k for word in sketch for k in by_word.get(word, ()))
-        # A near copy keeps most words, so most of the few smallest too: only those results are looked at closely.
-        alike = sorted(k for k, n in shared.items() if n >= len(sketch) // 2 and _alike(own_words, words[k]))
+        if place == len(candidates):
+            candidates = near_copy_candidates(texts, COARSE)
+        alike = [kept_at[j] for j in candidates[place] if j in kept_at]
         at = None
         if alike:  # the best-ranked kept result it repeats, if any
             own = prints[len(kept)] = fingerprint(row.text)
@@ -167,34 +167,16 @@ def collapse(
             if explained is not None and row.id in explained:
                 explained[row.id]['cut'] = 'duplicate'
             continue
-        for word in sketch:
-            by_word.setdefault(word, []).append(len(kept))
-        words.append(own_words)
+        kept_at[place] = len(kept)
         kept.append((row, score))
     debug['collapsed'] = folded
     return kept, also_in
 
 
-SKETCH = 8
-"""Words (the alphabetically first of a chunk) through which a result finds the kept ones it may repeat: a copy
-shares at least half of them, and comparing only those keeps a long result list cheap."""
 COARSE = 0.7
 """A first look that spares most pairs the fingerprint: two chunks whose sets of words (casefolded, ASCII punctuation
-as space) have a Jaccard below this cannot be the same fact (a copy keeps most words; shingles change faster)."""
-_APART = str.maketrans(dict.fromkeys('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~', ' '))  # string.punctuation
-
-
-def _word_set(text: str) -> frozenset[str]:
-    """The casefolded words of ``text``, ASCII punctuation taken as space (in C: this look is for every result)."""
-    return frozenset(text.casefold().translate(_APART).split())
-
-
-def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
-    small, large = sorted((len(a), len(b)))
-    if small < COARSE * large:
-        return False
-    shared = len(a & b)
-    return shared >= COARSE * (len(a) + len(b) - shared)
+as space) have a Jaccard below this cannot be the same fact (a copy keeps most words; shingles change faster). Only
+results whose few alphabetically first words are half shared are looked at (``memsift._core.near_copy_candidates``)."""
 
 
 def _lines(text: str) -> list[list[str]]:
