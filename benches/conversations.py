@@ -45,11 +45,32 @@ of the first k chunks"; a chunk holds many turns, so it is not comparable one-to
 ``--latency`` times ``SessionStore.search`` (p50/p95, ms) on a store grown to ``--messages`` messages (default
 100,000) by adding more copies of the sessions.
 
+``--locomo [PATH]`` measures LoCoMo-dev instead (``../shared/data/locomo-dev/locomo-dev.json`` by default, read in
+place; skipped with a note when missing), as its README says: each of its long conversations is its own haystack
+(one ``SessionStore`` or notes workspace per conversation, as the published LoCoMo retrieval figures do); each
+session is one transcript, its first speaker the user and the other the assistant, one ``Name: utterance`` message
+per turn (image captions left out), stamped from ``session_<n>_date_time`` one minute apart; questions of categories
+1-4 (multi-hop, temporal, open-domain, single-hop; category 5, adversarial, has no evidence) are asked an hour after
+the conversation's last turn (``now``). Evidence ids that are not ``D<session>:<turn>`` are read leniently and
+counted (the first JSON line). Measures per method, model and category: turn recall@5/@10 (an evidence turn among
+the first k messages) and session recall@5/@10 (a hit among the first k in an evidence session); for notes each
+session is a daily note (``memory/<YYYY-MM-DD>-<n>.md``, its date-time as the heading, one ``Name: utterance`` line
+per turn) and turn recall@k is chunk recall@k (an evidence turn inside one of the first k chunks). Methods (default:
+all): ``ranked`` (keyword only), ``bm25s`` (on the same messages), ``ranked+local`` and ``notes+local`` once per
+``--models`` entry (all-MiniLM-L6-v2, bge-small-en-v1.5, multilingual-e5-small, and ``default``: no model named, as
+the agent tools pick it; a model that is not installed is skipped with a note), ``notes`` (keyword only). A model's
+message vectors are embedded once per run and shared by its methods. It prints one JSON line per method, model and
+category, then Markdown tables; ``--json OUT`` writes every figure and per-question hit, ``--failures OUT`` each
+question missed at 5 (JSON lines: conversation, category, question, answer, evidence ids and turns, the first 5
+hits with their turn ids).
+
 Examples (from the repository root; needs ``pip install -e '.[bench]' PyStemmer``):
     .venv/bin/python benches/conversations.py
     .venv/bin/python benches/conversations.py --sets chitchat --haystack 7168 --chitchat-questions 1000
     .venv/bin/python benches/conversations.py --methods ranked+local --model multilingual-e5-small
     .venv/bin/python benches/conversations.py --latency --messages 100000
+    .venv/bin/python benches/conversations.py --locomo --json /tmp/locomo.json --failures /tmp/locomo-missed.jsonl
+    .venv/bin/python benches/conversations.py --locomo --methods ranked,ranked+local --models bge-small-en-v1.5
 """
 
 from __future__ import annotations
@@ -66,7 +87,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import _beir
@@ -99,6 +120,10 @@ class Conversations:
     """session key -> each message's time (epoch ms), for sessions with real ones (others get synthetic ones)."""
     questions: list[tuple[str, str, str, set[tuple[str, int]]]] = field(default_factory=list)
     """``(set name, question id, text, {(session key, message index)})``."""
+    headings: dict[str, str] = field(default_factory=dict)
+    """session key -> its note's heading (default: the key), for sets with one of their own (LoCoMo's dates)."""
+    named: bool = False
+    """Whether each message already starts with its speaker (``Name: utterance``): its note line is the text alone."""
 
 
 def _message_id(index: int) -> str:
@@ -250,11 +275,13 @@ def fill(
     return count
 
 
-def store_search(store: SessionStore, limit: int) -> Callable[[str], list[tuple[str, int]]]:
-    """``(session key, message index)`` of ``sessions_search`` hits."""
+def store_search(
+    store: SessionStore, limit: int, now: datetime | None = None
+) -> Callable[[str], list[tuple[str, int]]]:
+    """``(session key, message index)`` of ``sessions_search`` hits (``now``: the time the question is asked at)."""
 
     def search(question: str) -> list[tuple[str, int]]:
-        hits = store.search(question, CALLER, limit=limit)['results']
+        hits = store.search(question, CALLER, limit=limit, now=now)['results']
         return [(h['sessionKey'], int(h['messageId'][1:])) for h in hits]
 
     return search
@@ -306,7 +333,8 @@ class Notes:
 def write_notes(conversations: Conversations, root: Path) -> Notes:
     """One note per session under ``root/memory``, as OpenClaw's session memory / memory flush writes them:
     ``memory/<YYYY-MM-DD>-<n>.md`` (the UTC date of the first message, ``n`` counting that date's notes), a
-    ``# <session key>`` heading, then one ``<role>: <text>`` line per message, its newlines made spaces."""
+    ``# <session key>`` heading (or the session's own, :attr:`Conversations.headings`), then one ``<role>: <text>``
+    line per message (``<text>`` alone when :attr:`Conversations.named`), its newlines made spaces."""
     (root / 'memory').mkdir(parents=True)
     notes = Notes()
     per_date: Counter[str] = Counter()
@@ -316,11 +344,12 @@ def write_notes(conversations: Conversations, root: Path) -> Notes:
         date = datetime.fromtimestamp(first / 1000, tz=timezone.utc).strftime('%Y-%m-%d')
         per_date[date] += 1
         path = f'memory/{date}-{per_date[date]}.md'
-        lines = [f'# {key}']
+        lines = [f'# {conversations.headings.get(key, key)}']
         notes.lines[key] = []
         for i, text in enumerate(messages):
             role = roles[i] if roles else ('user' if i % 2 == 0 else 'assistant')
-            lines.append(f'{role}: {_NEWLINE.sub(" ", text)}')
+            line = _NEWLINE.sub(' ', text)
+            lines.append(line if conversations.named else f'{role}: {line}')
             notes.lines[key].append(len(lines))
         (root / path).write_bytes(('\n'.join(lines) + '\n').encode('utf-8'))
         notes.files[key], notes.sessions[path] = path, key
@@ -328,11 +357,12 @@ def write_notes(conversations: Conversations, root: Path) -> Notes:
 
 
 def notes_search(
-    conversations: Conversations, directory: Path, method: str, model: str | None
+    conversations: Conversations, directory: Path, method: str, model: str | None, now: datetime | None = None
 ) -> tuple[memsift.MemoryIndex, Callable[[str], list[tuple[str, range]]]]:
     """``memory_search`` over notes written from the sessions (``notes``: keyword only; ``notes+local``: hybrid
     with the local model), temporal decay off (the dates are synthetic); hits are ``(session key, the range of
-    message indices whose lines the chunk spans)``. The caller closes the index."""
+    message indices whose lines the chunk spans)``; ``now``: the time the question is asked at. The caller closes
+    the index."""
     notes = write_notes(conversations, directory / 'workspace')
     local = method == 'notes+local'
     settings = {
@@ -350,7 +380,7 @@ def notes_search(
         print(json.dumps({'embedded': index.chunks_embedded, 'embed_s': round(report.seconds)}), flush=True)
 
     def search(question: str) -> list[tuple[str, range]]:
-        result = index.search(question, max_results=10, min_score=0.0)
+        result = index.search(question, max_results=10, min_score=0.0, now=now)
         if result.unavailable:
             _beir.fail(f'{method}: {result.error}')
         hits = []
@@ -400,6 +430,317 @@ def evaluate(conversations: Conversations, method: str, search: Callable[[str], 
             'session@5': round(sum(r[3] for r in rows) / len(rows), 4),
             'session@10': round(sum(r[4] for r in rows) / len(rows), 4),
         }
+
+
+LOCOMO_PATH = _beir.DEFAULT_DATA_ROOT / 'locomo-dev' / 'locomo-dev.json'
+"""``../shared/data/locomo-dev/locomo-dev.json`` relative to the repository root (read in place, never copied)."""
+LOCOMO_CATEGORIES = {1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop'}
+"""LoCoMo's question categories with evidence (5, adversarial, has none), as the paper and its released data name
+them: ``When did ...`` questions are category 2, questions that need world knowledge besides the chat category 3."""
+LOCOMO_METHODS = ('ranked', 'bm25s', 'ranked+local', 'notes', 'notes+local')
+LOCOMO_MODELS = ('default', 'all-MiniLM-L6-v2', 'bge-small-en-v1.5', 'multilingual-e5-small')
+"""``default``: no model named, the local model the agent tools pick (transcripts: bge-small-en-v1.5 where it is
+installed; notes: all-MiniLM-L6-v2)."""
+LOCOMO_TURN_GAP_MS = 60_000
+"""A session's turns are stamped one minute apart from its ``session_<n>_date_time``."""
+_DIA_ID = re.compile(r'D\d+:\d+')
+_DIA_ID_LOOSE = re.compile(r'D:?(\d+):(\d+)')
+
+
+@dataclass
+class Locomo:
+    """One LoCoMo conversation as its own haystack: its sessions as transcripts, its questions with their facts."""
+
+    sample: str
+    conversations: Conversations
+    dia: dict[str, list[str]]
+    """session key -> each message's LoCoMo turn id (``D3:11``)."""
+    asked: datetime
+    """When its questions are asked: an hour after its last session's last turn."""
+    facts: dict[str, dict] = field(default_factory=dict)
+    """question id -> category, question, answer and the evidence ids as the data gives them."""
+
+
+def _locomo_time(text: str) -> datetime:
+    """``1:56 pm on 8 May, 2023`` -> that time (UTC)."""
+    return datetime.strptime(text.strip(), '%I:%M %p on %d %B, %Y').replace(tzinfo=timezone.utc)
+
+
+def load_locomo(path: Path, counts: Counter[str]) -> list[Locomo]:
+    """Each conversation of LoCoMo's layout as a :class:`Locomo`: each session a transcript (its first speaker the
+    user, the other the assistant; one ``Name: utterance`` message per turn, image captions left out), each question
+    of categories 1-4 with its evidence turns. Evidence ids that are not ``D<session>:<turn>`` are read leniently
+    (``D8:6; D9:17`` -> two ids, ``D:11:26`` -> ``D11:26``) and counted in ``counts``, as are ids naming no turn and
+    questions left with no evidence turn (skipped)."""
+    data = json.loads(path.read_text(encoding='utf-8'))
+    out = []
+    for sample in data:
+        name, chat = sample['sample_id'], sample['conversation']
+        conv = Conversations(named=True)
+        dia: dict[str, list[str]] = {}
+        where: dict[str, tuple[str, int]] = {}
+        numbers = sorted(int(k.split('_')[1]) for k in chat if re.fullmatch(r'session_\d+', k))
+        last = datetime.min.replace(tzinfo=timezone.utc)
+        for n in numbers:
+            turns = [t for t in chat[f'session_{n}'] if str(t.get('text', '')).strip()]
+            if not turns:
+                counts['empty sessions'] += 1
+                continue
+            key = f'agent:main:locomo-{name}-s{n}'
+            start = _locomo_time(chat[f'session_{n}_date_time'])
+            first = turns[0]['speaker']
+            conv.sessions[key] = [f'{t["speaker"]}: {t["text"]}' for t in turns]
+            conv.roles[key] = ['user' if t['speaker'] == first else 'assistant' for t in turns]
+            stamps = [int(start.timestamp() * 1000) + i * LOCOMO_TURN_GAP_MS for i in range(len(turns))]
+            conv.timestamps[key] = stamps
+            conv.headings[key] = chat[f'session_{n}_date_time']
+            dia[key] = [t['dia_id'] for t in turns]
+            where.update({t['dia_id']: (key, i) for i, t in enumerate(turns)})
+            last = max(last, datetime.fromtimestamp(stamps[-1] / 1000, tz=timezone.utc))
+            counts['turns'] += len(turns)
+            counts['sessions'] += 1
+        item = Locomo(name, conv, dia, last + timedelta(hours=1))
+        for number, qa in enumerate(sample['qa']):
+            category = LOCOMO_CATEGORIES.get(qa.get('category'))
+            if category is None:
+                counts['questions of category 5 (no evidence)'] += 1
+                continue
+            ids = []
+            for raw in qa.get('evidence') or []:
+                if _DIA_ID.fullmatch(raw):
+                    ids.append(raw)
+                    continue
+                read = [f'D{s}:{t}' for s, t in _DIA_ID_LOOSE.findall(raw)]
+                counts['malformed evidence ids'] += 1
+                counts['malformed evidence ids read leniently' if read else 'malformed evidence ids dropped'] += 1
+                ids.extend(read)
+            known = [i for i in ids if i in where]
+            counts['evidence ids naming no turn'] += len(ids) - len(known)
+            if not known:
+                counts['questions with no evidence turn (skipped)'] += 1
+                continue
+            qid = f'{name}:q{number}'
+            conv.questions.append((category, qid, str(qa['question']), {where[i] for i in known}))
+            item.facts[qid] = {
+                'category': category,
+                'question': str(qa['question']),
+                'answer': qa.get('answer'),
+                'evidence': qa.get('evidence'),
+                'evidence_turns': known,
+                'evidence_text': [conv.sessions[where[i][0]][where[i][1]] for i in known],
+            }
+            counts['questions'] += 1
+        out.append(item)
+    return out
+
+
+class CachedEmbeddings:
+    """Embeds documents through a per-model cache shared by every conversation and method of a run (the default
+    setup runs the same model as a named one: its turns are embedded once)."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[tuple[str, str], object] = {}
+
+    def embed(self, provider) -> Callable[[list[str]], object]:
+        import numpy as np
+
+        def embed(texts: list[str]):
+            missing = list(dict.fromkeys(t for t in texts if (provider.model, t) not in self._vectors))
+            if missing:
+                for text, vector in zip(missing, provider.embed_documents(missing)):
+                    self._vectors[provider.model, text] = vector
+            return np.stack([self._vectors[provider.model, t] for t in texts]).astype(np.float32)
+
+        return embed
+
+
+def _locomo_providers(models: Sequence[str]) -> tuple[dict[str, object], list[str]]:
+    """The transcript provider of each model that loads (``default``: as the agent tools pick it), and a note for
+    each that does not."""
+    from memsift.config import load_config
+    from memsift.providers.local import LocalEmbeddings, LocalModelUnavailable, transcript_embeddings
+
+    providers: dict[str, object] = {}
+    notes = []
+    for model in models:
+        search_config = {'provider': 'local', **({} if model == 'default' else {'model': model})}
+        config = load_config({'agents': {'defaults': {'memorySearch': search_config}}})
+        try:
+            providers[model] = transcript_embeddings(LocalEmbeddings(config), config)
+        except LocalModelUnavailable as exc:
+            notes.append(f'skipping {model}: {exc}')
+    return providers, notes
+
+
+def _locomo_hit(item: Locomo, hit: tuple[str, int | range]) -> dict:
+    """A returned message or chunk with its LoCoMo turn ids and text, for the failures file."""
+    key, where = hit
+    ids = item.dia[key]
+    messages = item.conversations.sessions[key]
+    if isinstance(where, range):
+        span = [ids[i] for i in where]
+        return {'turns': f'{span[0]}..{span[-1]}' if span else key, 'text': ' | '.join(messages[i] for i in where)}
+    return {'turns': ids[where], 'text': messages[where]}
+
+
+def judge_locomo(item: Locomo, method: str, search: Callable[[str], list]) -> list[dict]:
+    """One row per question: turn (or chunk) recall and session recall at 5 and 10, and the first 5 hits."""
+    rows = []
+    for category, qid, text, answers in item.conversations.questions:
+        hits = search(text)
+        sessions = {key for key, _ in answers}
+        rows.append(
+            {
+                'conversation': item.sample,
+                'method': method,
+                'id': qid,
+                **item.facts[qid],
+                'turn@5': any(_answers(h, answers) for h in hits[:5]),
+                'turn@10': any(_answers(h, answers) for h in hits[:10]),
+                'session@5': any(key in sessions for key, _ in hits[:5]),
+                'session@10': any(key in sessions for key, _ in hits[:10]),
+                'top5': [_locomo_hit(item, h) for h in hits[:5]],
+            }
+        )
+    return rows
+
+
+def summarize_locomo(method: str, model: str | None, rows: list[dict]) -> list[dict]:
+    """Per category and overall: questions and the four recalls (for notes, turn@k is chunk recall@k)."""
+    out = []
+    for category in [*LOCOMO_CATEGORIES.values(), 'overall']:
+        chosen = [r for r in rows if category in ('overall', r['category'])]
+        if not chosen:
+            continue
+        out.append(
+            {
+                'set': 'locomo',
+                'method': method,
+                'model': model,
+                'category': category,
+                'questions': len(chosen),
+                **{m: round(sum(r[m] for r in chosen) / len(chosen), 4) for m in LOCOMO_MEASURES},
+            }
+        )
+    return out
+
+
+LOCOMO_MEASURES = ('turn@5', 'session@5', 'turn@10', 'session@10')
+
+
+def locomo_table(records: list[dict], at: int) -> str:
+    """A Markdown table: one row per method and model, ``turn@k / session@k`` per category and overall."""
+    columns = [*LOCOMO_CATEGORIES.values(), 'overall']
+    counts = {r['category']: r['questions'] for r in records}
+    head = ['method', *(f'{c} ({counts.get(c, 0)})' for c in columns)]
+    lines = ['| ' + ' | '.join(head) + ' |', '|---' + '|--:' * len(columns) + '|']
+    rows: dict[str, dict[str, str]] = {}
+    for r in records:
+        label = r['method'] + (f' {r["model"]}' if r['model'] else '')
+        rows.setdefault(label, {})[r['category']] = f'{r[f"turn@{at}"]:.3f} / {r[f"session@{at}"]:.3f}'
+    for label, cells in rows.items():
+        lines.append('| ' + ' | '.join([label, *(cells.get(c, '-') for c in columns)]) + ' |')
+    return '\n'.join(lines)
+
+
+def locomo(
+    path: Path,
+    methods: Sequence[str],
+    models: Sequence[str],
+    directory: Path,
+    questions: int | None = None,
+    json_out: Path | None = None,
+    failures_out: Path | None = None,
+) -> None:
+    """LoCoMo-dev as its README measures it: each conversation its own haystack (one store or notes workspace per
+    conversation and method), questions of categories 1-4; prints one JSON line per method, model and category,
+    then the tables; ``--json`` / ``--failures`` write everything / each question missed at 5."""
+    if not path.is_file():
+        print(f'skipping locomo: {path} is missing (pass --locomo PATH)', file=sys.stderr)
+        return
+    counts: Counter[str] = Counter()
+    items = load_locomo(path, counts)
+    if questions:
+        total = sum(len(i.conversations.questions) for i in items)
+        step = max(1, total // questions)
+        for item in items:
+            item.conversations.questions = item.conversations.questions[::step]
+    print(json.dumps({'locomo': str(path), 'conversations': len(items), **counts}), flush=True)
+    unknown = sorted(set(methods) - {*LOCOMO_METHODS, 'all-terms'})
+    if unknown:
+        _beir.fail(f'unknown method(s) {", ".join(unknown)} for locomo; choose from {", ".join(LOCOMO_METHODS)}')
+    providers: dict[str, object] = {}
+    skipped: list[str] = []
+    if any(m.endswith('+local') for m in methods):
+        providers, skipped = _locomo_providers(models)
+        for note in skipped:
+            print(note, file=sys.stderr)
+    runs: list[tuple[str, str | None]] = []
+    for method in methods:
+        if method.endswith('+local'):
+            runs.extend((method, m) for m in providers)
+        else:
+            runs.append((method, None))
+    cache = CachedEmbeddings()
+    records: list[dict] = []
+    missed: list[dict] = []
+    scored: list[dict] = []
+    for run, (method, model) in enumerate(runs):
+        rows: list[dict] = []
+        start = time.perf_counter()
+        label = model
+        for item in items:
+            where = directory / f'{run}-{item.sample}'
+            where.mkdir()
+            conv = item.conversations
+            if method == 'bm25s':
+                rows += judge_locomo(item, method, bm25s_search(conv, 10))
+            elif method in ('notes', 'notes+local'):
+                named = None if model in (None, 'default') else model
+                index, search = notes_search(conv, where, method, named, item.asked)
+                if model == 'default':
+                    label = f'default ({index.provider.model if index.provider else "none"})'
+                rows += judge_locomo(item, method, search)
+                index.close()
+            else:
+                mode = 'all-terms' if method == 'all-terms' else 'ranked'
+                with SessionStore(where / 'sessions.sqlite', visibility='agent', search_mode=mode) as store:
+                    fill(store, conv.sessions, 1, conv.roles, conv.timestamps)
+                    if model is not None:
+                        provider = providers[model]
+                        if model == 'default':
+                            label = f'default ({provider.model})'  # type: ignore[attr-defined]
+                        store.use_embeddings(provider, embed=cache.embed(provider), background=False)  # type: ignore[arg-type]
+                        assert store.vectors is not None
+                        store.vectors.embed_pending()
+                    rows += judge_locomo(item, method, store_search(store, 10, item.asked))
+        summary = summarize_locomo(method, label, rows)
+        for record in summary:
+            record['seconds'] = round(time.perf_counter() - start)
+            print(json.dumps(record), flush=True)
+        records += summary
+        missed += [{**r, 'model': label} for r in rows if not r['turn@5']]
+        scored += [
+            {k: r[k] for k in ('conversation', 'id', 'category', *LOCOMO_MEASURES)} | {'method': method, 'model': label}
+            for r in rows
+        ]
+    print('\nturn / session recall@5 (notes: chunk / session recall@5)\n')
+    print(locomo_table(records, 5))
+    print('\nturn / session recall@10 (notes: chunk / session recall@10)\n')
+    print(locomo_table(records, 10), flush=True)
+    if json_out is not None:
+        report = {
+            'data': str(path),
+            'counts': dict(counts),
+            'skipped': skipped,
+            'results': records,
+            'questions': scored,
+        }
+        json_out.write_text(json.dumps(report, indent=1) + '\n', encoding='utf-8')
+    if failures_out is not None:
+        with failures_out.open('w', encoding='utf-8') as f:
+            for row in missed:
+                f.write(json.dumps(row, ensure_ascii=False, default=str) + '\n')
 
 
 class RandomVectors:
@@ -470,8 +811,8 @@ def main() -> None:
     parser.add_argument('--data-root', type=Path, default=_beir.DEFAULT_DATA_ROOT, help='the shared data sets')
     parser.add_argument(
         '--methods',
-        default='all-terms,ranked,bm25s',
-        help='comma-separated: all-terms, ranked, ranked+local, bm25s, notes, notes+local',
+        help='comma-separated: all-terms, ranked, ranked+local, bm25s, notes, notes+local (default: all-terms,'
+        f'ranked,bm25s; with --locomo: {",".join(LOCOMO_METHODS)})',
     )
     parser.add_argument(
         '--model', help='the local model of ranked+local and notes+local (default: the one the agent tools choose)'
@@ -489,7 +830,32 @@ def main() -> None:
         '--chitchat-questions', type=int, default=300, help='known-item probes made from Chit Chat turns (at most)'
     )
     parser.add_argument('--seed', type=int, default=0, help='which Chit Chat turns and words the probes use')
+    parser.add_argument(
+        '--locomo',
+        type=Path,
+        nargs='?',
+        const=LOCOMO_PATH,
+        metavar='PATH',
+        help=f'measure LoCoMo-dev instead (default PATH: {LOCOMO_PATH}; skipped with a note when it is missing)',
+    )
+    parser.add_argument(
+        '--models',
+        default=','.join(LOCOMO_MODELS),
+        help='--locomo: the local models of ranked+local and notes+local, comma-separated (default: all;'
+        ' "default" is the one the agent tools pick; --model names a single one)',
+    )
+    parser.add_argument('--json', type=Path, metavar='OUT', help='--locomo: write every figure to OUT')
+    parser.add_argument(
+        '--failures', type=Path, metavar='OUT', help='--locomo: write each question missed at 5 to OUT (JSON lines)'
+    )
     args = parser.parse_args()
+    if args.locomo is not None:
+        methods = (args.methods or ','.join(LOCOMO_METHODS)).split(',')
+        models = [args.model] if args.model else [m for m in args.models.split(',') if m]
+        with tempfile.TemporaryDirectory() as tmp:
+            locomo(args.locomo, methods, models, Path(tmp), args.questions, args.json, args.failures)
+        return
+    args.methods = args.methods or 'all-terms,ranked,bm25s'
     sets = [name for name in args.sets.split(',') if name]
     conversations = build(args.data_root, sets, args.haystack, args.chitchat_questions, args.seed)
     if not conversations.questions:
