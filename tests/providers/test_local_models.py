@@ -75,9 +75,22 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize('precision', ['fp32', 'int8'])
+def exact_here(form: str) -> str:
+    """``form``, skipping the test where it is not exact on this CPU: int8 runs onnxruntime's u8×s8 kernel, whose
+    16-bit pair sums saturate on x86-64 without VNNI (the product takes int7 there)."""
+    if form == 'int8' and encoders._detected_form() != 'int8':
+        pytest.skip(f'int8 is not exact on this CPU; the product runs {encoders._detected_form()} here')
+    return form
+
+
+# The lowest agreement with fp32 each form must keep (cosine of sentence vectors): int8's one scale per batch for
+# activations costs MiniLM up to 0.009; int7's per-token scales keep it within 0.005 on every CPU.
+AGREEMENT = {'fp32': 0.9999, 'int8': 0.99, 'int7': 0.995}
+
+
+@pytest.mark.parametrize('precision', encoders.FORMS)
 def test_minilm_graph_matches_a_numpy_forward_pass_in_both_precisions(tmp_path, monkeypatch, precision):
-    monkeypatch.setenv(encoders.PRECISION_ENV, precision)
+    monkeypatch.setenv(encoders.PRECISION_ENV, exact_here(precision))
     folder = minilm_dir()
     encoder = encoders.minilm_encoder(folder, 2, local.MAX_TOKENS, tmp_path)
     assert list(tmp_path.glob(f'model-{precision}-*.onnx'))  # the graph was built for this precision and cached
@@ -91,7 +104,7 @@ def test_minilm_graph_matches_a_numpy_forward_pass_in_both_precisions(tmp_path, 
         )
     )
     agreement = (ours * reference).sum(axis=1)
-    assert agreement.min() > (0.9999 if precision == 'fp32' else 0.99), agreement
+    assert agreement.min() > AGREEMENT[precision], agreement
 
 
 def test_the_cached_graph_is_reused_and_a_changed_file_is_checked_against_its_pin(tmp_path):
@@ -197,13 +210,13 @@ def test_local_models_embed_any_text(model):
     assert np.linalg.norm(one_word) > 0 and np.linalg.norm(emoji) > 0
 
 
-@pytest.mark.parametrize('precision', ['fp32', 'int8'])
+@pytest.mark.parametrize('precision', encoders.FORMS)
 def test_bge_graph_matches_the_packaged_onnx_export_in_both_precisions(tmp_path, monkeypatch, precision):
     """memsift's graph from the dequantized weights against compartment's own ONNX file run as it ships (CLS
     pooling): the same vectors, for passages and for the instruction-prefixed queries."""
     import onnxruntime
 
-    monkeypatch.setenv(encoders.PRECISION_ENV, precision)
+    monkeypatch.setenv(encoders.PRECISION_ENV, exact_here(precision))
     folder = bge_dir()
     encoder = encoders.bge_encoder(folder, 2, local.BGE_MAX_TOKENS, tmp_path)
     assert list(tmp_path.glob(f'model_quantized-{precision}-*.onnx')) and list(tmp_path.glob('*-tables-*.npz'))
@@ -217,7 +230,7 @@ def test_bge_graph_matches_the_packaged_onnx_export_in_both_precisions(tmp_path,
             feed = {'input_ids': ids, 'attention_mask': np.ones_like(ids), 'token_type_ids': np.zeros_like(ids)}
             reference.append(session.run(None, feed)[0][0, 0])
         agreement = (unit(encoder.encode(TEXTS, is_query)) * unit(np.stack(reference))).sum(axis=1)
-        assert agreement.min() > 0.99, agreement
+        assert agreement.min() > (0.99 if precision == 'int8' else 0.995), agreement
 
 
 def test_bge_ranks_a_paraphrase_above_a_lookalike():

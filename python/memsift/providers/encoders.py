@@ -7,12 +7,13 @@ in ``benches/embed.py``: the graph uses int8 matrix products where the CPU has f
 it has not (int8 there is slow and can saturate); and the token-embedding table stays outside the graph, so
 multilingual-e5-small's 250k-word table is read straight from its 4-bit file, never expanded to 384 MB.
 
->>> fast_int8_dot() in (True, False)
+>>> matmul_form() in FORMS
 True
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -36,36 +37,148 @@ __all__ = [
     'build_graph',
     'e5_encoder',
     'fast_int8_dot',
+    'matmul_form',
     'mean_pool',
     'minilm_encoder',
 ]
 
 PRECISION_ENV = 'MEMSIFT_LOCAL_PRECISION'
-"""``int8`` or ``fp32`` forces the graph's matrix products (for tests, and for a CPU that reports its features
-wrongly); unset, :func:`fast_int8_dot` decides."""
+"""One of :data:`FORMS` forces the graph's matrix products (for tests, and for a CPU that reports its features
+wrongly); unset (or unknown), :func:`matmul_form` detects the form."""
+
+FORMS = ('int8', 'int7', 'fp32')
+"""The forms of the linear layers' matrix products, fastest first where each is exact:
+
+``int8``
+    weights int8 in ±127 per output channel, activations quantized to uint8 per call (onnxruntime's u8×s8 kernel).
+    The fastest on x86-64 with VNNI (AVX-512 or AVX) and on ARM with the dot-product extension.
+``int7``
+    the same with weights in ±64. Without VNNI, onnxruntime's x86-64 u8×s8 kernel (AVX2 or AVX-512 without VNNI)
+    adds pairs of products in 16 bits with ``vpmaddubsw``, which saturates at 32767 (2·255·127 is 64770): int8
+    loses agreement there, while 2·255·64 = 32640 always fits, so int7 runs the same fast kernel exactly.
+``fp32``
+    float32 weights; the choice where int8 kernels are no faster (x86-64 without AVX2, ARM without dot product).
+"""
 
 _LINEARS = ('q', 'k', 'v', 'ao', 'fi', 'fo')
+_WEIGHT_RANGE = {'int8': 127, 'int7': 64}
 
 
 class ModelFileError(ProviderError):
     """A model file is missing, truncated or not the format expected; the message names the file."""
 
 
-def fast_int8_dot() -> bool:
-    """Whether int8 matrix products are fast and exact here: x86-64 with VNNI (AVX-512 or AVX) or ARM with the
-    dot-product extension. Elsewhere onnxruntime's u8×s8 kernel is slow and its 16-bit sums can saturate."""
-    forced = os.environ.get(PRECISION_ENV, '').strip().lower()
-    if forced in ('int8', 'fp32'):
-        return forced == 'int8'
-    if sys.platform == 'darwin':
-        import platform
+def matmul_form() -> str:
+    """The form of the matrix products for this CPU (one of :data:`FORMS`), or the one :data:`PRECISION_ENV` forces.
 
-        return platform.machine() == 'arm64'  # every Apple silicon core has the dot-product extension
+    x86-64 with AVX2: ``int8``, unless a product of onnxruntime's own u8×s8 kernel on values that must saturate a
+    16-bit pair sum comes out short, then ``int7`` (AVX2 or AVX-512 without VNNI; also a CPU, virtual machine or
+    emulator that reports VNNI it does not run). Features come from the CPUID instruction (numpy's detection), not
+    ``/proc/cpuinfo``, which can describe another CPU than the one running (an emulator's host). ARM: ``int8`` with
+    the dot-product extension (every Apple silicon core has it). Elsewhere ``fp32``.
+    """
+    forced = os.environ.get(PRECISION_ENV, '').strip().lower()
+    if forced in FORMS:
+        return forced
+    return _detected_form()
+
+
+def fast_int8_dot() -> bool:
+    """Whether :func:`matmul_form` is ``int8`` (kept for callers of earlier versions)."""
+    return matmul_form() == 'int8'
+
+
+@functools.cache
+def _detected_form() -> str:
+    import platform
+
+    machine = platform.machine().lower()
+    features = _cpu_features()
+    if machine in ('x86_64', 'amd64'):
+        # onnxruntime's MLAS takes its AVX2 kernels (and the u8×s8 ones that can saturate) with AVX2 and FMA3;
+        # below that its integer kernels widen to 16 bits before multiplying: exact, but no faster than fp32.
+        if not (features.get('AVX2') and features.get('FMA3')):
+            return 'fp32'
+        try:
+            return 'int7' if _u8s8_saturates() else 'int8'
+        except Exception:  # noqa: BLE001 - a runtime that cannot run the probe cannot run int8 either
+            return 'fp32'
+    if machine in ('arm64', 'aarch64'):
+        if sys.platform == 'darwin' or features.get('ASIMDDP'):
+            return 'int8'
+        return 'fp32'
+    return 'fp32'
+
+
+def _cpu_features() -> Mapping[str, bool]:
+    """The CPU's features as numpy detects them at import (CPUID and the OS's saved-state mask on x86-64), or, on a
+    numpy without that table, from ``/proc/cpuinfo``'s flags."""
+    for name in ('numpy._core._multiarray_umath', 'numpy.core._multiarray_umath'):
+        try:
+            module = __import__(name, fromlist=['__cpu_features__'])
+            return dict(module.__cpu_features__)
+        except (ImportError, AttributeError):
+            continue
     try:
-        cpuinfo = Path('/proc/cpuinfo').read_text(errors='replace')
+        flags = set(re.findall(r'[a-z0-9_]+', Path('/proc/cpuinfo').read_text(errors='replace')))
     except OSError:
-        return False
-    return re.search(r'\b(avx512_vnni|avx_vnni|asimddp)\b', cpuinfo) is not None
+        return {}
+    return {'AVX2': 'avx2' in flags, 'FMA3': 'fma' in flags, 'ASIMDDP': 'asimddp' in flags}
+
+
+_PROBE_ROWS, _PROBE_DEPTH, _PROBE_COLS = 16, 64, 32
+
+
+def _u8s8_saturates() -> bool:
+    """Whether onnxruntime's u8×s8 matrix product saturates 16-bit pair sums here: ``DynamicQuantizeMatMul`` (the
+    graph's own op) of ones (quantized to 255) by int8 weights of 127, whose exact product is 127 per term; a
+    saturating kernel gives 32767 / 2 / 255 = 64.25."""
+    import numpy as np
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = onnxruntime.InferenceSession(_probe_graph(), options, providers=['CPUExecutionProvider'])
+    feed = {
+        'a': np.ones((_PROBE_ROWS, _PROBE_DEPTH), dtype=np.float32),
+        'b': np.full((_PROBE_DEPTH, _PROBE_COLS), 127, dtype=np.int8),
+        's': np.ones(_PROBE_COLS, dtype=np.float32),
+    }
+    product = session.run(None, feed)[0]
+    return bool(product.min() < 0.9 * 127 * _PROBE_DEPTH)
+
+
+def _probe_graph() -> bytes:
+    """The probe's one-node ONNX graph, written out as protobuf bytes so that the probe needs no ``onnx`` import
+    (0.6 s); ``tests/providers/test_local_models.py`` checks it against what ``onnx.helper`` builds."""
+
+    def varint(value: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
+            value >>= 7
+            if not value:
+                return bytes(out)
+
+    def field(number: int, payload: bytes | int | str) -> bytes:
+        if isinstance(payload, int):
+            return varint(number << 3) + varint(payload)
+        data = payload.encode() if isinstance(payload, str) else payload
+        return varint(number << 3 | 2) + varint(len(data)) + data
+
+    def tensor_value(name: str, element: int, dims: Sequence[int]) -> bytes:
+        shape = b''.join(field(1, field(1, dim)) for dim in dims)  # TensorShapeProto.dim.dim_value
+        return field(1, name) + field(2, field(1, field(1, element) + field(2, shape)))  # ValueInfo.type.tensor_type
+
+    node = field(1, 'a') + field(1, 'b') + field(1, 's') + field(2, 'y')
+    node += field(4, 'DynamicQuantizeMatMul') + field(7, 'com.microsoft')
+    graph = field(1, node) + field(2, 'probe')
+    graph += field(11, tensor_value('a', 1, (_PROBE_ROWS, _PROBE_DEPTH)))  # FLOAT
+    graph += field(11, tensor_value('b', 3, (_PROBE_DEPTH, _PROBE_COLS)))  # INT8
+    graph += field(11, tensor_value('s', 1, (_PROBE_COLS,)))
+    graph += field(12, tensor_value('y', 1, (_PROBE_ROWS, _PROBE_COLS)))
+    opsets = field(8, field(2, 17)) + field(8, field(1, 'com.microsoft') + field(2, 1))
+    return field(1, 8) + field(7, graph) + opsets  # ir_version 8
 
 
 @record(slots=False)
@@ -83,16 +196,19 @@ class EncoderWeights:
     tensors: Mapping[str, npt.NDArray[np.float32]]
 
 
-def build_graph(weights: EncoderWeights, int8: bool) -> bytes:
+def build_graph(weights: EncoderWeights, form: str) -> bytes:
     """An ONNX graph from token embeddings ``embeds[b, l, hidden]`` and an additive attention mask
     ``mask_bias[b, 1, 1, l]`` (0 for tokens, -10000 for padding) to the last hidden states ``hidden[b, l, hidden]``.
 
-    With ``int8`` the linear layers' weights are quantized per output channel (symmetric) and run through
-    onnxruntime's ``DynamicQuantizeMatMul``, which quantizes activations per call; otherwise they stay float32.
+    ``form`` is one of :data:`FORMS`. In ``int8`` and ``int7`` the linear layers' weights are quantized per output
+    channel (symmetric, to ±127 or ±64) and run through onnxruntime's ``DynamicQuantizeMatMul``, which quantizes
+    activations per call; in ``fp32`` they stay float32.
     """
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
+    if form not in FORMS:
+        raise ValueError(f'unknown matrix-product form {form!r}: one of {", ".join(FORMS)}')
     tensors, nodes, initializers = weights.tensors, [], []
 
     def constant(name: str, value: Any) -> str:
@@ -102,15 +218,27 @@ def build_graph(weights: EncoderWeights, int8: bool) -> bytes:
     def linear(x: str, name: str) -> str:
         w = np.asarray(tensors[name + '.w'], dtype=np.float32)
         bias = constant(name + '.b', np.asarray(tensors[name + '.b'], dtype=np.float32))
-        if int8:
-            scale = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
-            quantized = np.clip(np.rint(w / scale[:, None]), -127, 127).astype(np.int8)
-            inputs = [x, constant(name + '.q', quantized.T), constant(name + '.s', scale.astype(np.float32)), '', bias]
-            nodes.append(helper.make_node('DynamicQuantizeMatMul', inputs, [name], domain='com.microsoft'))
-        else:
+        if form == 'fp32':
             nodes.append(helper.make_node('MatMul', [x, constant(name + '.wt', w.T)], [name + '.m']))
             nodes.append(helper.make_node('Add', [name + '.m', bias], [name]))
-        return name
+            return name
+        top = _WEIGHT_RANGE[form]
+        scale = (np.maximum(np.abs(w).max(axis=1), 1e-12) / top).astype(np.float32)
+        quantized = constant(name + '.q', np.clip(np.rint(w / scale[:, None]), -top, top).astype(np.int8).T)
+        if form == 'int8':
+            inputs = [x, quantized, constant(name + '.s', scale), '', bias]
+            nodes.append(helper.make_node('DynamicQuantizeMatMul', inputs, [name], domain='com.microsoft'))
+            return name
+        # int7: each token's activations to uint8 on their own scale (128 ± 127), so that a token with outlying
+        # values does not coarsen the others' steps, as one scale for the whole batch does.
+        peak = op('ReduceMax', [op('Abs', [x], name + '.abs')], name + '.peak', axes=[-1], keepdims=1)
+        step = op('Mul', [op('Max', [peak, 'tiny'], name + '.peak+'), 'per_127'], name + '.step')
+        rounded = op('Round', [op('Div', [x, step], name + '.x/step')], name + '.round')
+        tokens = op('Cast', [op('Add', [rounded, 'offset_128'], name + '.u')], name + '.u8', to=TensorProto.UINT8)
+        product = op('MatMulInteger', [tokens, quantized, 'zero_128'], name + '.i32')
+        product = op('Cast', [product], name + '.f32', to=TensorProto.FLOAT)
+        scaled = op('Mul', [op('Mul', [product, step], name + '.by_step'), constant(name + '.s', scale)], name + '.mul')
+        return op('Add', [scaled, bias], name)
 
     def layer_norm(x: str, name: str) -> str:
         gamma, beta = constant(name + '.w', tensors[name + '.w']), constant(name + '.b', tensors[name + '.b'])
@@ -121,6 +249,11 @@ def build_graph(weights: EncoderWeights, int8: bool) -> bytes:
         nodes.append(helper.make_node(kind, inputs, [output], **attributes))
         return output
 
+    if form == 'int7':
+        constant('tiny', np.array(1e-12, dtype=np.float32))
+        constant('per_127', np.array(1 / 127, dtype=np.float32))
+        constant('offset_128', np.array(128, dtype=np.float32))
+        constant('zero_128', np.array(128, dtype=np.uint8))
     head_dim = weights.hidden // weights.heads
     split = constant('split_heads', np.array([0, 0, weights.heads, head_dim], dtype=np.int64))
     merge = constant('merge_heads', np.array([0, 0, weights.hidden], dtype=np.int64))
@@ -164,12 +297,12 @@ def cached_graph(
     """The graph for the model file ``source``, from ``cache_dir`` when an earlier process built it.
 
     Building imports ``onnx`` (0.6 s) and quantizes every weight; the cached bytes load in milliseconds. The key is
-    the source's path, size and modification time, the precision and :data:`GRAPH_VERSION`; an unwritable cache
+    the source's path, size and modification time, the form (:func:`matmul_form`, so a cache shared by CPUs of other
+    kinds never hands one another's graph) and :data:`GRAPH_VERSION`; an unwritable cache
     only costs the rebuild. With ``sha256``, a build first checks that the source is that file (a pinned model).
     """
-    int8 = fast_int8_dot()
-    kind = 'int8.onnx' if int8 else 'fp32.onnx'
-    return _cached(source, cache_dir, kind, lambda: build_graph(weights(), int8), sha256)
+    form = matmul_form()
+    return _cached(source, cache_dir, f'{form}.onnx', lambda: build_graph(weights(), form), sha256)
 
 
 def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[], bytes], sha256: str | None) -> bytes:
