@@ -346,3 +346,38 @@ def test_heads_of_chunks_another_process_removed_are_not_answered_from_memory(tm
         assert set(store.chunk_heads(ids)) == set(ids)
         other.delete_file('a.md')
         assert store.chunk_heads(ids) == {}
+
+
+def test_another_processs_write_costs_the_heads_it_removed_not_every_head(tmp_path, monkeypatch):
+    # A chunk row never changes, so a head read before stays true until the chunk is removed: after another
+    # process's write, heads are read again only for the chunks it removed (found gone), whatever else is cached.
+    path = tmp_path / 'memory.sqlite'
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        kept, edited = store.replace_files([
+            FileWrite('a.md', 'memory', 'fa', 0.0, 1, [(1, 2, 'one', 'h1'), (3, 4, 'two', 'h2')]),
+            FileWrite('b.md', 'memory', 'fb', 0.0, 1, [(1, 2, 'three', 'h3')]),
+        ])  # fmt: skip
+        assert set(store.chunk_heads(kept + edited)) == set(kept + edited)
+        [added] = other.replace_files([FileWrite('b.md', 'memory', 'fb2', 0.0, 1, [(1, 2, 'four', 'h4')])])
+        asked = []
+        rows = store._rows
+        monkeypatch.setattr(store, '_rows', lambda sql, params=None: asked.append(params) or rows(sql, params))
+        assert set(store.chunk_heads(kept + edited + added)) == set(kept + added)
+        assert [params['ids'] for params in asked if params and 'ids' in params] == [edited + added]
+        asked.clear()
+        assert set(store.chunk_heads(kept + added)) == set(kept + added) and asked == []  # all from memory
+
+
+def test_heads_are_all_read_again_once_the_removal_log_no_longer_reaches_back(tmp_path):
+    # A removal the log has forgotten (pruned, or a clear) cannot be told from the log: every head is dropped.
+    path = tmp_path / 'memory.sqlite'
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        [ids] = store.replace_files([FileWrite('a.md', 'memory', 'f', 0.0, 1, [(1, 2, 'one', 'h1')])])
+        assert set(store.chunk_heads(ids)) == set(ids)
+        other.delete_file('a.md')
+        assert other.prune_removed(keep_s=-1.0) == 1
+        assert store.chunk_heads(ids) == {}
+        [again] = other.replace_files([FileWrite('b.md', 'memory', 'g', 0.0, 1, [(1, 2, 'two', 'h2')])])
+        assert set(store.chunk_heads(again)) == set(again)
+        other.clear()
+        assert store.chunk_heads(again) == {}

@@ -273,7 +273,8 @@ class StoreBase:
     _heads: dict[int, ChunkHead]
     """Set to ``{}`` by the backend's ``__init__``."""
     _heads_generation = -1
-    """The generation ``_heads`` were read at, where they last one (see :meth:`chunk_heads`)."""
+    """Where processes share the keyword index: the generation whose removals ``_heads`` have dropped (see
+    :meth:`_forget_removed`)."""
 
     # ------------------------------------------------------------------ the backend's part
 
@@ -568,16 +569,12 @@ class StoreBase:
         """:class:`ChunkHead` by id (unknown ids are left out): the rows a search ranks, without their text. Heads
         read before are answered from memory (see :data:`HEADS_CACHED`). Where this process catches up with the
         store, a chunk another process removed keeps its head until then, as its vectors keep the chunk's id; on a
-        store whose keyword index processes share, heads are kept for one generation."""
+        store whose keyword index processes share, heads of the chunks other processes removed are dropped once the
+        generation moves (:meth:`_forget_removed`)."""
         with self._lock:
             heads = self._heads
-            if not self.catches_up:
-                # The keyword index is shared and read without catching up, so removals reach no _forget here; a
-                # head missing is how a keyword search notices that index is behind. So the heads last a generation.
-                generation = self.generation
-                if generation != self._heads_generation:
-                    heads.clear()
-                    self._heads_generation = generation
+            if not self.catches_up and self.generation != self._heads_generation:
+                self._forget_removed()
             found = {i: head for i in ids if (head := heads.get(i)) is not None}
             missing = [int(i) for i in ids if i not in found]
             if not missing:
@@ -588,6 +585,21 @@ class StoreBase:
             heads.update(read)
             found.update(read)
             return found
+
+    def _forget_removed(self) -> None:
+        """Where processes share the keyword index (read without catching up, so removals reach no :meth:`_forget`
+        here): drop the heads of the chunks removed since :attr:`_heads_generation`, read from the change log, as a
+        head missing is how a keyword search notices that index is behind; every head when the log does not reach
+        back that far. The heads of chunks still stored stay (a chunk row never changes): a write by another process
+        costs the reads of what it changed, not of every head a search ranks."""
+        with self._snapshot():
+            current, horizon = self._log_bounds()
+            since = self._heads_generation
+            if since < 0 or since > current or since < horizon:
+                self._forget(None)
+            elif since < current:
+                self._forget([row[0] for row in self._rows(_REMOVED_SINCE, {'generation': since})])
+            self._heads_generation = current
 
     def chunk_texts(self, ids: Collection[int]) -> dict[int, str]:
         """Chunk texts by id (unknown ids are left out)."""
