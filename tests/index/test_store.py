@@ -381,3 +381,18 @@ def test_heads_are_all_read_again_once_the_removal_log_no_longer_reaches_back(tm
         assert set(store.chunk_heads(again)) == set(again)
         other.clear()
         assert store.chunk_heads(again) == {}
+
+
+def test_a_connection_stops_mapping_the_file_once_another_process_commits(tmp_path):
+    # SQLite drops and maps again the whole file after each commit another connection makes: kernel time that
+    # grows with the file, on every catch-up. A store that finds such a commit reads without the map from then on;
+    # one that sees only its own writes keeps it (a command line run's reads).
+    path = tmp_path / 'memory.sqlite'
+    with MemoryStore(path) as store, MemoryStore(path) as other:
+        mmap_size = lambda s: s._db.execute('PRAGMA mmap_size').fetchone()[0]  # noqa: E731
+        assert mmap_size(store) > 0 and store.generation == 0
+        [ids] = store.replace_files([FileWrite('a.md', 'memory', 'f', 0.0, 1, [(1, 2, 'one', 'h1')])])
+        assert store.generation == 1 and mmap_size(store) > 0
+        other.replace_files([FileWrite('b.md', 'memory', 'g', 0.0, 1, [(1, 2, 'two', 'h2')])])
+        assert store.generation == 2 and mmap_size(store) == 0
+        assert [c.text for c in store.chunks(ids)] == ['one'] and mmap_size(other) > 0
