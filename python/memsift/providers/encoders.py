@@ -3,9 +3,10 @@
 The local provider's models are BERT-family encoders: all-MiniLM-L6-v2 (English, 6 layers) and multilingual-e5-small
 (about 100 languages, 12 layers). memsift builds the encoder graph from the weights when the model loads (in memory,
 in well under a second; no file is written) instead of running a third party's ONNX export, for two reasons measured
-in ``benches/embed.py``: the graph uses int8 matrix products where the CPU has fast int8 dot products, and fp32 where
-it has not (int8 there is slow and can saturate); and the token-embedding table stays outside the graph, so
-multilingual-e5-small's 250k-word table is read straight from its 4-bit file, never expanded to 384 MB.
+in ``benches/embed.py``: the graph's matrix products take the form fastest and exact on the CPU (:data:`FORMS`: int8
+with VNNI or ARM's dot product, int7 on x86-64 with AVX2 but no VNNI, fp32 elsewhere); and the token-embedding
+table stays outside the graph, so multilingual-e5-small's 250k-word table is read straight from its 4-bit file,
+never expanded to 384 MB.
 
 >>> matmul_form() in FORMS
 True
