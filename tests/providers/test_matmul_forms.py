@@ -99,6 +99,19 @@ def test_graphs_of_different_forms_are_cached_apart_and_an_unwritable_cache_buil
     assert blocker.read_text() == 'not a folder'
 
 
+def test_a_damaged_cached_graph_is_built_again(tmp_path, monkeypatch):
+    folder, cache = minilm_dir(), tmp_path / 'cache'
+    monkeypatch.setenv(encoders.PRECISION_ENV, 'fp32')
+    expected = unit(encoders.minilm_encoder(folder, 1, local.MAX_TOKENS, cache).encode(TEXTS))
+    (graph,) = cache.glob('*.onnx')
+    whole = graph.read_bytes()
+    for damage in (whole[: len(whole) // 2], whole[:-40] + bytes(8) + whole[-32:], b''):  # cut short, bit rot, empty
+        graph.write_bytes(damage)
+        encoder = encoders.minilm_encoder(folder, 1, local.MAX_TOKENS, cache)
+        assert np.allclose(unit(encoder.encode(TEXTS)), expected, atol=1e-6)
+        assert graph.read_bytes() == whole  # written again, whole
+
+
 QEMU_SCRIPT = """
 import json, sys, time
 from pathlib import Path

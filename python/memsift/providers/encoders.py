@@ -308,7 +308,8 @@ def cached_graph(
 
 def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[], bytes], sha256: str | None) -> bytes:
     """What ``build`` makes of ``source`` (``kind`` names it and its file suffix), kept in ``cache_dir`` under a key
-    of the source's path, size and modification time and :data:`GRAPH_VERSION`, written atomically."""
+    of the source's path, size and modification time and :data:`GRAPH_VERSION`, written atomically with its sha256
+    after it: a cached file cut short or damaged on disk reads as missing and is built again."""
     import hashlib
 
     stat = source.stat()
@@ -318,9 +319,13 @@ def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[],
         stem, suffix = kind.split('.', 1)
         cached = cache_dir / f'{source.stem}-{stem}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.{suffix}'
         try:
-            return cached.read_bytes()
+            stored = cached.read_bytes()
         except OSError:
             pass
+        else:
+            body, digest = stored[:-32], stored[-32:]
+            if len(stored) > 32 and hashlib.sha256(body).digest() == digest:
+                return body
     if sha256 is not None:
         digest = hashlib.sha256()
         with source.open('rb') as file:  # hashlib.file_digest is Python 3.11+
@@ -337,7 +342,7 @@ def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[],
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             partial = cached.with_name(f'{cached.name}.{os.getpid()}.tmp')
-            partial.write_bytes(built)
+            partial.write_bytes(built + hashlib.sha256(built).digest())
             os.replace(partial, cached)  # readers see the whole file or none
         except OSError:
             pass
