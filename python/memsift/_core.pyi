@@ -316,13 +316,7 @@ def mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float = 0.7) -> 
     """MMR order (indices) with Jaccard text similarity, as OpenClaw's ``mmrRerank``."""
 
 def near_copy_candidates(texts: Sequence[str], coarse: float) -> list[list[int]]:
-    """For each text (best-ranked first), the earlier texts it may repeat, ascending: their 8 alphabetically first
-    words are half shared and their word sets (casefolded, ASCII punctuation as space) have a Jaccard of at least
-    ``coarse`` (``memsift.search.dedupe``'s first look).
-
-    >>> near_copy_candidates(['the key is in the vault', 'lunch on friday', 'The key is in the vault!'], 0.7)
-    [[], [], [0]]
-    """
+    """For each text (best-ranked first), the earlier texts it may repeat (``memsift.search.dedupe``'s first look)."""
 
 def fuse_messages(
     ids: Sequence[int],
@@ -528,7 +522,8 @@ def scan_memory_files(
 class MessageIndex:
     """An in-RAM BM25 index of transcript messages for ranked ``sessions_search``, fed the session store's full-text
     rows (analyzer tokens, space-separated); searches re-rank BM25 candidates by how much of the question each
-    message covers.
+    message covers, by the message each replies to (the one before it in its session; add a session's rows in
+    order) and by how well their session as a whole answers.
 
     >>> index = MessageIndex()
     >>> index.add([1, 2], ["agent:main:a", "agent:main:b"], ["carolin went support group", "support support"])

@@ -5,7 +5,8 @@ use crate::messages::{MessageIndex, MessageRow, Sessions};
 
 /// An in-RAM BM25 index of transcript messages for ranked ``sessions_search``, fed the session store's full-text
 /// rows (analyzer tokens, space-separated); searches re-rank BM25 candidates by how much of the question each
-/// message covers.
+/// message covers, by the message each replies to (the one before it in its session; add a session's rows in
+/// order) and by how well their session as a whole answers.
 ///
 /// >>> index = MessageIndex()
 /// >>> index.add([1, 2], ["agent:main:a", "agent:main:b"], ["carolin went support group", "support support"])

@@ -133,6 +133,34 @@ def test_ranked_mode_puts_all_terms_hits_first_then_partial_matches(store):
     assert [h['messageId'] for h in question][:2] == ['m1', 'm2']
 
 
+def test_ranked_search_finds_a_reply_by_the_question_it_answers_across_appends(store):
+    talk = [
+        ('user', 'Sam: what type of movies do you like best, Jo?'),
+        ('assistant', 'Jo: action movies, the louder the better, explosions and car chases'),
+        ('user', 'Sam: lunch was nice'),
+        ('assistant', 'Jo: movies at the cinema'),
+    ]
+    question = 'What type of movies does Jo like best?'
+    for n, (role, text) in enumerate(talk, 1):
+        store.append(MAIN, msg(f'm{n}', role, text, ts=1000 * n))
+        store.search(question, caller=MAIN)  # the index catches up one message at a time
+    found = [h['messageId'] for h in store.search(question, caller=MAIN)['results']]
+    assert found == ['m1', 'm2', 'm4']  # the answer after the question, before a shorter mention
+
+
+def test_ranked_search_prefers_the_session_whose_messages_together_answer(target):
+    with SessionStore(target, visibility='agent') as store:
+        for n in range(15):
+            store.append('agent:main:chat', msg(f'c{n}', 'user', f'hotel talk {n}', ts=1000 + n))
+        for n in range(60):
+            store.append(f'agent:main:misc{n % 5}', msg(f'x{n}', 'user', f'filler words number {n}', ts=2000 + n))
+        store.append('agent:main:chat', msg('cold', 'user', 'the hotel pool was cold', ts=3000))
+        store.append('agent:main:trip', msg('flew', 'user', 'we flew to Lisbon in May', ts=3001))
+        store.append('agent:main:trip', msg('roof', 'user', 'our hotel had a rooftop pool', ts=3002))
+        found = [h['messageId'] for h in store.search('Which hotel in Lisbon had a pool?', caller=MAIN)['results']]
+        assert found[0] == 'roof' and 'flew' in found[:3], found
+
+
 @pytest.mark.parametrize(
     'query',
     [

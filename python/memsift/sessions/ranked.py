@@ -45,6 +45,8 @@ class MessageMirror:
         self._version = 0
 
     def _add(self, rows: list[tuple[int, str, str]]) -> None:
+        # In event order: the index gives each message the one before it in its session as reply context.
+        rows = sorted(rows)
         for start in range(0, len(rows), _ADD_BATCH):
             batch = rows[start : start + _ADD_BATCH]
             self._index.add([r[0] for r in batch], [r[1] for r in batch], [r[2] for r in batch])
