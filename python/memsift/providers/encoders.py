@@ -323,8 +323,8 @@ def _cached(source: Path, cache_dir: Path | None, kind: str, build: Callable[[],
         except OSError:
             pass
         else:
-            body, digest = stored[:-32], stored[-32:]
-            if len(stored) > 32 and hashlib.sha256(body).digest() == digest:
+            body, trailer = stored[:-32], stored[-32:]
+            if len(stored) > 32 and hashlib.sha256(body).digest() == trailer:
                 return body
     if sha256 is not None:
         digest = hashlib.sha256()
