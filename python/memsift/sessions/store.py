@@ -53,7 +53,7 @@ from memsift.sessions.tables import (
     session_fingerprint,
     stored_counts,
 )
-from memsift.sessions.vectors import MessageVectors
+from memsift.sessions.vectors import TRANSCRIPT_WEIGHTS, MessageVectors
 from memsift.sessions.visibility import (
     Caller,
     check_known,
@@ -184,7 +184,7 @@ class SessionStore:
         provider: EmbeddingProvider,
         *,
         embed: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
-        weights: tuple[float, float] = (0.7, 0.3),
+        weights: tuple[float, float] = TRANSCRIPT_WEIGHTS,
         background: bool = True,
     ) -> None:
         """Give ranked ``sessions_search`` a semantic leg: messages are embedded with ``provider`` in a background

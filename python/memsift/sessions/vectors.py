@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ['EMBED_BATCH', 'MessageVectors']
+__all__ = ['EMBED_BATCH', 'TRANSCRIPT_WEIGHTS', 'MessageVectors']
 
 EMBED_BATCH = 64
 RECHECK_S = 60.0
@@ -46,6 +46,12 @@ RETRY_S, RETRY_MAX_S = 5.0, 300.0
 EXACT_UP_TO = 2_000_000
 """Messages searched exactly (f16 SIMD scan) rather than through an HNSW graph."""
 VECTOR_CANDIDATES = 200
+TRANSCRIPT_WEIGHTS = (0.5, 0.5)
+"""``(vector_weight, text_weight)`` of the merge. Not memory's ``query.hybrid`` (OpenClaw's 0.7 / 0.3, chosen for
+notes): a conversation's turns are short and a small model's cosines rank them loosely, so its leg weighs as much as
+the keywords'. On LoCoMo-dev turn / session recall@5 with 0.7 / 0.3 against 0.5 / 0.5: MiniLM 0.665 / 0.868 against
+0.728 / 0.892 (keyword only 0.690 / 0.887), bge-small 0.721 / 0.886 against 0.736 / 0.901, multilingual-e5-small
+0.691 / 0.904 against 0.729 / 0.904 (``benches/conversations.py --locomo``)."""
 _log = logging.getLogger('memsift.sessions')
 _WAITING = Sql(
     'SELECT f.rowid, e.body FROM message_fts f JOIN events e ON e.seq = f.rowid '
@@ -85,7 +91,7 @@ class MessageVectors:
         provider: The embedding provider.
         embed: Embeds message texts (default ``embed_documents(provider, texts)``; the agent tools pass the
             memory index's cached embedding).
-        weights: ``(vector_weight, text_weight)`` of the merge (``query.hybrid`` of the agent's config).
+        weights: ``(vector_weight, text_weight)`` of the merge (:data:`TRANSCRIPT_WEIGHTS`).
         background: Start the embedding thread (``False``: only :meth:`embed_pending` embeds, e.g. in a bench).
     """
 
@@ -97,7 +103,7 @@ class MessageVectors:
         redact: Callable[[str], str],
         provider: EmbeddingProvider,
         embed: Callable[[list[str]], npt.NDArray[np.float32]] | None = None,
-        weights: tuple[float, float] = (0.7, 0.3),
+        weights: tuple[float, float] = TRANSCRIPT_WEIGHTS,
         *,
         background: bool = True,
     ) -> None:

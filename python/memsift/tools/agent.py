@@ -125,12 +125,8 @@ class MemoryTools:
             from memsift.providers.local import transcript_embeddings
 
             provider = transcript_embeddings(index.provider, resolved)
-            hybrid = resolved.query.hybrid
-            sessions.use_embeddings(
-                provider,
-                embed=lambda texts: index.cache.embed(provider, int(provider.dims), texts),
-                weights=(hybrid.vector_weight, hybrid.text_weight),
-            )
+            cache = index.cache  # dims read per call: a remote provider may learn them only from its first answer
+            sessions.use_embeddings(provider, embed=lambda texts: cache.embed(provider, int(provider.dims), texts))
         tools = cls(index, sessions, session_key=session_key, deadline_s=deadline_s)
         tools._owned = [index, sessions]
         if sync:
