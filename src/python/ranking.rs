@@ -102,7 +102,7 @@ pub(super) fn apply_temporal_decay_py(
 ///
 /// One value per candidate message in each list: its ``ids``, its ``sessions`` (keys), its keyword leg score and
 /// its cosine (``None`` where that leg did not find it). Each leg is scaled over its own candidates (keyword by the
-/// best score, cosines from the weakest to the best), weighted, and each message gains a quarter of the best other
+/// best score, cosines from the weakest to the best), weighted, and each message gains a tenth of the best other
 /// message of its session; messages scoring 0 are left out.
 ///
 /// >>> fuse_messages([1, 2], ["a", "b"], [4.0, None], [0.5, 0.9], 0.7, 0.3)

@@ -305,7 +305,7 @@ class MessageVectors:
     ) -> list[tuple[int, float]]:
         """``(seq, score)`` best first, from both legs' candidates (``sessions``: each one's session key), through
         the core's :func:`memsift._core.fuse_messages`: each leg scaled over its own candidates, weighted by
-        ``weights``, and a quarter of the best other message of a session added to each of its messages."""
+        ``weights``, and a tenth of the best other message of a session added to each of its messages."""
         seqs = sorted(keyword.keys() | vector.keys())
         return fuse_messages(
             seqs,
