@@ -66,6 +66,25 @@ def embedder() -> HashEmbedder:
     return HashEmbedder()
 
 
+def both_search_modes(root, texts):
+    """A ranked session store with a vector leg and an all-terms one, each holding ``texts`` as one message per
+    session (``agent:main:case-<i>``, message ``m<i>``): what the guess-oracle tests search in both modes."""
+    from memsift.sessions import SessionStore
+
+    ranked = SessionStore(root / 'ranked.sqlite', search_mode='ranked', visibility='agent')
+    ranked.use_embeddings(HashEmbedder(), background=False)
+    terms = SessionStore(root / 'terms.sqlite', search_mode='all-terms', visibility='agent')
+    for store in (ranked, terms):
+        for i, text in enumerate(texts):
+            store.append(
+                f'agent:main:case-{i}',
+                {'type': 'message', 'id': f'm{i}', 'timestamp': 1767225600000 + i,
+                 'message': {'role': 'user', 'content': text}},
+            )  # fmt: skip
+    assert ranked.vectors is not None and ranked.vectors.embed_pending() == len(texts)
+    return ranked, terms
+
+
 def write(path, text: str) -> None:
     """Write ``text`` to ``path`` (parents created), UTF-8."""
     path.parent.mkdir(parents=True, exist_ok=True)

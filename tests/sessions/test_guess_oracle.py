@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import HashEmbedder
+from conftest import both_search_modes
 from test_redact_families import MASKED
 from test_redact_openclaw import expand
 from test_sessions import session_memory_index
@@ -159,20 +159,10 @@ def _answer(store: SessionStore, query: str) -> list[tuple]:
 @pytest.fixture(scope='module')
 def stores(tmp_path_factory):
     """Both search modes over every case's message (one session per case), the ranked one with a vector leg."""
-    root = tmp_path_factory.mktemp('oracle')
-    ranked = SessionStore(root / 'ranked.sqlite', search_mode='ranked', visibility='agent')
-    ranked.use_embeddings(HashEmbedder(), background=False)
-    terms = SessionStore(root / 'terms.sqlite', search_mode='all-terms', visibility='agent')
-    for store in (ranked, terms):
-        for i, (_, text, _) in enumerate(ALL):
-            store.append(
-                f'agent:main:case-{i}',
-                {'type': 'message', 'id': f'm{i}', 'timestamp': 1767225600000 + i,
-                 'message': {'role': 'user', 'content': text}},
-            )  # fmt: skip
-    assert ranked.vectors is not None and ranked.vectors.embed_pending() == len(ALL)
+    ranked, terms = both_search_modes(tmp_path_factory.mktemp('oracle'), [text for _, text, _ in ALL])
     yield ranked, terms
     ranked.close()
+    terms.close()
     terms.close()
 
 

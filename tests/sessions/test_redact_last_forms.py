@@ -19,7 +19,7 @@ import re
 import string
 
 import pytest
-from conftest import HashEmbedder
+from conftest import both_search_modes
 
 from memsift.redact import Redactor
 from memsift.sessions import SessionStore
@@ -149,20 +149,12 @@ def test_the_secret_is_masked_and_a_wrong_guess_reads_as_the_true_one(case_id, t
 @pytest.fixture(scope='module')
 def stores(tmp_path_factory):
     """Both search modes over every case's message, the ranked one with a vector leg."""
-    root = tmp_path_factory.mktemp('last-forms')
-    ranked = SessionStore(root / 'ranked.sqlite', search_mode='ranked', visibility='agent')
-    ranked.use_embeddings(HashEmbedder(), background=False)
-    terms = SessionStore(root / 'terms.sqlite', search_mode='all-terms', visibility='agent')
-    for store in (ranked, terms):
-        for i, (_, template, secret) in enumerate(CASES):
-            store.append(
-                f'agent:main:case-{i}',
-                {'type': 'message', 'id': f'm{i}', 'timestamp': 1767225600000 + i,
-                 'message': {'role': 'user', 'content': template.format(s=secret)}},
-            )  # fmt: skip
-    ranked.vectors.embed_pending()
+    ranked, terms = both_search_modes(
+        tmp_path_factory.mktemp('last-forms'), [template.format(s=secret) for _, template, secret in CASES]
+    )
     yield ranked, terms
     ranked.close()
+    terms.close()
     terms.close()
 
 
