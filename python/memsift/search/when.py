@@ -48,6 +48,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
@@ -188,10 +189,6 @@ def _latest_weekday(today: date, weekday: int, weeks_back: int = 0) -> date:
     return today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
 
 
-def _previous_month(year: int, month: int) -> tuple[int, int]:
-    return (year - 1, 12) if month == 1 else (year, month - 1)
-
-
 PART_DAYS = {'early': (1, 11), 'mid': (11, 21), 'late': (21, 32)}
 """The days of a month each part covers (start, end exclusive; ``late`` runs to the month's end): 上旬 / 中旬 /
 下旬, the ten-day thirds that Chinese and Japanese name, and what "early", "mid" and "late" read as."""
@@ -261,14 +258,9 @@ def _month_day(today: date, day: int, back: int | None, words: str) -> Window | 
         return None
     if back is not None:
         return _safe(lambda: _day(date(*_months_back(today, back), day), words))
-    year, month = today.year, today.month
-    if day > today.day:
-        year, month = _previous_month(year, month)
-    for _ in range(12):
-        try:
-            return _day(date(year, month, day), words)
-        except ValueError:
-            year, month = _previous_month(year, month)
+    for back in range(1 if day > today.day else 0, 13):  # the latest month that has such a day
+        with contextlib.suppress(ValueError):
+            return _day(date(*_months_back(today, back), day), words)
     return None
 
 
