@@ -257,10 +257,11 @@ def _month_day(today: date, day: int, back: int | None, words: str) -> Window | 
     if not 1 <= day <= 31:
         return None
     if back is not None:
-        return _safe(lambda: _day(date(*_months_back(today, back), day), words))
-    for back in range(1 if day > today.day else 0, 13):  # the latest month that has such a day
+        month = _months_back(today, back)
+        return _safe(lambda: _day(date(*month, day), words))
+    for months in range(1 if day > today.day else 0, 13):  # the latest month that has such a day
         with contextlib.suppress(ValueError):
-            return _day(date(*_months_back(today, back), day), words)
+            return _day(date(*_months_back(today, months), day), words)
     return None
 
 
