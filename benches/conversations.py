@@ -43,7 +43,9 @@ For ``notes`` and ``notes+local`` a result is a chunk of a note, so ``recall@k``
 of the first k chunks"; a chunk holds many turns, so it is not comparable one-to-one with a message-level hit.
 
 ``--latency`` times ``SessionStore.search`` (p50/p95, ms) on a store grown to ``--messages`` messages (default
-100,000) by adding more copies of the sessions.
+100,000) by adding more copies of the sessions; ``--methods`` picks rows (default all-terms, ranked and
+ranked+vectors, random vectors; ``ranked+local`` embeds every message with the local model first, reports messages
+per second, and embeds each question inside the timing).
 
 ``--locomo [PATH]`` measures LoCoMo-dev instead (``../shared/data/locomo-dev/locomo-dev.json`` by default, read in
 place; skipped with a note when missing), as its README says: each of its long conversations is its own haystack
@@ -69,6 +71,7 @@ Examples (from the repository root; needs ``pip install -e '.[bench]' PyStemmer`
     .venv/bin/python benches/conversations.py --sets chitchat --haystack 7168 --chitchat-questions 1000
     .venv/bin/python benches/conversations.py --methods ranked+local --model multilingual-e5-small
     .venv/bin/python benches/conversations.py --latency --messages 100000
+    .venv/bin/python benches/conversations.py --latency --messages 10000 --methods ranked,ranked+local
     .venv/bin/python benches/conversations.py --locomo --json /tmp/locomo.json --failures /tmp/locomo-missed.jsonl
     .venv/bin/python benches/conversations.py --locomo --methods ranked,ranked+local --models bge-small-en-v1.5
 """
@@ -761,27 +764,55 @@ class RandomVectors:
         return self._rng.standard_normal((len(texts), self.dims)).astype(self._np.float32)
 
 
-def latency(conversations: Conversations, messages: int, directory: Path) -> Iterator[dict]:
-    """p50 / p95 of ``SessionStore.search`` over a store of about ``messages`` messages: all-terms, ranked, and
-    ranked with a vector leg of 384-dim vectors for every message."""
+LATENCY_METHODS = ('all-terms', 'ranked', 'ranked+vectors')
+
+
+def transcript_provider(model: str | None):
+    """The local provider ranked ``sessions_search`` embeds messages with: as the agent tools choose (bge-small
+    where installed) or ``model``."""
+    from memsift.config import load_config
+    from memsift.providers.local import LocalEmbeddings, transcript_embeddings
+
+    search_config = {'provider': 'local', **({'model': model} if model else {})}
+    config = load_config({'agents': {'defaults': {'memorySearch': search_config}}})
+    return transcript_embeddings(LocalEmbeddings(config), config)
+
+
+def latency(
+    conversations: Conversations,
+    messages: int,
+    directory: Path,
+    methods: Sequence[str] = LATENCY_METHODS,
+    model: str | None = None,
+) -> Iterator[dict]:
+    """p50 / p95 of ``SessionStore.search`` over a store of about ``messages`` messages: all-terms, ranked,
+    ranked with a vector leg of random 384-dim vectors for every message, and (``ranked+local``) ranked with the
+    local model's vectors, the query embedded inside the timing and the store's messages embedded first
+    (``embed_per_s``: messages per second)."""
     per_copy = sum(len(m) for m in conversations.sessions.values())
     copies = max(1, round(messages / per_copy))
     questions = [text for _, _, text, _ in conversations.questions][:: max(1, len(conversations.questions) // 400)]
-    for method in ('all-terms', 'ranked', 'ranked+vectors'):
+    for method in methods:
         mode = 'all-terms' if method == 'all-terms' else 'ranked'
+        extra: dict = {}
         with SessionStore(directory / 'latency.sqlite', visibility='agent', search_mode=mode) as store:
-            if method == 'ranked+vectors':
-                store.use_embeddings(RandomVectors(), background=False)  # type: ignore[arg-type]
+            if method != 'all-terms' and not any(True for _ in store.sessions()):
+                fill(store, conversations.sessions, copies, conversations.roles, conversations.timestamps)
+            if method in ('ranked+vectors', 'ranked+local'):
+                provider = RandomVectors() if method == 'ranked+vectors' else transcript_provider(model)
+                store.use_embeddings(provider, background=False)  # type: ignore[arg-type]
                 assert store.vectors is not None
-                store.vectors.embed_pending()
+                start = time.perf_counter()
+                embedded = store.vectors.embed_pending()
+                if method == 'ranked+local':
+                    seconds = time.perf_counter() - start
+                    extra = {'model': provider.model, 'embedded': embedded, 'embed_per_s': round(embedded / seconds, 1)}
             if method == 'all-terms':
                 start = time.perf_counter()
                 count = fill(store, conversations.sessions, copies, conversations.roles, conversations.timestamps)
                 build_s = time.perf_counter() - start
             else:
                 count = sum(s['events'] for s in store.sessions())
-                if not count:
-                    count = fill(store, conversations.sessions, copies, conversations.roles, conversations.timestamps)
                 build_s = None
             start = time.perf_counter()
             store.search(questions[0], CALLER, limit=10)  # ranked: builds the in-memory index
@@ -802,6 +833,7 @@ def latency(conversations: Conversations, messages: int, directory: Path) -> Ite
                 'p95_ms': round(times[int(len(times) * 0.95)], 2),
                 'first_search_ms': round(first_ms, 1),
                 **({'build_s': round(build_s, 1)} if build_s is not None else {}),
+                **extra,
             }
 
 
@@ -855,6 +887,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             locomo(args.locomo, methods, models, Path(tmp), args.questions, args.json, args.failures)
         return
+    latency_methods = args.methods.split(',') if args.methods else LATENCY_METHODS
     args.methods = args.methods or 'all-terms,ranked,bm25s'
     sets = [name for name in args.sets.split(',') if name]
     conversations = build(args.data_root, sets, args.haystack, args.chitchat_questions, args.seed)
@@ -865,7 +898,11 @@ def main() -> None:
         conversations.questions = conversations.questions[::step]
     with tempfile.TemporaryDirectory() as tmp:
         if args.latency:
-            for record in latency(conversations, args.messages, Path(tmp)):
+            unknown = sorted(set(latency_methods) - {*LATENCY_METHODS, 'ranked+local'})
+            if unknown:
+                choices = ', '.join([*LATENCY_METHODS, 'ranked+local'])
+                _beir.fail(f'unknown --latency method(s) {", ".join(unknown)}: choose from {choices}')
+            for record in latency(conversations, args.messages, Path(tmp), latency_methods, args.model):
                 print(json.dumps(record), flush=True)
             return
         stores: dict[str, SessionStore] = {}
@@ -883,13 +920,7 @@ def main() -> None:
                 stores[method] = store
                 fill(store, conversations.sessions, 1, conversations.roles, conversations.timestamps)
                 if method == 'ranked+local':
-                    from memsift.config import load_config
-                    from memsift.providers.local import LocalEmbeddings, transcript_embeddings
-
-                    search_config = {'provider': 'local', **({'model': args.model} if args.model else {})}
-                    config = load_config({'agents': {'defaults': {'memorySearch': search_config}}})
-                    # As the agent tools choose: bge-small for messages unless a model is named.
-                    provider = transcript_embeddings(LocalEmbeddings(config), config)
+                    provider = transcript_provider(args.model)
                     print(json.dumps({'model': provider.model}), flush=True)
                     store.use_embeddings(provider, background=False)
                     start = time.perf_counter()

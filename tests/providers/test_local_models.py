@@ -4,6 +4,7 @@ cache, the pinned weights, and the multilingual model end to end (CJK queries th
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -307,3 +308,55 @@ def test_a_damaged_cached_bge_table_is_built_again(tmp_path):
     tables.write_bytes(b'PK\x03\x04 not a zip')
     assert np.allclose(encoders.bge_encoder(folder, 2, 512, tmp_path).encode(['the deploy key'], False), expected)
     assert tables.read_bytes() == whole
+
+
+ODD_MESSAGES = [
+    ('one', 'ok'),
+    ('long', 'the quarterly budget review ' + 'lorem ipsum dolor sit amet ' * 4000),  # about 100k characters
+    ('mixed', 'Café 東京 회의를 ERR_CONN_RESET 的预算 review'),
+    ('emoji', '🎉🎉🎉 🙂'),
+    ('code', 'def f(x):\n    return {k: v for k, v in x.items() if v}\n'),
+    ('dentist', 'My dentist moved the appointment to Thursday afternoon.'),
+]
+
+
+def test_ranked_sessions_search_with_bge_answers_over_odd_messages(tmp_path):
+    bge_dir()
+    minilm_dir()
+    write(tmp_path / 'ws' / 'MEMORY.md', 'notes')
+    config = memory_config(tmp_path, provider='local')
+    with memsift.MemoryTools.open(
+        tmp_path / 'ws', config, sessions_path=tmp_path / 'sessions.sqlite', sync=False, session_key='agent:main:main'
+    ) as tools:
+        store = tools.sessions
+        for n, (key, text) in enumerate(ODD_MESSAGES):
+            event = {'type': 'message', 'id': key, 'message': {'role': 'user', 'content': text}}
+            if n % 2:  # every other message without a timestamp
+                event['timestamp'] = f'2026-11-0{n + 1}T10:00:00Z'
+            store.append('agent:main:odd', event)
+        store.append('agent:main:undated', {'type': 'message', 'id': 'u1', 'message': {'role': 'user', 'content': 'x'}})
+        deadline = time.monotonic() + 60  # embedded in the background
+        while store.vectors.pending() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.vectors.pending() == 0 and store.status()['embedding']['error'] is None
+        for question in ['when do I see the doctor', '🙂', 'ok', 'def f', 'x' * 4096, 'budget']:
+            found = tools.sessions_search(question)
+            assert 'error' not in found and 'vectorSkipped' not in found.get('debug', {}), (question, found)
+        found = tools.sessions_search('東京')  # English-only model: keyword answer, the reason in debug
+        assert found['results'][0]['messageId'] == 'mixed' and 'language' in found['debug']['vectorSkipped']
+        found = tools.sessions_search('when do I see the doctor')  # no word in common: the vector leg finds it
+        assert found['results'][0]['messageId'] == 'dentist'
+
+
+def test_sessions_search_says_why_it_is_keyword_only_when_the_model_is_missing(tmp_path):
+    write(tmp_path / 'ws' / 'MEMORY.md', 'notes')
+    config = memory_config(tmp_path, provider='local', local={'modelPath': str(tmp_path / 'gone.onnx')})
+    with memsift.MemoryTools.open(
+        tmp_path / 'ws', config, sessions_path=tmp_path / 'sessions.sqlite', sync=False, session_key='agent:main:main'
+    ) as tools:
+        tools.sessions.append(
+            'agent:main:a', {'type': 'message', 'id': 'm1', 'message': {'role': 'user', 'content': 'the deploy key'}}
+        )
+        found = tools.sessions_search('where is the deploy key kept')
+    assert [h['messageId'] for h in found['results']] == ['m1']
+    assert 'gone.onnx' in found['debug']['vectorSkipped'] and 'keyword search only' in found['debug']['vectorSkipped']

@@ -83,6 +83,8 @@ class SessionSearch:
         self._mirror = MessageMirror()
         self.vectors: MessageVectors | None = None
         """The semantic leg of the top-up, when the store was given embeddings."""
+        self.vectors_missing: str | None = None
+        """Why there is no semantic leg although one was asked for (reported as ``debug.vectorSkipped``)."""
 
     def run(self, query: str, visible: frozenset[str], limit: int) -> StoreHits:
         """The hits among the ``visible`` sessions (the store merges the answers of its peers and caps them)."""
@@ -125,6 +127,8 @@ class SessionSearch:
         vectors = self.vectors
         # Embedded outside the lock (the provider may be slow), and only when a top-up is needed at all.
         query_vector = vectors.query_vector(question, debug) if vectors is not None else None
+        if vectors is None and self.vectors_missing:
+            debug['vectorSkipped'] = self.vectors_missing
         depth = wanted if query_vector is None else max(wanted, VECTOR_MERGE_DEPTH)
         with self._lock, self._db.reading():
             scored = self._mirror.scores(self._db, question, searchable, hidden, depth, exclude)

@@ -205,6 +205,11 @@ class SessionStore:
         )
         self._search.vectors = self._vectors
 
+    def embeddings_unavailable(self, reason: str) -> None:
+        """Say why ranked ``sessions_search`` has no semantic leg although one was configured (a model that is
+        missing or damaged): its answers, keyword-only, carry ``reason`` in ``debug.vectorSkipped``."""
+        self._search.vectors_missing = reason
+
     @property
     def vectors(self) -> MessageVectors | None:
         """The semantic leg, when :meth:`use_embeddings` gave one."""

@@ -127,6 +127,8 @@ class MemoryTools:
             provider = transcript_embeddings(index.provider, resolved)
             cache = index.cache  # dims read per call: a remote provider may learn them only from its first answer
             sessions.use_embeddings(provider, embed=lambda texts: cache.embed(provider, int(provider.dims), texts))
+        elif index.resolution.requested != 'none' and index.resolution.reason:
+            sessions.embeddings_unavailable(index.resolution.reason)
         tools = cls(index, sessions, session_key=session_key, deadline_s=deadline_s)
         tools._owned = [index, sessions]
         if sync:
