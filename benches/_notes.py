@@ -49,21 +49,31 @@ def scifact_notes(data: _beir.Dataset) -> list[tuple[str, str]]:
 
 
 def write_workspace(
-    root: Path, notes: list[tuple[str, str]], target_chunks: int, *, mark_copies: bool = False
+    root: Path,
+    notes: list[tuple[str, str]],
+    target_chunks: int,
+    *,
+    mark_copies: bool = False,
+    notes_per_file: int = 1,
 ) -> Workspace:
     """Write notes (the corpus repeated as needed) until OpenClaw's chunker would make ``target_chunks`` chunks.
-    ``mark_copies``: each copy's notes end with a line naming the copy, so no two chunks have the same text."""
-    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes]
-    files = chunks = size = 0
+    ``mark_copies``: each copy's notes end with a line naming the copy, so no two chunks have the same text.
+    ``notes_per_file``: that many consecutive notes of a copy share one file (named after the first), as real
+    memories keep fewer, longer notes."""
+    counts = [len(memsift.chunk_markdown(text, 400, 80)) for _, text in notes] if notes_per_file == 1 else []
+    position = files = chunks = size = 0
     while chunks < target_chunks:
-        copy, i = divmod(files, len(notes))
+        copy, i = divmod(position, len(notes))
         folder = root / 'memory' / f'c{copy:02d}'
         if i == 0:
             folder.mkdir(parents=True)
-        path = folder / f'{notes[i][0]}.md'
-        text = f'{notes[i][1]}\nCopy {copy} of this note.\n' if mark_copies else notes[i][1]
+        group = notes[i : i + max(1, notes_per_file)]
+        texts = [f'{text}\nCopy {copy} of this note.\n' if mark_copies else text for _, text in group]
+        text = '\n'.join(texts)
         data = text.encode()
+        path = folder / f'{group[0][0]}.md'
         path.write_bytes(data)
         os.utime(path, (NOTE_MTIME, NOTE_MTIME))
-        files, chunks, size = files + 1, chunks + counts[i], size + len(data)
+        made = counts[i] if counts else len(memsift.chunk_markdown(text, 400, 80))
+        position, files, chunks, size = position + len(group), files + 1, chunks + made, size + len(data)
     return Workspace(root, files, chunks, size)

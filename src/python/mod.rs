@@ -120,8 +120,8 @@ pub mod _core {
         decay_multiplier_py, estimate_chars_py, fuse_messages_py, is_evergreen_path_py, jaccard_py,
         memory_date_from_path_py, mmr_py, near_copy_candidates_py, normalize_weights_py, prepare_files_py,
         rank_candidates_py, scan_memory_files_py, simd_kernels_py, tokenize_py, InternalError, InvalidInputError,
-        MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyMessageIndex, PyPathCatalogue, PyRedactor, PyVectorStore,
-        SearchIndexError,
+        MemsiftError, PyAnalyzer, PyBm25Index, PyChunk, PyFileStamps, PyMessageIndex, PyPathCatalogue, PyRedactor,
+        PyVectorStore, SearchIndexError,
     };
 
     #[pymodule_init]

@@ -222,3 +222,62 @@ def test_a_file_stamped_in_the_future_is_not_read_on_every_sync(tmp_path, monkey
     assert sync_workspace(store, index, ws).unchanged == 1 and len(reads) == 1
     write(ws / 'MEMORY.md', 'gamma')  # the next write stamps today: the stat compare sees it
     assert sync_workspace(store, index, ws).updated == ['MEMORY.md']
+
+
+def test_the_core_stamp_check_answers_as_the_python_compare_and_a_sync_given_its_diff_as_a_full_one(
+    tmp_path, monkeypatch
+):
+    from memsift.index.sync import StampCheck, unchanged_report
+    from memsift.index.workspace import MemoryScope, scan_workspace
+
+    clock = Clock(monkeypatch, 1_000_100.0)
+    ws, extra = tmp_path / 'ws', tmp_path / 'extra'
+    for path in (ws / 'MEMORY.md', ws / 'memory' / 'a.md', ws / 'memory' / 'b.md', extra / 'c.md'):
+        write(path, 'alpha')
+        os.utime(path, (1_000_000.25, 1_000_000.25))
+    scope = MemoryScope((str(extra),), (None,))
+    store, index = open_pair(tmp_path)
+    check = StampCheck()
+    reads = count_reads(monkeypatch)
+
+    def diff():
+        python = unchanged_report(store, scan_workspace(ws, scope), 0.0)
+        found = check.diff(store, ws, scope)
+        assert found.empty == (python is not None and not store.skipped())
+        return found
+
+    def synced(**expected):
+        """A sync given the check's diff reports what it did; a full sync after it finds nothing left to do."""
+        before = len(reads)
+        report = sync_workspace(store, index, ws, scope, diff=diff())
+        for field, value in expected.items():
+            assert getattr(report, field) == value, (field, report)
+        assert len(reads) - before == report.read  # only the diff's files were read
+        full = sync_workspace(store, index, ws, scope)
+        assert not (full.added or full.updated or full.removed)
+        return report
+
+    assert [(rel, size) for rel, _, _, size in diff().changed] == [  # nothing indexed yet: all of them
+        ('MEMORY.md', 5), ('memory/a.md', 5), ('memory/b.md', 5), (str(os.path.relpath(extra / 'c.md', ws)), 5)
+    ]
+    synced(added=['MEMORY.md', 'memory/a.md', 'memory/b.md', '../extra/c.md'])
+    assert diff().empty and synced(unchanged=4, read=0).generation == store.generation
+    write(ws / 'memory' / 'b.md', 'alpha beta')  # an edit
+    write(ws / 'memory' / 'd.md', 'delta')  # an addition
+    (extra / 'c.md').unlink()  # a removal, in an extra path
+    synced(updated=['memory/b.md'], added=['memory/d.md'], removed=['../extra/c.md'], unchanged=2, read=2)
+    assert hit_paths(store, index, 'delta') == ['memory/d.md'] and hit_paths(store, index, 'beta') == ['memory/b.md']
+    write(ws / 'memory' / 'e.md', 'epsilon')
+    os.utime(ws / 'memory' / 'e.md', (clock.now - 0.05, clock.now - 0.05))  # indexed within its mtime tick
+    synced(added=['memory/e.md'])
+    assert [rel for rel, *_ in diff().changed] == ['memory/e.md']  # racy: read again
+    clock.now += 60
+    synced(unchanged=5, read=1)  # read past the tick: restamped without a new generation
+    assert diff().empty  # and the check reads the new stamp
+    (ws / 'memory' / 'f.md').write_bytes(b'\x00binary')  # skipped, with its reason, and tried again each time
+    assert 'binary' in synced(read=1).skipped['memory/f.md']
+    assert [rel for rel, *_ in diff().changed] == ['memory/f.md'] and store.skipped()
+    (ws / 'memory' / 'f.md').unlink()
+    synced()
+    assert diff().empty and not store.skipped()  # a skipped file that is gone is forgotten
+    assert check.diff(store, ws, MemoryScope((str(extra),), ('*.md',))) is None  # patterns: Python's to filter

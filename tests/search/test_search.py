@@ -257,6 +257,54 @@ def test_a_dirty_index_syncs_in_the_background_at_search_time(tmp_path, ws):
         assert not index.dirty
 
 
+def test_a_search_answers_from_the_index_while_a_long_sync_check_runs(tmp_path, ws, monkeypatch):
+    from memsift.index import freshness, sync
+
+    with open_index(tmp_path) as index:
+        index.sync()
+    release = threading.Event()
+    diff = sync.StampCheck.diff
+
+    def held_check(self, *args):  # a check over a large workspace: it ends when the test says so
+        release.wait(30)
+        return diff(self, *args)
+
+    monkeypatch.setattr(sync.StampCheck, 'diff', held_check)
+    monkeypatch.setattr(freshness, 'CHECK_S_PER_FILE', 1.0)  # as if each file cost a second to check
+    with open_index(tmp_path) as index:  # a new process: the workspace may have changed since the last one
+        result = index.search('ERR_CONN_RESET')
+        assert paths(result) == ['memory/2026-11-20.md']  # from the committed index
+        assert result.debug['syncing'] is True and result.debug['syncWaitMs'] < 1000
+        write(ws / 'memory' / 'late.md', 'zeppelin hangar inventory')  # lands while the check runs
+        index.mark_dirty()  # as the watcher would
+        again = index.search('zeppelin')
+        assert again.results == [] and again.debug['syncing'] is True  # the check's sync is not waited for
+        release.set()
+        index.freshness.sync_thread.join(10)
+        found = index.search('zeppelin')  # the mark made during the check starts one more sync
+        index.freshness.sync_thread.join(10)
+        found = found if found.results else index.search('zeppelin')
+        assert paths(found) == ['memory/late.md'] and not index.dirty
+        assert 'syncing' not in index.search('zeppelin').debug
+
+
+def test_a_search_waits_for_a_sync_as_long_as_the_last_check_took(tmp_path, ws):
+    from memsift.index.freshness import SEARCH_SYNC_BUDGET_S, SEARCH_SYNC_WAIT_S
+
+    with open_index(tmp_path) as index:
+        index.sync()
+    with open_index(tmp_path) as index:
+        fresh = index.freshness
+        assert fresh.check_s is None and fresh._sync_wait(True) == SEARCH_SYNC_BUDGET_S  # a few files: quick
+        write(ws / 'memory' / 'late.md', 'zeppelin hangar inventory')
+        index.search('zeppelin')
+        fresh.sync_thread.join(10)
+        assert paths(index.search('zeppelin')) == ['memory/late.md']
+        assert fresh.check_s is not None and fresh.check_s < SEARCH_SYNC_BUDGET_S
+        fresh.check_s = 2 * SEARCH_SYNC_BUDGET_S  # as a check over many files measures
+        assert fresh._sync_wait(True) == SEARCH_SYNC_WAIT_S
+
+
 def test_on_search_false_does_not_sync(tmp_path, ws):
     with open_index(tmp_path, sync={'onSearch': False}) as index:
         index.sync()

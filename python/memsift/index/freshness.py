@@ -25,12 +25,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memsift._core import Bm25Index
+from memsift._threads import lower_thread_priority
 from memsift.config import MemoryConfig
 from memsift.errors import MemsiftError, ProviderError, SearchIndexError
 from memsift.index.cache import EmbeddingCache
 from memsift.index.embeddings import Embeddings
 from memsift.index.identity import media_suffixes
-from memsift.index.sync import Progress, SyncReport, ensure_index_current, sync_workspace, unchanged_report
+from memsift.index.sync import (
+    FileDiff,
+    Progress,
+    StampCheck,
+    SyncReport,
+    ensure_index_current,
+    sync_workspace,
+    unchanged_report,
+)
 from memsift.index.workspace import extra_paths, extra_roots, memory_scope, scan_workspace
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
@@ -46,10 +55,17 @@ if TYPE_CHECKING:
     from memsift.index.workspace import ScanAhead
     from memsift.results import SnapshotState
 
-__all__ = ['SEARCH_SYNC_BUDGET_S', 'Freshness', 'open_keyword_index']
+__all__ = ['SEARCH_SYNC_BUDGET_S', 'SEARCH_SYNC_WAIT_S', 'Freshness', 'open_keyword_index']
 
 SEARCH_SYNC_BUDGET_S = 0.2
-"""How long a search waits for a background sync it started before answering from the current index."""
+"""How long a search waits for a background sync it started before answering from the current index, when that
+sync is expected to end within it (an edit just made is then in the answer)."""
+SEARCH_SYNC_WAIT_S = 0.005
+"""The wait when the sync is expected to take longer (a workspace of many files: a check over 584k files takes
+seconds): the search answers from the committed index and says ``syncing`` in ``debug``."""
+CHECK_S_PER_FILE = 3e-6
+"""About what the sync check costs per indexed file (a stat and a compare; 14 ms for 5,000 notes), to judge the
+first sync of a process before one has been timed."""
 PRUNE_LOG_EVERY_S = 3600.0
 """How often a process's syncs prune the store's removal log of entries older than it keeps."""
 
@@ -164,6 +180,9 @@ class Freshness:
         """The store generation at which the embeddings last compared their identity with the store's."""
         self.scan_ahead: ScanAhead | None = None
         """A scan the opener started for the first sync check (the command line, which syncs at once)."""
+        self._stamps = StampCheck()
+        self.check_s: float | None = None
+        """How long this process's last sync check took (the scan and compare that tell whether there is work)."""
 
     def check_open(self) -> None:
         if self.closed:
@@ -212,17 +231,22 @@ class Freshness:
         writer's commits reach this process's searches when they reload)."""
         identity = self.embeddings.ready()
         ahead, self.scan_ahead = self.scan_ahead, None  # the first sync's check only: a later one scans itself
-        if not force and (report := self._nothing_to_sync(ahead)) is not None:
-            return report
+        diff = None
+        if not force:
+            report, diff = self._check(ahead)
+            if report is not None:
+                return report
         with self.writer.holding(wait) as writing:
             if not writing:
+                self.dirty = True  # the work found stays to do
                 return None
-            return self._sync_locked(identity, force, progress)
+            return self._sync_locked(identity, force, progress, diff)
 
-    def _nothing_to_sync(self, ahead: ScanAhead | None) -> SyncReport | None:
-        """The report of a sync with nothing to do, told from a stat scan (``ahead``'s, when it matches) and one
-        table read, without the writer lock (it writes nothing, so it need not wait for another process's sync);
-        ``None`` when there may be work."""
+    def _check(self, ahead: ScanAhead | None) -> tuple[SyncReport | None, FileDiff | None]:
+        """Whether there is work, without the writer lock (the check writes nothing, so it need not wait for another
+        process's sync): the report of a sync with nothing to do, or ``None`` and the diff the sync takes (``None``:
+        the sync compares every file itself). Told from a stat scan (``ahead``'s, when it matches) and the store's
+        stamps."""
         started = time.perf_counter()
         embeddings, generation = self.embeddings, self.store.generation
         if (
@@ -231,17 +255,33 @@ class Freshness:
             or embeddings.stale(generation)
             or self.index.generation != generation
         ):
-            return None
+            return None, None
         suffixes, extra = media_suffixes(self.config, embeddings.provider), memory_scope(self.config)
         listing = ahead.take(self.workspace, extra, suffixes) if ahead is not None else None
-        if listing is None:
-            listing = scan_workspace(self.workspace, extra, suffixes)
-        report = unchanged_report(self.store, listing, started)
+        diff = None
+        # What changes from here on, the scan sees or a later sync does (a change marks the index dirty again).
+        self.dirty = False
+        try:
+            if listing is None:
+                diff = self._stamps.diff(self.store, self.workspace, extra, suffixes)
+            if diff is None:
+                listing = scan_workspace(self.workspace, extra, suffixes) if listing is None else listing
+                report = unchanged_report(self.store, listing, started)
+            else:
+                report = SyncReport(unchanged=diff.stamped, generation=generation) if diff.empty else None
+        except BaseException:
+            self.dirty = True
+            raise
+        self.check_s = time.perf_counter() - started
         if report is not None:
-            self.dirty = False
-        return report
+            report.seconds = self.check_s
+        return report, diff
 
-    def _sync_locked(self, identity: dict[str, Any], force: bool, progress: Progress | None) -> SyncReport:
+    def _sync_locked(
+        self, identity: dict[str, Any], force: bool, progress: Progress | None, diff: FileDiff | None = None
+    ) -> SyncReport:
+        """One sync under the writer lock; ``diff``: what this sync's check found (it cleared the dirty flag before
+        its scan, so a change marked since stays marked)."""
         with self.sync_lock:
             # Start from what the previous writer (maybe another process) left, not from a stale view of it: a
             # BM25 reader behind the store would be rebuilt in full, stale vectors would miss its changes.
@@ -253,7 +293,8 @@ class Freshness:
             provider, vectors = embeddings.provider, embeddings.vectors
             if embeddings.serving is not None and provider is not None and vectors is not None:
                 self.cache.warm(provider, vectors.dims)
-            self.dirty = False
+            if diff is None:
+                self.dirty = False
             full = force or not embeddings.current
             try:
                 report = sync_workspace(
@@ -272,6 +313,7 @@ class Freshness:
                     documents=[] if self.session_memory is None else self.session_memory.documents(full),
                     per_entry_files=self.config.profile.per_entry_files,
                     annotations=self.config.profile.importance,
+                    diff=diff,
                 )
                 if not embeddings.current:
                     self.store.set_identity(identity)
@@ -337,6 +379,7 @@ class Freshness:
                 return self.sync_thread
 
             def run() -> None:
+                lower_thread_priority()
                 try:
                     self.check_open()
                     self._sync_with_fallback(False, None, wait=wait)
@@ -397,8 +440,20 @@ class Freshness:
             self.dirty = True
         if self.dirty and self.config.sync.on_search:
             started = time.perf_counter()
-            self.background_sync().join(SEARCH_SYNC_BUDGET_S)
+            thread = self.background_sync()
+            thread.join(self._sync_wait(has_files))
             debug['syncWaitMs'] = round((time.perf_counter() - started) * 1000, 3)
+        thread = self.sync_thread
+        if thread is not None and thread.is_alive():
+            debug['syncing'] = True  # the answer is the committed index's; the sync's changes come after
+
+    def _sync_wait(self, has_files: bool) -> float:
+        """How long a search waits for the sync it started: :data:`SEARCH_SYNC_BUDGET_S` when the sync is expected
+        to end within it (the last check did, or this workspace is small enough), else :data:`SEARCH_SYNC_WAIT_S`."""
+        expected = self.check_s
+        if expected is None:
+            expected = len(self.catalogue()) * CHECK_S_PER_FILE if has_files else 0.0
+        return SEARCH_SYNC_BUDGET_S if expected <= SEARCH_SYNC_BUDGET_S else SEARCH_SYNC_WAIT_S
 
     def catch_up(self) -> None:
         """Bring this host's keyword index to a shared store's generation (the changes other hosts made, or a

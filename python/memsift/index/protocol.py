@@ -119,6 +119,10 @@ class Store(Protocol):
         """Every indexed path, sorted."""
         ...
 
+    def files_of(self, paths: Collection[str]) -> dict[str, FileRecord]:
+        """The records of those of ``paths`` that are indexed."""
+        ...
+
     def file(self, path: str) -> FileRecord | None:
         """One indexed file's record, or ``None`` (also for a path that is not valid UTF-8)."""
         ...
@@ -127,6 +131,10 @@ class Store(Protocol):
 
     def file_stamps(self) -> dict[str, tuple[float, int, float]]:
         """``path -> (mtime, size, indexed_at)`` of every indexed file."""
+        ...
+
+    def file_stamp_rows(self) -> list[tuple[str, float, int, float]]:
+        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows."""
         ...
 
     def skipped(self) -> dict[str, str]: ...

@@ -39,6 +39,15 @@ _FILE_COLUMNS = 'path, source, hash, mtime, size, indexed_at'
 _CHUNK_COLUMNS = 'id, path, source, start_line, end_line, hash, text'
 
 
+def _encodable(path: str) -> bool:
+    """Whether ``path`` is valid UTF-8 text (one with a lone surrogate, from a file name that is not, is not)."""
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _in(column: str, name: str) -> Sql:
     """``column`` is one of the list parameter ``name``."""
     return Sql(f'{column} IN (SELECT value FROM json_each(:{name}))', f'{column} = ANY(:{name})')
@@ -95,6 +104,9 @@ _FILES = _scoped(
 )
 _FILE = _scoped(
     f'SELECT {_FILE_COLUMNS} FROM files {{where}}', f'SELECT {_FILE_COLUMNS} FROM memory_files {{where}}', _PATH
+)
+_FILES_OF = _scoped(
+    f'SELECT {_FILE_COLUMNS} FROM files {{where}}', f'SELECT {_FILE_COLUMNS} FROM memory_files {{where}}', _PATHS_IN
 )
 _PATHS = _scoped('SELECT path FROM files ORDER BY path', 'SELECT path FROM memory_files {where} ORDER BY path')
 _PATHS_OF = _scoped('SELECT path FROM files {where}', 'SELECT path FROM memory_files {where}', _PATHS_IN)
@@ -520,12 +532,15 @@ class StoreBase:
         """Every indexed path, sorted."""
         return [row[0] for row in self._rows(_PATHS)]
 
+    def files_of(self, paths: Collection[str]) -> dict[str, FileRecord]:
+        """The records of those of ``paths`` that are indexed (a path that is not valid UTF-8 never is)."""
+        wanted = [path for path in paths if _encodable(path)]
+        return {row[0]: FileRecord(*row) for row in self._rows(_FILES_OF, {'paths': wanted})} if wanted else {}
+
     def file(self, path: str) -> FileRecord | None:
         """The record of one indexed file, or ``None`` (also for a path that is not valid UTF-8, such as one with a
         lone surrogate: no indexed path is)."""
-        try:
-            path.encode()
-        except UnicodeEncodeError:
+        if not _encodable(path):
             return None
         rows = self._rows(_FILE, {'path': path})
         return FileRecord(*rows[0]) if rows else None
@@ -537,6 +552,10 @@ class StoreBase:
     def file_stamps(self) -> dict[str, tuple[float, int, float]]:
         """``path -> (mtime, size, indexed_at)`` of every indexed file: what a sync compares before reading."""
         return {path: (mtime, size, indexed_at) for path, mtime, size, indexed_at in self._rows(_STAMPS)}
+
+    def file_stamp_rows(self) -> list[tuple[str, float, int, float]]:
+        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows."""
+        return self._rows(_STAMPS)  # type: ignore[return-value]
 
     def skipped(self) -> dict[str, str]:
         return dict(self._rows(_SKIPPED))

@@ -17,18 +17,27 @@ with the store generation it reflects. If a process dies between the two, the in
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from memsift._core import Bm25Index, VectorStore, chunk_markdown, chunk_memory, prepare_files
+from memsift._core import Bm25Index, FileStamps, VectorStore, chunk_markdown, chunk_memory, prepare_files
 from memsift._record import field, record
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
 from memsift.index.records import ChunkRow, FileRecord, FileWrite
-from memsift.index.workspace import DEFAULT_MAX_FILE_BYTES, MemoryFile, MemoryScope, read_memory_file, scan_workspace
+from memsift.index.workspace import (
+    DEFAULT_MAX_FILE_BYTES,
+    Listing,
+    MemoryFile,
+    MemoryScope,
+    read_memory_file,
+    scan_arguments,
+    scan_workspace,
+)
 from memsift.media import MediaInput, read_media_file
 
 if TYPE_CHECKING:
@@ -39,7 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     'Embedder',
+    'FileDiff',
     'Progress',
+    'StampCheck',
     'SyncReport',
     'ensure_index_current',
     'load_vectors',
@@ -59,6 +70,8 @@ _COMPACT_AFTER_CHUNKS = 256
 """A sync that wrote at least this many chunks merges the BM25 index into one segment at its last commit."""
 _COMMIT_EVERY_S = 1.0
 """During a long sync, new files become searchable at least this often (a commit costs milliseconds)."""
+_PARTIAL_MAX = 4096
+"""Changed files a sync looks up one by one whatever the index's size (see :func:`_partial`)."""
 _RACY_S = 2.0
 """A file whose whole-second mtime is this close to when it was indexed is re-read even if its stat looks
 unchanged: a write in the same mtime tick as the previous index would otherwise go unnoticed (git's "racy clean"
@@ -173,6 +186,66 @@ def unchanged_report(store: Store, listing: Sequence[tuple[str, str, float, int]
     return SyncReport(unchanged=len(listing), generation=store.generation, seconds=time.perf_counter() - started)
 
 
+class FileDiff(NamedTuple):
+    """What a check in the core found (:meth:`StampCheck.diff`): the listed files a sync must read (new, changed,
+    racy, or skipped before: those have no stamp), the indexed or skipped paths gone, and how many files are
+    indexed."""
+
+    changed: Listing
+    gone: list[str]
+    stamped: int
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to sync."""
+        return not self.changed and not self.gone
+
+
+class StampCheck:
+    """What a sync must look at, told in the core: the store's file stamps are held there
+    (:class:`~memsift._core.FileStamps`, read again when the store's generation moves) and the scan and the compare
+    run with the GIL released. A search running beside the check is not slowed by it: over 584k files the Python
+    compare held the GIL for seconds, and each return of a search from the core waited its turn (keyword legs of
+    0.6-2 s on 2 cores). A sync given the diff then visits only those files."""
+
+    BATCH = 20_000
+    """Stamps handed to the core at a time when they are read: each hand-over holds the GIL only briefly."""
+
+    def __init__(self) -> None:
+        self._stamps: tuple[FileStamps, int] | None = None
+        """The stamps held, and how many of them are indexed files (the others: skipped ones)."""
+        self._generation: int | None = None
+
+    def diff(
+        self,
+        store: Store,
+        workspace: str | os.PathLike[str],
+        scope: MemoryScope,
+        media_suffixes: Iterable[str] = (),
+    ) -> FileDiff | None:
+        """The workspace against the store's stamps; ``None`` for a scope with patterns (filtered in Python: the
+        caller compares every file). A diff that is not empty drops the held stamps: the sync that follows may
+        restamp files without moving the generation, so the next check reads them again."""
+        if any(scope.patterns):
+            return None
+        generation, held = store.generation, self._stamps
+        if held is None or self._generation != generation:
+            stamps, rows = FileStamps(), store.file_stamp_rows()
+            for start in range(0, len(rows), self.BATCH):
+                stamps.extend(rows[start : start + self.BATCH])
+            # A skipped file has no stamp: one that never matches, so it is tried again while it is there (as a
+            # full sync does) and its reason forgotten once it is gone.
+            stamps.extend([(path, math.nan, 0, 0.0) for path in store.skipped()])
+            held = (stamps, len(rows))
+            self._stamps, self._generation = held, generation  # whole before it is shared: checks may overlap
+        stamps, indexed = held
+        changed, gone = stamps.changes(*scan_arguments(workspace, scope, media_suffixes), _RACY_S, _RACY_FINE_S)
+        diff = FileDiff(changed, gone, indexed)
+        if not diff.empty:
+            self._stamps = None
+        return diff
+
+
 def workspace_changed(
     store: Store,
     workspace: str | os.PathLike[str],
@@ -190,6 +263,12 @@ def workspace_changed(
         if stamp[:2] != (mtime, size):
             return True
     return listed != len(stamps)
+
+
+def _partial(diff: FileDiff) -> bool:
+    """Whether a sync visits only the diff's files: not when they are many (a first index, a bulk import), where
+    reading every record at once is cheaper than looking each one up."""
+    return len(diff.changed) + len(diff.gone) <= _PARTIAL_MAX + diff.stamped // 4
 
 
 def sync_workspace(
@@ -210,6 +289,7 @@ def sync_workspace(
     documents: Iterable[MemoryFile] = (),
     per_entry_files: Collection[str] = (),
     annotations: bool = False,
+    diff: FileDiff | None = None,
 ) -> SyncReport:
     """Bring ``store`` and ``index`` (and ``vectors``) up to date with the memory files of ``workspace``.
 
@@ -221,21 +301,33 @@ def sync_workspace(
     are indexed like files, their text coming from ``read`` (session transcripts). ``per_entry_files`` (paths such as
     ``MEMORY.md``) are chunked one entry at a time with their ``<!-- importance: N -->``; with ``annotations``, memory
     files' annotation comments are left out of the chunk text (OpenClaw 2.x; ``memsift._core.chunk_memory``).
+    ``diff``: what a :class:`StampCheck` of this workspace found; unless it is large, only its files are visited.
     """
     started = time.perf_counter()
     report = SyncReport(index_rebuilt=ensure_index_current(store, index))
     media = frozenset(media_suffixes)
-    files = scan_workspace(workspace, extra_paths, media)
     documents = list(documents)
-    if not force and not report.index_rebuilt:
-        unchanged = unchanged_report(store, files + [(d.path, '', d.mtime, d.size) for d in documents], started)
-        if unchanged is not None:
-            return unchanged
-    entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in files] + documents
+    known: dict[str, FileRecord] | None = None
+    if diff is not None and not force and not report.index_rebuilt and not documents and _partial(diff):
+        if diff.empty:
+            report.unchanged, report.generation = diff.stamped, store.generation
+            report.seconds = time.perf_counter() - started
+            return report
+        entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in diff.changed]
+        known = store.files_of([entry.path for entry in entries] + diff.gone)  # read under the writer lock
+        report.unchanged = max(0, diff.stamped - len(known))  # the files the check found as indexed
+    else:
+        files = scan_workspace(workspace, extra_paths, media)
+        if not force and not report.index_rebuilt:
+            unchanged = unchanged_report(store, files + [(d.path, '', d.mtime, d.size) for d in documents], started)
+            if unchanged is not None:
+                return unchanged
+        entries = [MemoryFile(path, abs_path, mtime, size) for path, abs_path, mtime, size in files] + documents
     chunking = (tokens, overlap, max_file_bytes, media_max_bytes)
     run = _SyncRun(
         store, index, report, vectors=vectors, embedder=embedder, force=force, media=media, chunking=chunking
     )
+    run.known = store.files() if known is None else known
     run.per_entry, run.annotations = frozenset(per_entry_files), annotations
     run.run(entries, progress)
     report.generation = store.generation
@@ -273,7 +365,9 @@ class _SyncRun:
         """Leave ``<!-- importance / trigger / project: … -->`` out of memory files' chunk text (OpenClaw 2.x)."""
         self.chunking = chunking
         """``(tokens, overlap, max_file_bytes, media_max_bytes)``."""
-        self.known = store.files()
+        self.known: dict[str, FileRecord] = {}
+        """The records of the files this run visits or removes (the caller sets them: every indexed file, or a
+        diff's)."""
         self.known_skipped = store.skipped()
         # Changed files wait here until enough chunks are gathered for one embedding call (a provider or a local
         # model is far faster on one batch than on many one-chunk calls) or, keyword-only, for one store

@@ -6,28 +6,29 @@ restart a ``sync.watchDebounceMs`` timer (1.5 s), and when it fires an increment
 whose size or mtime moved. With ``sync.intervalMinutes`` set, a sync also runs on that period.
 
 When the operating system has no watches or file handles left (Linux inotify limits, EMFILE/ENFILE), the watcher
-falls back to polling the same folders every ``POLL_S`` seconds and says so (``mode``, ``fallback_reason``; the index
-reports both in ``status()['watch']``) instead of failing.
+falls back to polling, a sync every ``POLL_S`` seconds (its check is the core's stat scan), and says so (``mode``,
+``fallback_reason``; the index reports both in ``status()['watch']``) instead of failing.
 """
 
 from __future__ import annotations
 
 import errno
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-from watchdog.observers.polling import PollingObserver
 
+from memsift._threads import lower_thread_priority
 from memsift.index.workspace import IGNORED_DIRS
 
 __all__ = ['POLL_S', 'Watcher']
 
 POLL_S = 2.0
-"""How often the polling fallback lists the watched folders (a stat per file; chokidar's default is 0.1-1 s)."""
+"""How often the polling fallback syncs (a stat per file; chokidar's default is 0.1-1 s)."""
 _OUT_OF_WATCHES = {errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
 """inotify's answers when the user's watches (ENOSPC) or instances/handles (EMFILE, ENFILE) are used up."""
 
@@ -79,6 +80,7 @@ class Watcher:
         self._watched: set[Path] = set()
         self._trees = [tree.resolve() for tree in trees]
         self._interval_thread: threading.Thread | None = None
+        self._poll_thread: threading.Thread | None = None
         self.syncs = 0
         self.mode = 'events' if watch else 'off'
         """``events`` (OS notifications), ``polling`` (the fallback), or ``off`` (``sync.watch`` is false)."""
@@ -114,17 +116,29 @@ class Watcher:
                 self._watched.add(path)
 
     def _poll_instead(self, exc: OSError) -> None:
-        """The OS ran out of watches: stop the event observer and poll the same folders instead."""
-        failed, self._observer = self._observer, PollingObserver(timeout=POLL_S)
+        """The OS ran out of watches: stop the event observer and sync every :data:`POLL_S` instead. A sync's check
+        is the core's stat scan (GIL-free, at low priority), where a polling observer would list and stat every file
+        in Python: over 584k files, seconds of each interval with the GIL held."""
+        failed, self._observer = self._observer, None
         self.mode, self.fallback_reason = 'polling', f'{type(exc).__name__}: {exc} (polling every {POLL_S:g} s)'
         self._watched.clear()
         if failed is not None:
             failed.unschedule_all()
             if failed.is_alive():
                 failed.stop()
-        self._observer.daemon = True
-        self._schedule()
-        self._observer.start()
+        self._poll_thread = threading.Thread(target=self._poll, name='memsift-poll', daemon=True)
+        self._poll_thread.start()
+
+    def _poll(self) -> None:
+        """Sync every :data:`POLL_S`, or twice as long as the last sync took (a check over many files takes
+        seconds: the machine is never busy polling more than half the time)."""
+        lower_thread_priority()
+        wait = POLL_S
+        while not self._stopped.wait(wait):
+            started = time.monotonic()
+            self._changed()
+            self._fire()
+            wait = max(POLL_S, 2 * (time.monotonic() - started))
 
     def start(self) -> None:
         if self.watch:
@@ -132,7 +146,7 @@ class Watcher:
                 self._observer = Observer()  # inotify's observer opens its instance here
                 self._observer.daemon = True
                 self._schedule()
-                if self.mode == 'events':
+                if self.mode == 'events' and self._observer is not None:
                     self._observer.start()
             except OSError as exc:
                 if exc.errno not in _OUT_OF_WATCHES:

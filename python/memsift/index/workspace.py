@@ -41,6 +41,7 @@ __all__ = [
     'list_memory_files',
     'memory_scope',
     'read_memory_file',
+    'scan_arguments',
     'scan_workspace',
 ]
 
@@ -212,17 +213,30 @@ def scan_workspace(
     """:func:`list_memory_files` as plain ``(path, abs_path, mtime, size)`` tuples: what a sync with nothing to do
     compares, without building an object per file. ``extra_paths``: the extra paths, or a whole
     :class:`MemoryScope` (root files and patterns too)."""
-    if isinstance(extra_paths, MemoryScope):
-        scope = extra_paths
-    else:
-        extra = tuple(os.fspath(path) for path in extra_paths)
-        scope = MemoryScope(extra, (None,) * len(extra))
-    root = Path(workspace).expanduser().absolute()
-    roots = [str(r) for r in extra_roots(root, scope.extra)]
-    listing = scan_memory_files(str(root), roots, sorted(set(media_suffixes)), list(scope.root_files))
+    scope = _as_scope(extra_paths)
+    arguments = scan_arguments(workspace, scope, media_suffixes)
+    listing = scan_memory_files(*arguments)
     if not any(scope.patterns):
         return listing  # type: ignore[no-any-return]
-    return _matching(listing, root, scope)
+    return _matching(listing, Path(arguments[0]), scope)
+
+
+def _as_scope(extra_paths: Iterable[str | os.PathLike[str]] | MemoryScope) -> MemoryScope:
+    """``extra_paths`` as a :class:`MemoryScope` (the default root files, no patterns) unless it is one."""
+    if isinstance(extra_paths, MemoryScope):
+        return extra_paths
+    extra = tuple(os.fspath(path) for path in extra_paths)
+    return MemoryScope(extra, (None,) * len(extra))
+
+
+def scan_arguments(
+    workspace: str | os.PathLike[str], scope: MemoryScope, media_suffixes: Iterable[str]
+) -> tuple[str, list[str], list[str], list[str]]:
+    """The core scan's ``(workspace, extra_roots, media, root_files)`` for ``scope`` (its patterns are applied to
+    the listing afterwards)."""
+    root = Path(workspace).expanduser().absolute()
+    roots = [str(r) for r in extra_roots(root, scope.extra)]
+    return str(root), roots, sorted(set(media_suffixes)), list(scope.root_files)
 
 
 def _matching(listing: Listing, workspace: Path, scope: MemoryScope) -> Listing:
