@@ -11,12 +11,17 @@ than uniform noise. Then, in one process:
 1. index the workspace with vectors (seconds, peak RSS so far);
 2. close and reopen it: the vectors (and an HNSW graph, where the store uses one) load from the saved file
    (seconds, file size);
-3. run ``--queries`` SciFact test queries through ``MemoryIndex.search`` (hybrid, OpenClaw's defaults): p50/p95;
+3. run ``--queries`` SciFact test queries through ``MemoryIndex.search`` (hybrid, OpenClaw's defaults) in a new
+   index, as a second process would (its first searches start a sync check of every file), then again with the sync
+   off: p50/p95/p99/max, and per stage from ``debug``;
 4. recall@10 of the vector leg as the search runs it (``LEG_CANDIDATES`` asked) against the exact scan over the
    same vectors, and the same for the final hybrid top-10 (the search again with the exact vector leg). From
    ``embeddings.U4_FROM`` vectors the scan ranks with 4-bit codes first (``"fourBit": true``) and rescores the best
    1,000, which these measure; with a graph (``ANN_THRESHOLD`` lowered) they measure the graph;
-5. report the peak RSS of the process (``ru_maxrss``).
+5. with the watcher on: how soon a word appended to a note, and a new note, are found (``watched``);
+6. report the peak RSS of the process (``ru_maxrss``).
+
+``--notes-per-file 12`` writes the same chunks into about 59k longer files.
 
 Needs about 2 GB of disk under the temporary folder (``--keep DIR``: there, kept). Targets (issue 15): hybrid p50
 <= 30 ms at 1M and <= 5 ms at 100k, recall@10 >= 0.95, vectors <= 1 GiB resident.
@@ -198,8 +203,41 @@ def search(tmp: Path, config: dict, embedder: JitteredEmbedder, queries: list[st
     with memsift.MemoryIndex(tmp / 'ws', sync_off, provider=embedder) as index:
         out['sync_off'] = timed_searches(index, queries)
         log(f'sync off: {json.dumps(out["sync_off"])}')
+    out['watched'] = watched_edits(tmp, config, embedder)
+    log(f'watched: {json.dumps(out["watched"])}')
     out['peak_rss_mb'] = round(peak_rss_mb())
     log(json.dumps(out))
+
+
+def watched_edits(tmp: Path, config: dict, embedder: JitteredEmbedder) -> dict:
+    """With the watcher on (the defaults: 1.5 s debounce), once the first sync check is done: seconds until the
+    keyword leg finds a word appended to an existing note and a new note, and the slowest search meanwhile (ms;
+    searches run every 50 ms). The kept workspace keeps both."""
+    out = {}
+    with memsift.MemoryIndex(tmp / 'ws', config, provider=embedder) as index:
+        index.search('warm up')
+        while (thread := index.freshness.sync_thread) is not None and thread.is_alive():
+            time.sleep(0.05)
+        index.start_watching()
+        time.sleep(1)
+        stamp = int(time.time())
+        existing = min((tmp / 'ws' / 'memory' / 'c00').iterdir())
+        for kind, path in (('edit', existing), ('new', tmp / 'ws' / 'memory' / 'c00' / f'new-{stamp}.md')):
+            word, rel = f'{kind}{stamp}word', path.relative_to(tmp / 'ws').as_posix()
+            with path.open('a', encoding='utf-8') as file:
+                file.write(f'\n{word} appears here\n')
+            started, slowest = time.perf_counter(), 0.0
+            while time.perf_counter() - started < 60:
+                began = time.perf_counter()
+                index.search(word)
+                slowest = max(slowest, time.perf_counter() - began)
+                if any(chunk.path == rel for chunk in index.store.chunks([i for i, _ in index.index.search(word, 5)])):
+                    break
+                time.sleep(0.05)
+            out[f'{kind}_found_s'] = round(time.perf_counter() - started, 2)
+            out[f'{kind}_slowest_search_ms'] = round(1000 * slowest, 1)
+        index.stop_watching()
+    return out
 
 
 STAGES = ('syncWaitMs', 'embedMs', 'keywordMs', 'vectorMs', 'pathMs', 'mergeMs')

@@ -240,6 +240,11 @@ impl FileStamps {
         self.stamps.insert(path, stamp);
     }
 
+    /// Forget the stamp of `path`, if there is one.
+    pub fn remove(&mut self, path: &OsString) {
+        self.stamps.remove(path);
+    }
+
     #[must_use]
     pub fn len(&self) -> usize {
         self.stamps.len()

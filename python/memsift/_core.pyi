@@ -539,6 +539,8 @@ class FileStamps:
     def __new__(cls) -> FileStamps: ...
     def extend(self, stamps: Sequence[tuple[str, float, int, float]]) -> None:
         """Add ``(path, st_mtime, size, read_at)`` stamps (a path given again replaces its stamp)."""
+    def remove(self, paths: Sequence[str]) -> None:
+        """Forget the stamps of ``paths`` (those it holds)."""
     def __len__(self) -> int: ...
     def changes(
         self,

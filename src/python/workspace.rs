@@ -82,6 +82,13 @@ impl PyFileStamps {
         }
     }
 
+    /// Forget the stamps of ``paths`` (those it holds).
+    fn remove(&mut self, paths: Vec<OsString>) {
+        for path in paths {
+            self.inner.remove(&path);
+        }
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }

@@ -257,6 +257,26 @@ def test_watch_reindexes_changed_files_after_the_debounce(tmp_path, ws):
         index.stop_watching()
 
 
+def test_the_watcher_syncs_the_files_its_events_name_without_checking_every_file(tmp_path, ws, monkeypatch):
+    from memsift.index import sync
+
+    every_file = []
+    refresh = sync.StampCheck._refresh
+    monkeypatch.setattr(sync.StampCheck, '_refresh', lambda self, store: every_file.append(1) or refresh(self, store))
+    with open_index(tmp_path, sync={'watchDebounceMs': 50, 'onSearch': False}) as index:
+        index.sync()
+        index.start_watching()
+        checks = len(every_file)
+        write(ws / 'memory' / 'watched.md', 'wombat burrow survey')  # new
+        write(ws / 'memory' / '2026-11-20.md', 'numbat termite count')  # edited
+        deadline = time.time() + 20
+        while time.time() < deadline and len(paths(index.search('wombat numbat'))) < 2:
+            time.sleep(0.05)
+        assert sorted(paths(index.search('wombat numbat'))) == ['memory/2026-11-20.md', 'memory/watched.md']
+        assert len(every_file) == checks  # the events named both files: no scan of the workspace
+        index.stop_watching()
+
+
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='inotify limits are Linux-only')
 def test_watch_falls_back_to_polling_when_the_os_has_no_watches_left(tmp_path, ws):
     """Every inotify instance this user may open is taken (as by an IDE and many agents): watching still works, by

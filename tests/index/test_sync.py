@@ -258,7 +258,10 @@ def test_the_core_stamp_check_answers_as_the_python_compare_and_a_sync_given_its
         return report
 
     assert [(rel, size) for rel, _, _, size in diff().changed] == [  # nothing indexed yet: all of them
-        ('MEMORY.md', 5), ('memory/a.md', 5), ('memory/b.md', 5), (str(os.path.relpath(extra / 'c.md', ws)), 5)
+        ('MEMORY.md', 5),
+        ('memory/a.md', 5),
+        ('memory/b.md', 5),
+        (str(os.path.relpath(extra / 'c.md', ws)), 5),
     ]
     synced(added=['MEMORY.md', 'memory/a.md', 'memory/b.md', '../extra/c.md'])
     assert diff().empty and synced(unchanged=4, read=0).generation == store.generation
@@ -267,6 +270,8 @@ def test_the_core_stamp_check_answers_as_the_python_compare_and_a_sync_given_its
     (extra / 'c.md').unlink()  # a removal, in an extra path
     synced(updated=['memory/b.md'], added=['memory/d.md'], removed=['../extra/c.md'], unchanged=2, read=2)
     assert hit_paths(store, index, 'delta') == ['memory/d.md'] and hit_paths(store, index, 'beta') == ['memory/b.md']
+    write(ws / 'memory' / 'a.md', 'alpha gamma')  # synced by another writer: the check learns it from the log
+    assert sync_workspace(store, index, ws, scope).updated == ['memory/a.md'] and diff().empty
     write(ws / 'memory' / 'e.md', 'epsilon')
     os.utime(ws / 'memory' / 'e.md', (clock.now - 0.05, clock.now - 0.05))  # indexed within its mtime tick
     synced(added=['memory/e.md'])
@@ -281,3 +286,37 @@ def test_the_core_stamp_check_answers_as_the_python_compare_and_a_sync_given_its
     synced()
     assert diff().empty and not store.skipped()  # a skipped file that is gone is forgotten
     assert check.diff(store, ws, MemoryScope((str(extra),), ('*.md',))) is None  # patterns: Python's to filter
+
+
+def test_a_check_of_the_files_events_named_answers_as_a_check_of_every_file(tmp_path):
+    from memsift.index.sync import StampCheck
+    from memsift.index.workspace import MemoryScope
+
+    ws, extra = tmp_path / 'ws', tmp_path / 'extra'
+    for path in (ws / 'MEMORY.md', ws / 'memory' / 'a.md', ws / 'memory' / 'b.md', extra / 'c.md'):
+        write(path, 'alpha')
+        os.utime(path, (1_000_000.25, 1_000_000.25))  # long before the sync: not racy
+    scope = MemoryScope((str(extra),), (None,))
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws, scope)
+    check = StampCheck()
+    write(ws / 'MEMORY.md', 'alpha, edited')
+    write(ws / 'memory' / 'new.md', 'new')
+    (ws / 'memory' / 'b.md').unlink()
+    write(extra / 'c.md', 'gamma, edited')
+    write(ws / 'memory' / '.git' / 'x.md', 'ignored folder')
+    write(ws / 'memory' / 'n.txt', 'not Markdown')
+    named = [ws / 'MEMORY.md', ws / 'memory' / 'new.md', ws / 'memory' / 'b.md', extra / 'c.md',
+             ws / 'memory' / '.git' / 'x.md', ws / 'memory' / 'n.txt', tmp_path / 'elsewhere.md']  # fmt: skip
+    every = check.diff(store, ws, scope)
+    only = check.diff(store, ws, scope, named=named)
+    assert sorted(rel for rel, *_ in only.changed) == sorted(rel for rel, *_ in every.changed)
+    assert only.gone == every.gone == ['memory/b.md']
+    assert sorted(rel for rel, *_ in every.changed) == ['../extra/c.md', 'MEMORY.md', 'memory/new.md']
+    assert check.diff(store, ws, scope, named=[ws / 'memory' / 'a.md']).empty  # named, but unchanged
+    # What the scan alone can judge: a file reached through a symlinked folder, a file with another hard link.
+    write(tmp_path / 'other' / 'x.md', 'linked')
+    (ws / 'memory' / 'linked').symlink_to(tmp_path / 'other')
+    assert check.diff(store, ws, scope, named=[ws / 'memory' / 'linked' / 'x.md']) is None
+    os.link(ws / 'memory' / 'a.md', ws / 'memory' / 'hard.md')
+    assert check.diff(store, ws, scope, named=[ws / 'memory' / 'hard.md']) is None

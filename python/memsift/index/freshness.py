@@ -218,22 +218,27 @@ class Freshness:
         assert report is not None  # waiting for the writer lock either gets it or raises
         return report
 
-    def _sync_with_fallback(self, force: bool, progress: Progress | None, *, wait: bool) -> SyncReport | None:
+    def _sync_with_fallback(
+        self, force: bool, progress: Progress | None, *, wait: bool, named: Sequence[Path] | None = None
+    ) -> SyncReport | None:
         try:
-            return self._sync(force, progress, wait)
+            return self._sync(force, progress, wait, named)
         except ProviderError as exc:
             if not self.switch_to_fallback(exc):
                 raise
             return self._sync(force, progress, wait)  # a full reindex with the fallback provider
 
-    def _sync(self, force: bool, progress: Progress | None, wait: bool) -> SyncReport | None:
+    def _sync(
+        self, force: bool, progress: Progress | None, wait: bool, named: Sequence[Path] | None = None
+    ) -> SyncReport | None:
         """One sync under the writer lock; ``None`` when another writer holds it and ``wait`` is False (that
-        writer's commits reach this process's searches when they reload)."""
+        writer's commits reach this process's searches when they reload). ``named``: the files a watcher's events
+        named, which the check looks at alone when it can."""
         identity = self.embeddings.ready()
         ahead, self.scan_ahead = self.scan_ahead, None  # the first sync's check only: a later one scans itself
         diff = None
         if not force:
-            report, diff = self._check(ahead)
+            report, diff = self._check(ahead, named)
             if report is not None:
                 return report
         with self.writer.holding(wait) as writing:
@@ -242,7 +247,9 @@ class Freshness:
                 return None
             return self._sync_locked(identity, force, progress, diff)
 
-    def _check(self, ahead: ScanAhead | None) -> tuple[SyncReport | None, FileDiff | None]:
+    def _check(
+        self, ahead: ScanAhead | None, named: Sequence[Path] | None = None
+    ) -> tuple[SyncReport | None, FileDiff | None]:
         """Whether there is work, without the writer lock (the check writes nothing, so it need not wait for another
         process's sync): the report of a sync with nothing to do, or ``None`` and the diff the sync takes (``None``:
         the sync compares every file itself). Told from a stat scan (``ahead``'s, when it matches) and the store's
@@ -262,7 +269,10 @@ class Freshness:
         # What changes from here on, the scan sees or a later sync does (a change marks the index dirty again).
         self.dirty = False
         try:
-            if listing is None:
+            if listing is None and named is not None:
+                diff = self._stamps.diff(self.store, self.workspace, extra, suffixes, named)
+            every_file = diff is None
+            if listing is None and diff is None:
                 diff = self._stamps.diff(self.store, self.workspace, extra, suffixes)
             if diff is None:
                 listing = scan_workspace(self.workspace, extra, suffixes) if listing is None else listing
@@ -272,9 +282,11 @@ class Freshness:
         except BaseException:
             self.dirty = True
             raise
-        self.check_s = time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        if every_file:
+            self.check_s = seconds  # what the next check of every file will cost
         if report is not None:
-            report.seconds = self.check_s
+            report.seconds = seconds
         return report, diff
 
     def _sync_locked(
@@ -500,10 +512,12 @@ class Freshness:
     def mark_dirty(self) -> None:
         self.dirty = True
 
-    def _watched_sync(self) -> None:
-        """A sync the watcher asked for; a failure is reported by ``status()`` and the next change retries."""
+    def _watched_sync(self, named: list[Path] | None) -> None:
+        """A sync the watcher asked for (``named``: the files its events named, or ``None``: check every file); a
+        failure is reported by ``status()`` and the next change retries."""
         try:
-            self.sync(False, None)
+            self.check_open()
+            self._sync_with_fallback(False, None, wait=True, named=named)
         except Exception as exc:
             self.sync_error = f'{type(exc).__name__}: {exc}'
 

@@ -133,8 +133,8 @@ class Store(Protocol):
         """``path -> (mtime, size, indexed_at)`` of every indexed file."""
         ...
 
-    def file_stamp_rows(self) -> list[tuple[str, float, int, float]]:
-        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows."""
+    def file_stamp_rows(self, paths: Collection[str] | None = None) -> list[tuple[str, float, int, float]]:
+        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows (of ``paths``, those indexed)."""
         ...
 
     def skipped(self) -> dict[str, str]: ...

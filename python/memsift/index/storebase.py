@@ -114,6 +114,11 @@ _MTIMES = _scoped('SELECT path, mtime FROM files {where}', 'SELECT path, mtime F
 _STAMPS = _scoped(
     'SELECT path, mtime, size, indexed_at FROM files', 'SELECT path, mtime, size, indexed_at FROM memory_files {where}'
 )
+_STAMPS_OF = _scoped(
+    'SELECT path, mtime, size, indexed_at FROM files {where}',
+    'SELECT path, mtime, size, indexed_at FROM memory_files {where}',
+    _PATHS_IN,
+)
 _SKIPPED = _scoped(
     'SELECT path, reason FROM skipped ORDER BY path', 'SELECT path, reason FROM memory_skipped {where} ORDER BY path'
 )
@@ -553,9 +558,13 @@ class StoreBase:
         """``path -> (mtime, size, indexed_at)`` of every indexed file: what a sync compares before reading."""
         return {path: (mtime, size, indexed_at) for path, mtime, size, indexed_at in self._rows(_STAMPS)}
 
-    def file_stamp_rows(self) -> list[tuple[str, float, int, float]]:
-        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows."""
-        return self._rows(_STAMPS)  # type: ignore[return-value]
+    def file_stamp_rows(self, paths: Collection[str] | None = None) -> list[tuple[str, float, int, float]]:
+        """:meth:`file_stamps` as ``(path, mtime, size, indexed_at)`` rows, of every file or of those of ``paths``
+        that are indexed."""
+        if paths is None:
+            return self._rows(_STAMPS)  # type: ignore[return-value]
+        wanted = [path for path in paths if _encodable(path)]
+        return self._rows(_STAMPS_OF, {'paths': wanted}) if wanted else []  # type: ignore[return-value]
 
     def skipped(self) -> dict[str, str]:
         return dict(self._rows(_SKIPPED))

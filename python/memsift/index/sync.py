@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 import os
+import stat
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ from memsift.errors import SkippedFile
 from memsift.index.records import ChunkRow, FileRecord, FileWrite
 from memsift.index.workspace import (
     DEFAULT_MAX_FILE_BYTES,
+    IGNORED_DIRS,
     Listing,
     MemoryFile,
     MemoryScope,
@@ -201,20 +204,36 @@ class FileDiff(NamedTuple):
         return not self.changed and not self.gone
 
 
+def _same_file_as_another(path: Path, names: Sequence[str]) -> bool:
+    """Whether another of the root file ``names`` beside ``path`` is the same file (a case-insensitive disk)."""
+    try:
+        found = path.stat()
+        others = [path.with_name(name).stat() for name in names if name != path.name and path.with_name(name).exists()]
+    except OSError:
+        return False
+    return any((other.st_dev, other.st_ino) == (found.st_dev, found.st_ino) for other in others)
+
+
 class StampCheck:
     """What a sync must look at, told in the core: the store's file stamps are held there
-    (:class:`~memsift._core.FileStamps`, read again when the store's generation moves) and the scan and the compare
-    run with the GIL released. A search running beside the check is not slowed by it: over 584k files the Python
-    compare held the GIL for seconds, and each return of a search from the core waited its turn (keyword legs of
-    0.6-2 s on 2 cores). A sync given the diff then visits only those files."""
+    (:class:`~memsift._core.FileStamps`) and the scan and the compare run with the GIL released. A search running
+    beside the check is not slowed by it: over 584k files the Python compare held the GIL for seconds, and each
+    return of a search from the core waited its turn (keyword legs of 0.6-2 s on 2 cores). A sync given the diff
+    then visits only those files.
+
+    The stamps are read whole once; after that only those of the paths the store's change log names since, and of
+    the paths the last diff named (a sync may restamp them without a new generation), are read again."""
 
     BATCH = 20_000
     """Stamps handed to the core at a time when they are read: each hand-over holds the GIL only briefly."""
 
     def __init__(self) -> None:
-        self._stamps: tuple[FileStamps, int] | None = None
-        """The stamps held, and how many of them are indexed files (the others: skipped ones)."""
-        self._generation: int | None = None
+        self._stamps: FileStamps | None = None
+        self._generation = 0
+        self._recheck: set[str] = set()
+        """Paths diffs named since the stamps were last read, whose stamps the next check reads again."""
+        self._recheck_lock = threading.Lock()  # held briefly: a check of named files must not wait for a scan
+        self._lock = threading.Lock()  # one check of every file at a time: it updates the stamps another one reads
 
     def diff(
         self,
@@ -222,28 +241,103 @@ class StampCheck:
         workspace: str | os.PathLike[str],
         scope: MemoryScope,
         media_suffixes: Iterable[str] = (),
+        named: Sequence[Path] | None = None,
     ) -> FileDiff | None:
         """The workspace against the store's stamps; ``None`` for a scope with patterns (filtered in Python: the
-        caller compares every file). A diff that is not empty drops the held stamps: the sync that follows may
-        restamp files without moving the generation, so the next check reads them again."""
+        caller compares every file). ``named``: only these files (absolute, as the scan reaches them), which a
+        watcher's events named; ``None`` also when one of them cannot be judged alone."""
         if any(scope.patterns):
             return None
-        generation, held = store.generation, self._stamps
-        if held is None or self._generation != generation:
+        if named is not None:
+            return self._named(store, workspace, scope, media_suffixes, named)
+        with self._lock:
+            stamps, skipped = self._refresh(store)
+            changed, gone = stamps.changes(*scan_arguments(workspace, scope, media_suffixes), _RACY_S, _RACY_FINE_S)
+            self._remember({path for path, *_ in changed} | set(gone))
+            return FileDiff(changed, gone, len(stamps) - skipped)
+
+    def _remember(self, paths: set[str]) -> None:
+        """Read the stamps of ``paths`` again at the next check: a sync may restamp them without a new generation."""
+        with self._recheck_lock:
+            self._recheck |= paths
+
+    def _named(
+        self,
+        store: Store,
+        workspace: str | os.PathLike[str],
+        scope: MemoryScope,
+        media_suffixes: Iterable[str],
+        named: Sequence[Path],
+    ) -> FileDiff | None:
+        """The diff of the ``named`` files alone, as the scan would list them (``FileDiff.stamped``: how many of
+        them are indexed), or ``None`` when one cannot be judged without it: a symlink on its way (the scan follows
+        none) or a file with other hard links (the scan keeps one path per file)."""
+        root, extra_roots, media, root_files = scan_arguments(workspace, scope, media_suffixes)
+        bases = [(Path(root) / 'memory', ('.md',)), *((Path(extra), ('.md', *media)) for extra in extra_roots)]
+        listed: dict[str, tuple[str, str, float, int]] = {}
+        missing: list[str] = []
+        for path in (Path(os.path.abspath(p)) for p in named):
+            rel = os.path.relpath(path, root).replace(os.sep, '/')
+            if path.parent == Path(root) and path.name in root_files:
+                if _same_file_as_another(path, root_files):
+                    return None  # MEMORY.md and memory.md on a case-insensitive disk: the scan keeps the first
+                on_the_way = []
+            else:
+                base = next(((b, s) for b, s in bases if b == path or b in path.parents), None)
+                if base is None or path.suffix.lower() not in base[1]:
+                    continue  # not memory
+                inside = path.relative_to(base[0]).parts[:-1]
+                if any(part in IGNORED_DIRS for part in inside):
+                    continue
+                on_the_way = [base[0], *(base[0].joinpath(*inside[:n]) for n in range(1, len(inside) + 1))]
+            try:
+                if any(folder.is_symlink() for folder in on_the_way):
+                    return None
+                found = path.lstat()
+            except FileNotFoundError:
+                missing.append(rel)
+                continue
+            except OSError:
+                return None
+            if not stat.S_ISREG(found.st_mode):
+                missing.append(rel)  # a folder or a link now: not a memory file the scan lists
+            elif found.st_nlink > 1:
+                return None
+            else:
+                listed[rel] = (rel, str(path), found.st_mtime, found.st_size)
+        stamps = {row[0]: row[1:] for row in store.file_stamp_rows([*listed, *missing])}
+        skipped = store.skipped()
+        changed = [entry for rel, entry in listed.items() if rel not in stamps or not _stamp_unchanged(
+            stamps[rel], entry[2], entry[3])]  # fmt: skip
+        gone = sorted(rel for rel in missing if rel in stamps or rel in skipped)
+        self._remember({*listed, *missing})
+        return FileDiff(changed, gone, len(stamps))
+
+    def _refresh(self, store: Store) -> tuple[FileStamps, int]:
+        """The stamps as the store holds them now, and how many of them are skipped files'. A skipped file has no
+        stamp: it gets one that never matches, so it is tried again while it is there (as a full sync does) and its
+        reason forgotten once it is gone."""
+        with self._recheck_lock:
+            recheck, self._recheck = self._recheck, set()
+        generation, stamps = store.generation, self._stamps
+        moved = None if stamps is None else store.paths_since(self._generation)
+        if moved is not None and len(moved[1]) + len(moved[2]) + len(recheck) > self.BATCH:
+            moved = None  # a bulk change: reading every stamp at once is cheaper than looking each one up
+        if stamps is None or moved is None:
             stamps, rows = FileStamps(), store.file_stamp_rows()
             for start in range(0, len(rows), self.BATCH):
                 stamps.extend(rows[start : start + self.BATCH])
-            # A skipped file has no stamp: one that never matches, so it is tried again while it is there (as a
-            # full sync does) and its reason forgotten once it is gone.
-            stamps.extend([(path, math.nan, 0, 0.0) for path in store.skipped()])
-            held = (stamps, len(rows))
-            self._stamps, self._generation = held, generation  # whole before it is shared: checks may overlap
-        stamps, indexed = held
-        changed, gone = stamps.changes(*scan_arguments(workspace, scope, media_suffixes), _RACY_S, _RACY_FINE_S)
-        diff = FileDiff(changed, gone, indexed)
-        if not diff.empty:
-            self._stamps = None
-        return diff
+        else:
+            generation, present, gone = moved
+            paths = recheck | set(present) | set(gone)
+            if paths:
+                rows = store.file_stamp_rows(paths)
+                stamps.remove(sorted(paths - {row[0] for row in rows}))
+                stamps.extend(rows)
+        skipped = store.skipped()
+        stamps.extend([(path, math.nan, 0, 0.0) for path in skipped])
+        self._stamps, self._generation = stamps, generation
+        return stamps, len(skipped)
 
 
 def workspace_changed(

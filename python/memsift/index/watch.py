@@ -25,10 +25,12 @@ from watchdog.observers import Observer
 from memsift._threads import lower_thread_priority
 from memsift.index.workspace import IGNORED_DIRS
 
-__all__ = ['POLL_S', 'Watcher']
+__all__ = ['MAX_EVENT_PATHS', 'POLL_S', 'Watcher']
 
 POLL_S = 2.0
 """How often the polling fallback syncs (a stat per file; chokidar's default is 0.1-1 s)."""
+MAX_EVENT_PATHS = 1000
+"""Files named by events that a sync checks alone; more (a bulk copy), and it checks every file."""
 _OUT_OF_WATCHES = {errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
 """inotify's answers when the user's watches (ENOSPC) or instances/handles (EMFILE, ENFILE) are used up."""
 
@@ -40,9 +42,16 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ('opened', 'closed_no_write'):
             return
-        paths = [event.src_path, getattr(event, 'dest_path', '')]
-        if any(self.watcher.relevant(Path(str(p)), event.is_directory) for p in paths if p):
-            self.watcher.changed()
+        paths = [Path(str(p)) for p in (event.src_path, getattr(event, 'dest_path', '')) if p]
+        relevant = [p for p in paths if self.watcher.relevant(p, event.is_directory)]
+        if not relevant:
+            return
+        if not event.is_directory:
+            self.watcher.changed(relevant)
+        elif event.event_type == 'modified':
+            self.watcher.changed([])  # a folder's listing moved: its files' own events name them
+        else:
+            self.watcher.changed(None)  # a folder created, moved or deleted: its files are not named one by one
 
 
 class Watcher:
@@ -53,7 +62,9 @@ class Watcher:
         root: The workspace (``MEMORY.md`` / ``memory.md`` live there).
         trees: ``memory/`` and the extra paths (absolute): folders watched recursively, or single files.
         changed: Called on every relevant event (the index marks itself dirty).
-        sync: Runs a sync; it reports its own errors (the next change retries).
+        sync: Runs a sync; it reports its own errors (the next change retries). It is given the files the events
+            since the last one named (as the scan names them: under each tree as given, not as resolved), or
+            ``None`` when they cannot tell (a folder event, many files, a period, polling): then it checks every file.
     """
 
     def __init__(
@@ -62,7 +73,7 @@ class Watcher:
         trees: Sequence[Path],
         *,
         changed: Callable[[], None],
-        sync: Callable[[], None],
+        sync: Callable[[list[Path] | None], None],
         debounce_s: float,
         interval_s: float = 0.0,
         watch: bool = True,
@@ -79,6 +90,10 @@ class Watcher:
         self._observer: Any = None
         self._watched: set[Path] = set()
         self._trees = [tree.resolve() for tree in trees]
+        self._given = list(trees)
+        """The trees as given, which the scan walks (``_trees`` holds them resolved, as events name files)."""
+        self._paths: set[Path] | None = set()
+        """The files the events since the last sync named (scan form); ``None``: a sync must check every file."""
         self._interval_thread: threading.Thread | None = None
         self._poll_thread: threading.Thread | None = None
         self.syncs = 0
@@ -137,7 +152,7 @@ class Watcher:
         while not self._stopped.wait(wait):
             started = time.monotonic()
             self._changed()
-            self._fire()
+            self._fire(every_file=True)
             wait = max(POLL_S, 2 * (time.monotonic() - started))
 
     def start(self) -> None:
@@ -156,22 +171,38 @@ class Watcher:
             self._interval_thread = threading.Thread(target=self._every_interval, name='memsift-interval', daemon=True)
             self._interval_thread.start()
 
-    def changed(self) -> None:
-        """A relevant event: tell the index and (re)start the debounce timer."""
+    def changed(self, paths: Sequence[Path] | None = None) -> None:
+        """A relevant event on ``paths`` (``None``: on a folder, or unknown): tell the index and (re)start the
+        debounce timer."""
         self._changed()
         with self._lock:
             if self._stopped.is_set():
                 return
+            if paths is None or self._paths is None:
+                self._paths = None
+            else:
+                self._paths.update(self._scan_form(path) for path in paths)
+                if len(self._paths) > MAX_EVENT_PATHS:
+                    self._paths = None
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(self.delay, self._fire)
             self._timer.daemon = True
             self._timer.start()
 
-    def _fire(self) -> None:
+    def _scan_form(self, path: Path) -> Path:
+        """``path`` as the scan names it: under the tree as given, where an event names it under the resolved one."""
+        for given, resolved in zip(self._given, self._trees, strict=True):
+            if path == resolved or resolved in path.parents:
+                return given / path.relative_to(resolved)
+        return path
+
+    def _fire(self, every_file: bool = False) -> None:
         if self._stopped.is_set():
             return
-        self._sync()
+        with self._lock:
+            paths, self._paths = self._paths, set()
+        self._sync(None if every_file or paths is None else sorted(paths))
         self.syncs += 1
         with self._lock:
             if self._observer is not None and not self._stopped.is_set():
@@ -180,7 +211,7 @@ class Watcher:
     def _every_interval(self) -> None:
         while not self._stopped.wait(self.interval):
             self._changed()
-            self._fire()
+            self._fire(every_file=True)
 
     def stop(self) -> None:
         self._stopped.set()
