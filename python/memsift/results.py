@@ -30,6 +30,7 @@ __all__ = [
     'SessionHistory',
     'SessionHit',
     'SessionSearchResponse',
+    'SyncState',
 ]
 
 _MemoryGetFields = TypedDict(
@@ -88,6 +89,14 @@ class ReplicaState(TypedDict):
     warning: str | None
 
 
+class SyncState(TypedDict):
+    """``status()['sync']``: whether a background sync is running now, and what the last check of every file cost
+    (``checkMs``; searches wait for a sync only when it is short)."""
+
+    running: bool
+    checkMs: float | None
+
+
 class _MemoryStatusFields(TypedDict):
     backend: str
     provider: str
@@ -116,6 +125,7 @@ class _MemoryStatusFields(TypedDict):
     fallback: dict[str, str] | None
     skipped: list[dict[str, str]]
     syncError: str | None
+    sync: SyncState
     watching: bool
     rerank: dict[str, Any]
     watch: dict[str, Any]

@@ -302,6 +302,11 @@ def test_watch_falls_back_to_polling_when_the_os_has_no_watches_left(tmp_path, w
                 and 'OSError' in watch['fallbackReason']
                 and 'polling every' in watch['fallbackReason']
             )
+            from memsift.tools.cli.render import status_lines
+
+            assert any(
+                line.startswith('Sync:') and 'watch polling (OSError' in line for line in status_lines(index.status())
+            )
             write(ws / 'memory' / 'polled.md', 'capybara grazing by the river')
             deadline = time.time() + 20
             while time.time() < deadline and not paths(index.search('capybara')):

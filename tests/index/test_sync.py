@@ -320,3 +320,30 @@ def test_a_check_of_the_files_events_named_answers_as_a_check_of_every_file(tmp_
     assert check.diff(store, ws, scope, named=[ws / 'memory' / 'linked' / 'x.md']) is None
     os.link(ws / 'memory' / 'a.md', ws / 'memory' / 'hard.md')
     assert check.diff(store, ws, scope, named=[ws / 'memory' / 'hard.md']) is None
+
+
+def test_the_core_check_answers_over_a_symlink_loop_a_future_mtime_and_a_folder_gone(tmp_path):
+    from memsift.index.sync import StampCheck
+    from memsift.index.workspace import MemoryScope
+
+    ws = tmp_path / 'ws'
+    write(ws / 'memory' / 'a.md', 'alpha')
+    os.utime(ws / 'memory' / 'a.md', (1_000_000.25, 1_000_000.25))
+    write(ws / 'memory' / 'future.md', 'from a clock that ran ahead')
+    ahead = os.stat(ws / 'memory' / 'a.md').st_mtime + 10 * 365 * 86_400 + 0.5
+    os.utime(ws / 'memory' / 'future.md', (ahead, ahead))
+    (ws / 'memory' / 'loop').symlink_to(ws / 'memory')  # never followed
+    (ws / 'memory' / 'self.md').symlink_to(ws / 'memory' / 'self.md')
+    write(ws / 'memory' / 'gone' / 'g.md', 'in a folder that goes')
+    os.utime(ws / 'memory' / 'gone' / 'g.md', (1_000_000.25, 1_000_000.25))
+    store, index = open_pair(tmp_path)
+    assert sorted(sync_workspace(store, index, ws).added) == ['memory/a.md', 'memory/future.md', 'memory/gone/g.md']
+    check = StampCheck()
+    assert check.diff(store, ws, MemoryScope()).empty  # the future mtime is not racy; the links are not memory
+    import shutil
+
+    shutil.rmtree(ws / 'memory' / 'gone')
+    diff = check.diff(store, ws, MemoryScope())
+    assert diff.gone == ['memory/gone/g.md'] and not diff.changed
+    assert sync_workspace(store, index, ws, diff=diff).removed == ['memory/gone/g.md']
+    assert check.diff(store, ws, MemoryScope()).empty

@@ -39,6 +39,7 @@ from memsift.index.sync import (
     ensure_index_current,
     sync_workspace,
     unchanged_report,
+    workspace_changed,
 )
 from memsift.index.workspace import extra_paths, extra_roots, memory_scope, scan_workspace
 from memsift.index.writer import WriterLock
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from memsift.index.session_memory import SessionMemory
     from memsift.index.watch import Watcher
     from memsift.index.workspace import ScanAhead
-    from memsift.results import SnapshotState
+    from memsift.results import SnapshotState, SyncState
 
 __all__ = ['SEARCH_SYNC_BUDGET_S', 'SEARCH_SYNC_WAIT_S', 'Freshness', 'open_keyword_index']
 
@@ -458,6 +459,19 @@ class Freshness:
         thread = self.sync_thread
         if thread is not None and thread.is_alive():
             debug['syncing'] = True  # the answer is the committed index's; the sync's changes come after
+
+    def workspace_changed(self) -> bool:
+        """Whether a sync would find work (for ``status()``): the core's check, unless patterns need Python's."""
+        provider = self.embeddings.provider
+        suffixes, extra = media_suffixes(self.config, provider), memory_scope(self.config)
+        diff = self._stamps.diff(self.store, self.workspace, extra, suffixes)
+        return workspace_changed(self.store, self.workspace, extra, suffixes) if diff is None else not diff.empty
+
+    def sync_state(self) -> SyncState:
+        """``status()['sync']``."""
+        thread = self.sync_thread
+        check = None if self.check_s is None else round(self.check_s * 1000, 1)
+        return {'running': thread is not None and thread.is_alive(), 'checkMs': check}
 
     def _sync_wait(self, has_files: bool) -> float:
         """How long a search waits for the sync it started: :data:`SEARCH_SYNC_BUDGET_S` when the sync is expected

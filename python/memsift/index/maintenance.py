@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any
 from memsift._text import preview
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError, ProviderError
-from memsift.index.identity import media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
-from memsift.index.sync import ensure_index_current, workspace_changed
-from memsift.index.workspace import extra_paths, memory_scope
+from memsift.index.sync import ensure_index_current
+from memsift.index.workspace import extra_paths
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
@@ -60,8 +59,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'agentId': config.agent_id,
         'files': len(store.paths()),
         'chunks': store.chunk_count(),
-        'dirty': freshness.dirty
-        and workspace_changed(store, freshness.workspace, memory_scope(config), media_suffixes(config, provider)),
+        'dirty': freshness.dirty and freshness.workspace_changed(),
         'workspaceDir': str(freshness.workspace),
         'dbPath': config.store.path,
         'store': {'backend': config.store.backend, 'location': store.location},
@@ -81,6 +79,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'fallback': embeddings.resolution.fallback_report(),
         'skipped': [{'path': p, 'reason': r} for p, r in store.skipped().items()],
         'syncError': freshness.sync_error,
+        'sync': freshness.sync_state(),
         'watching': watcher is not None,
         'rerank': _rerank_status(config, rerank),
         'watch': {

@@ -157,6 +157,7 @@ def status_lines(data: Mapping[str, Any]) -> Iterator[str]:
         ('Disk', disk_line(data['disk'])),
         ('Rerank', _rerank_line(data['rerank'])),
         ('Index identity', data['identity']['status']),
+        ('Sync', sync_line(data)),
     ]
     for name, value in lines:
         yield f'{name + ":":17}{value}'
@@ -166,6 +167,18 @@ def status_lines(data: Mapping[str, Any]) -> Iterator[str]:
             yield f'  {item["path"]}: {item["reason"]}'
     for issue in data.get('issues', []):
         yield f'Issue:           {issue}'
+
+
+def sync_line(data: Mapping[str, Any]) -> str:
+    """Whether a sync runs now, what the last check of every file cost, how changes are noticed, the last error."""
+    sync, watch = data['sync'], data['watch']
+    parts = ['running' if sync['running'] else 'idle']
+    if sync['checkMs'] is not None:
+        parts.append(f'last check {sync["checkMs"]:.0f} ms')
+    parts.append(f'watch {watch["mode"]}' + (f' ({watch["fallbackReason"]})' if watch['fallbackReason'] else ''))
+    if data['syncError']:
+        parts.append(f'last error: {data["syncError"]}')
+    return ' · '.join(parts)
 
 
 def size(count: int | None) -> str:
