@@ -227,6 +227,9 @@ pub struct Stamp {
     pub read_at: f64,
 }
 
+/// The first bytes of a file [`FileStamps::save`] writes (the format's version is its last digit).
+const STAMPS_MAGIC: &[u8] = b"MSSTAMP1";
+
 /// The stamps of every indexed file, by relative path: with [`scan_memory_files`], whether a sync would find
 /// nothing to do, without leaving the core.
 #[derive(Debug, Default)]
@@ -238,6 +241,64 @@ impl FileStamps {
     /// Add or replace the stamp of `path`.
     pub fn insert(&mut self, path: OsString, stamp: Stamp) {
         self.stamps.insert(path, stamp);
+    }
+
+    /// Write the stamps and the store `generation` they reflect to `path` (beside it first, then renamed into
+    /// place, so a reader never sees half a file): a derived copy that lets the next process skip reading every
+    /// stamp from the store.
+    ///
+    /// # Errors
+    /// What writing or renaming the file failed with.
+    pub fn save(&self, path: &Path, generation: u64) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = Vec::with_capacity(24 + self.stamps.len() * 64);
+        out.extend_from_slice(STAMPS_MAGIC);
+        out.extend_from_slice(&generation.to_le_bytes());
+        out.extend_from_slice(&(self.stamps.len() as u64).to_le_bytes());
+        for (name, stamp) in &self.stamps {
+            let bytes = name.as_bytes();
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(&stamp.mtime.to_le_bytes());
+            out.extend_from_slice(&stamp.size.to_le_bytes());
+            out.extend_from_slice(&stamp.read_at.to_le_bytes());
+        }
+        let aside = path.with_extension(format!("tmp-{}", std::process::id()));
+        let mut file = fs::File::create(&aside)?;
+        file.write_all(&out)?;
+        file.sync_all()?;
+        fs::rename(&aside, path)
+    }
+
+    /// The stamps and generation [`save`](Self::save) wrote to `path`; `None` for a missing, short or foreign
+    /// file (the caller reads the store instead).
+    #[must_use]
+    pub fn load(path: &Path) -> Option<(Self, u64)> {
+        use std::os::unix::ffi::OsStringExt;
+        let data = fs::read(path).ok()?;
+        let mut at = STAMPS_MAGIC.len();
+        if data.get(..at)? != STAMPS_MAGIC {
+            return None;
+        }
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let piece = data.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(piece)
+        };
+        let word = |piece: &[u8]| -> Option<[u8; 8]> { piece.try_into().ok() };
+        let generation = u64::from_le_bytes(word(take(8)?)?);
+        let count = usize::try_from(u64::from_le_bytes(word(take(8)?)?)).ok()?;
+        let mut stamps = HashMap::with_capacity(count.min(1 << 24));
+        for _ in 0..count {
+            let len = usize::try_from(u64::from_le_bytes(word(take(8)?)?)).ok()?;
+            let name = OsString::from_vec(take(len)?.to_vec());
+            let mtime = f64::from_le_bytes(word(take(8)?)?);
+            let size = u64::from_le_bytes(word(take(8)?)?);
+            let read_at = f64::from_le_bytes(word(take(8)?)?);
+            stamps.insert(name, Stamp { mtime, size, read_at });
+        }
+        (take(1).is_none()).then_some((Self { stamps }, generation))
     }
 
     /// Forget the stamp of `path`, if there is one.
@@ -413,6 +474,32 @@ mod tests {
         );
         assert!(RacyWindows { whole_seconds: 2.0, fine: 0.1 }.racy(100.0, 101.5)); // whole seconds: a 2 s window
         assert!(!RacyWindows { whole_seconds: 2.0, fine: 0.1 }.racy(100.25, 101.5));
+    }
+
+    #[test]
+    fn saved_stamps_load_as_they_were_and_a_damaged_file_loads_as_none() {
+        let root = temp_dir("saved-stamps");
+        let mut stamps = FileStamps::default();
+        stamps.insert("memory/a.md".into(), Stamp { mtime: 1_700_000_000.123_456_7, size: 42, read_at: 1.5 });
+        stamps.insert("memory/ü.md".into(), Stamp { mtime: f64::NAN, size: 0, read_at: 0.0 });
+        let file = root.join("index.stamps");
+        stamps.save(&file, 7).unwrap();
+        let (loaded, generation) = FileStamps::load(&file).unwrap();
+        assert_eq!((generation, loaded.len()), (7, 2));
+        let a = loaded.stamps[&OsString::from("memory/a.md")];
+        assert_eq!(
+            (a.mtime.to_bits(), a.size, a.read_at.to_bits()),
+            (1_700_000_000.123_456_7f64.to_bits(), 42, 1.5f64.to_bits())
+        );
+        assert!(loaded.stamps[&OsString::from("memory/ü.md")].mtime.is_nan());
+        let data = fs::read(&file).unwrap();
+        for cut in [0, 5, data.len() - 1] {
+            fs::write(&file, &data[..cut]).unwrap();
+            assert!(FileStamps::load(&file).is_none(), "cut at {cut}");
+        }
+        fs::write(&file, [data.as_slice(), b"x"].concat()).unwrap();
+        assert!(FileStamps::load(&file).is_none());
+        assert!(FileStamps::load(&root.join("missing")).is_none());
     }
 
     #[test]

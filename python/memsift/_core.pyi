@@ -539,6 +539,12 @@ class FileStamps:
     def __new__(cls) -> FileStamps: ...
     def extend(self, stamps: Sequence[tuple[str, float, int, float]]) -> None:
         """Add ``(path, st_mtime, size, read_at)`` stamps (a path given again replaces its stamp)."""
+    def save(self, path: str | os.PathLike[str], generation: int) -> bool:
+        """Write the stamps and the store ``generation`` they reflect to ``path`` (aside, then renamed into place),
+        without the GIL; ``False`` when the file could not be written (it is a derived copy: nothing else changes)."""
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> tuple[FileStamps, int] | None:
+        """The stamps and generation :meth:`save` wrote to ``path``, or ``None`` for a missing, short or foreign file."""
     def remove(self, paths: Sequence[str]) -> None:
         """Forget the stamps of ``paths`` (those it holds)."""
     def __len__(self) -> int: ...

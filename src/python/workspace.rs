@@ -82,6 +82,19 @@ impl PyFileStamps {
         }
     }
 
+    /// Write the stamps and the store ``generation`` they reflect to ``path`` (aside, then renamed into place),
+    /// without the GIL; ``False`` when the file could not be written (it is a derived copy: nothing else changes).
+    fn save(&self, py: Python<'_>, path: PathBuf, generation: u64) -> bool {
+        let stamps = &self.inner;
+        py.detach(|| stamps.save(&path, generation).is_ok())
+    }
+
+    /// The stamps and generation :meth:`save` wrote to ``path``, or ``None`` for a missing, short or foreign file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> Option<(Self, u64)> {
+        py.detach(|| crate::workspace::FileStamps::load(&path)).map(|(inner, generation)| (Self { inner }, generation))
+    }
+
     /// Forget the stamps of ``paths`` (those it holds).
     fn remove(&mut self, paths: Vec<OsString>) {
         for path in paths {

@@ -347,3 +347,30 @@ def test_the_core_check_answers_over_a_symlink_loop_a_future_mtime_and_a_folder_
     assert diff.gone == ['memory/gone/g.md'] and not diff.changed
     assert sync_workspace(store, index, ws, diff=diff).removed == ['memory/gone/g.md']
     assert check.diff(store, ws, MemoryScope()).empty
+
+
+def test_stamps_saved_by_one_check_start_the_next_process_and_a_foreign_copy_is_not_trusted(tmp_path):
+    from memsift._core import FileStamps
+    from memsift.index.sync import StampCheck
+    from memsift.index.workspace import MemoryScope
+
+    ws, saved = tmp_path / 'ws', tmp_path / 'index.stamps'
+    for name in ('a', 'b'):
+        write(ws / 'memory' / f'{name}.md', name)
+        os.utime(ws / 'memory' / f'{name}.md', (1_000_000.25, 1_000_000.25))
+    store, index = open_pair(tmp_path)
+    sync_workspace(store, index, ws)
+    assert StampCheck(saved).diff(store, ws, MemoryScope()).empty and saved.is_file()
+    write(ws / 'memory' / 'b.md', 'b, edited by a process that saved no stamps')
+    os.utime(ws / 'memory' / 'b.md', (1_000_050.25, 1_000_050.25))
+    sync_workspace(store, index, ws)
+    assert StampCheck(saved).diff(store, ws, MemoryScope()).empty  # the saved copy, brought up to date by the log
+    # A copy whose generation this store also has, from another store: its files do not add up, so it is not used.
+    foreign = FileStamps()
+    foreign.extend([('memory/a.md', 1_000_000.25, 1, 1_000_100.0)])
+    foreign.save(saved, store.generation)
+    write(ws / 'memory' / 'c.md', 'c')
+    os.utime(ws / 'memory' / 'c.md', (1_000_000.25, 1_000_000.25))
+    assert [rel for rel, *_ in StampCheck(saved).diff(store, ws, MemoryScope()).changed] == ['memory/c.md']
+    saved.write_bytes(b'damaged')
+    assert [rel for rel, *_ in StampCheck(saved).diff(store, ws, MemoryScope()).changed] == ['memory/c.md']

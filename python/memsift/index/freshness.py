@@ -181,7 +181,7 @@ class Freshness:
         """The store generation at which the embeddings last compared their identity with the store's."""
         self.scan_ahead: ScanAhead | None = None
         """A scan the opener started for the first sync check (the command line, which syncs at once)."""
-        self._stamps = StampCheck()
+        self._stamps = StampCheck(None if index.path is None else Path(index.path).with_suffix('.stamps'))
         self.check_s: float | None = None
         """How long this process's last sync check took (the scan and compare that tell whether there is work)."""
 

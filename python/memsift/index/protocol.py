@@ -139,6 +139,10 @@ class Store(Protocol):
 
     def skipped(self) -> dict[str, str]: ...
 
+    def file_count(self) -> int:
+        """How many files are indexed."""
+        ...
+
     def chunk_count(self) -> int: ...
 
     def source_counts(self) -> list[tuple[str, int, int]]:

@@ -114,6 +114,7 @@ _MTIMES = _scoped('SELECT path, mtime FROM files {where}', 'SELECT path, mtime F
 _STAMPS = _scoped(
     'SELECT path, mtime, size, indexed_at FROM files', 'SELECT path, mtime, size, indexed_at FROM memory_files {where}'
 )
+_FILE_COUNT = _scoped('SELECT count(*) FROM files', 'SELECT count(*) FROM memory_files {where}')
 _STAMPS_OF = _scoped(
     'SELECT path, mtime, size, indexed_at FROM files {where}',
     'SELECT path, mtime, size, indexed_at FROM memory_files {where}',
@@ -568,6 +569,10 @@ class StoreBase:
 
     def skipped(self) -> dict[str, str]:
         return dict(self._rows(_SKIPPED))
+
+    def file_count(self) -> int:
+        """How many files are indexed."""
+        return int(self._rows(_FILE_COUNT)[0][0])
 
     def chunk_count(self) -> int:
         return int(self._rows(_CHUNK_COUNT)[0][0])

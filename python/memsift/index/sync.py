@@ -227,7 +227,10 @@ class StampCheck:
     BATCH = 20_000
     """Stamps handed to the core at a time when they are read: each hand-over holds the GIL only briefly."""
 
-    def __init__(self) -> None:
+    def __init__(self, saved: Path | None = None) -> None:
+        self._saved_path = saved
+        """Where the stamps are kept between processes (derived, like the keyword index), if anywhere."""
+        self._saved_generation: int | None = None
         self._stamps: FileStamps | None = None
         self._generation = 0
         self._recheck: set[str] = set()
@@ -254,6 +257,9 @@ class StampCheck:
             stamps, skipped = self._refresh(store)
             changed, gone = stamps.changes(*scan_arguments(workspace, scope, media_suffixes), _RACY_S, _RACY_FINE_S)
             self._remember({path for path, *_ in changed} | set(gone))
+            saved, generation = self._saved_path, self._generation
+            if saved is not None and self._saved_generation != generation and stamps.save(saved, generation):
+                self._saved_generation = generation  # the next process starts from them
             return FileDiff(changed, gone, len(stamps) - skipped)
 
     def _remember(self, paths: set[str]) -> None:
@@ -319,14 +325,16 @@ class StampCheck:
         reason forgotten once it is gone."""
         with self._recheck_lock:
             recheck, self._recheck = self._recheck, set()
-        generation, stamps = store.generation, self._stamps
+        stamps, loaded = self._stamps, False
+        if stamps is None and self._saved_path is not None and (saved := FileStamps.load(self._saved_path)):
+            (stamps, self._generation), loaded = saved, True  # another process's copy: brought up to date below
+            self._saved_generation = self._generation
         moved = None if stamps is None else store.paths_since(self._generation)
         if moved is not None and len(moved[1]) + len(moved[2]) + len(recheck) > self.BATCH:
             moved = None  # a bulk change: reading every stamp at once is cheaper than looking each one up
         if stamps is None or moved is None:
-            stamps, rows = FileStamps(), store.file_stamp_rows()
-            for start in range(0, len(rows), self.BATCH):
-                stamps.extend(rows[start : start + self.BATCH])
+            generation, loaded = store.generation, False  # taken first: a write while reading is read again
+            stamps = self._read_all(store)
         else:
             generation, present, gone = moved
             paths = recheck | set(present) | set(gone)
@@ -336,8 +344,19 @@ class StampCheck:
                 stamps.extend(rows)
         skipped = store.skipped()
         stamps.extend([(path, math.nan, 0, 0.0) for path in skipped])
+        if loaded and len(stamps) - len(skipped) != store.file_count():  # a saved copy that is not this store's
+            generation = store.generation
+            stamps = self._read_all(store)
+            stamps.extend([(path, math.nan, 0, 0.0) for path in skipped])
         self._stamps, self._generation = stamps, generation
         return stamps, len(skipped)
+
+    def _read_all(self, store: Store) -> FileStamps:
+        """Every stamp the store holds (take its generation before: a write meanwhile is then read again)."""
+        stamps, rows = FileStamps(), store.file_stamp_rows()
+        for start in range(0, len(rows), self.BATCH):
+            stamps.extend(rows[start : start + self.BATCH])
+        return stamps
 
 
 def workspace_changed(
