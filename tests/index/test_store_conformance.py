@@ -165,6 +165,11 @@ def test_touch_identity_and_clear(store):
     assert (store.file('a.md').mtime, store.file('a.md').size, store.file('a.md').indexed_at) == (5.0, 9, 7.25)
     assert store.file_stamps()['b.md'] == (6.5, 4, 7.25)
     assert store.generation == generation  # nothing searchable moved
+    # What a check reads: every stamp, the stamps and records of some paths, how many files there are.
+    assert sorted(store.file_stamp_rows()) == [('a.md', 5.0, 9, 7.25), ('b.md', 6.5, 4, 7.25)]
+    assert [tuple(r) for r in store.file_stamp_rows(['b.md', 'gone.md', 'bad\udcff.md'])] == [('b.md', 6.5, 4, 7.25)]
+    assert store.file_stamp_rows([]) == [] and store.file_count() == 2
+    assert set(store.files_of(['a.md', 'gone.md', 'bad\udcff.md'])) == {'a.md'} and store.files_of([]) == {}
     store.set_identity({'model': 'm', 'dims': 4})
     assert store.identity == {'dims': 4, 'model': 'm'} and store.generation == generation + 1
     store.clear()
