@@ -374,3 +374,8 @@ def test_stamps_saved_by_one_check_start_the_next_process_and_a_foreign_copy_is_
     assert [rel for rel, *_ in StampCheck(saved).diff(store, ws, MemoryScope()).changed] == ['memory/c.md']
     saved.write_bytes(b'damaged')
     assert [rel for rel, *_ in StampCheck(saved).diff(store, ws, MemoryScope()).changed] == ['memory/c.md']
+    check = StampCheck(saved)
+    assert check.diff(store, ws, MemoryScope()).changed and saved.read_bytes() != b'damaged'  # saved again
+    store.clear()  # a reset: the log no longer reaches back, every file is read again
+    assert len(check.diff(store, ws, MemoryScope()).changed) == 3
+    assert len(StampCheck(saved).diff(store, ws, MemoryScope()).changed) == 3
