@@ -50,6 +50,12 @@ pub struct PathCatalogue {
 }
 
 impl PathCatalogue {
+    /// Whether `path` is one of the catalogue's paths, exactly (no normalization).
+    #[must_use]
+    pub fn contains(&self, path: &str) -> bool {
+        self.paths.binary_search_by(|p| p.as_str().cmp(path)).is_ok()
+    }
+
     pub fn new(mut paths: Vec<String>) -> Self {
         paths.sort_unstable();
         paths.dedup();

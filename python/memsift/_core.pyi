@@ -467,6 +467,8 @@ class PathCatalogue:
         ``/``), 1 = the stem; best tier first, each path once. Matching is on OpenClaw's normalization (trimmed,
         ``\\`` as ``/``, no leading ``./``, NFC, lower case)."""
     def __len__(self) -> int: ...
+    def __contains__(self, path: str) -> bool:
+        """Whether ``path`` is one of the catalogue's paths, exactly (no normalization)."""
 
 def prepare_files(
     paths: Sequence[str | os.PathLike[str]],

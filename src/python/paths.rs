@@ -32,4 +32,9 @@ impl PyPathCatalogue {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+
+    /// Whether ``path`` is one of the catalogue's paths, exactly (no normalization).
+    fn __contains__(&self, path: &str) -> bool {
+        self.inner.contains(path)
+    }
 }

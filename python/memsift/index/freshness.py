@@ -62,8 +62,12 @@ SEARCH_SYNC_BUDGET_S = 0.2
 """How long a search waits for a background sync it started before answering from the current index, when that
 sync is expected to end within it (an edit just made is then in the answer)."""
 SEARCH_SYNC_WAIT_S = 0.005
-"""The wait when the sync is expected to take longer (a workspace of many files: a check over 584k files takes
-seconds): the search answers from the committed index and says ``syncing`` in ``debug``."""
+"""The wait when the check is expected to take longer than :data:`QUICK_CHECK_S` (a workspace of many files: over
+584k files it takes seconds, over 59k 0.2 s): the search answers from the committed index and says ``syncing`` in
+``debug``."""
+QUICK_CHECK_S = 0.05
+"""A check expected to take at most this long is waited for, with what the sync then does (a changed note read and
+embedded), up to :data:`SEARCH_SYNC_BUDGET_S`."""
 CHECK_S_PER_FILE = 3e-6
 """About what the sync check costs per indexed file (a stat and a compare; 14 ms for 5,000 notes), to judge the
 first sync of a process before one has been timed."""
@@ -474,12 +478,12 @@ class Freshness:
         return {'running': thread is not None and thread.is_alive(), 'checkMs': check}
 
     def _sync_wait(self, has_files: bool) -> float:
-        """How long a search waits for the sync it started: :data:`SEARCH_SYNC_BUDGET_S` when the sync is expected
-        to end within it (the last check did, or this workspace is small enough), else :data:`SEARCH_SYNC_WAIT_S`."""
+        """How long a search waits for the sync it started: :data:`SEARCH_SYNC_BUDGET_S` when its check is expected
+        to be quick (the last one was, or this workspace is small enough), else :data:`SEARCH_SYNC_WAIT_S`."""
         expected = self.check_s
         if expected is None:
             expected = len(self.catalogue()) * CHECK_S_PER_FILE if has_files else 0.0
-        return SEARCH_SYNC_BUDGET_S if expected <= SEARCH_SYNC_BUDGET_S else SEARCH_SYNC_WAIT_S
+        return SEARCH_SYNC_BUDGET_S if expected <= QUICK_CHECK_S else SEARCH_SYNC_WAIT_S
 
     def catch_up(self) -> None:
         """Bring this host's keyword index to a shared store's generation (the changes other hosts made, or a

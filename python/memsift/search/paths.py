@@ -9,7 +9,6 @@ a tier above every content match. The lookup tables live in Rust (``memsift._cor
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Iterable, Sequence
 
 from memsift._core import PathCatalogue
@@ -36,14 +35,8 @@ class Catalogue:
         self._added_tables: PathCatalogue | None = None
         self._removed: frozenset[str] = frozenset()
 
-    @functools.cached_property
-    def _base(self) -> frozenset[str]:
-        """The paths the tables were built from, as a set: made when first asked for (a change from another
-        process), not by every process's first search."""
-        return frozenset(self._paths)
-
     def __contains__(self, path: str) -> bool:
-        return path in self._added or (path in self._base and path not in self._removed)
+        return path in self._added or (path in self._tables and path not in self._removed)
 
     def __len__(self) -> int:
         return len(self._tables) - len(self._removed) + len(self._added)
@@ -65,10 +58,10 @@ class Catalogue:
         moved.generation = generation
         if not entering and not leaving:
             return moved
-        added = (self._added - leaving) | {p for p in entering if p not in self._base}
-        removed = (self._removed | {p for p in leaving if p in self._base}) - entering
-        if len(added) + len(removed) > max(self.REBUILD_FROM, len(self._base) // 20):
-            return Catalogue(generation, (self._base - removed) | added)
+        added = (self._added - leaving) | {p for p in entering if p not in self._tables}
+        removed = (self._removed | {p for p in leaving if p in self._tables}) - entering
+        if len(added) + len(removed) > max(self.REBUILD_FROM, len(self._tables) // 20):
+            return Catalogue(generation, {*(p for p in self._paths if p not in removed), *added})
         moved._added, moved._removed = frozenset(added), frozenset(removed)
         moved._added_tables = PathCatalogue(list(added)) if added else None
         return moved
