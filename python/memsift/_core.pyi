@@ -467,7 +467,7 @@ class PathCatalogue:
         ``/``), 1 = the stem; best tier first, each path once. Matching is on OpenClaw's normalization (trimmed,
         ``\\`` as ``/``, no leading ``./``, NFC, lower case)."""
     def __len__(self) -> int: ...
-    def __contains__(self, path: str) -> bool:
+    def __contains__(self, path: str, /) -> bool:
         """Whether ``path`` is one of the catalogue's paths, exactly (no normalization)."""
 
 def prepare_files(
