@@ -266,6 +266,8 @@ def test_the_watcher_syncs_the_files_its_events_name_without_checking_every_file
     with open_index(tmp_path, sync={'watchDebounceMs': 50, 'onSearch': False}) as index:
         index.sync()
         index.start_watching()
+        if index.status()['watch']['mode'] != 'events':
+            pytest.skip(f'no OS file events here: {index.status()["watch"]["fallbackReason"]}')
         checks = len(every_file)
         write(ws / 'memory' / 'watched.md', 'wombat burrow survey')  # new
         write(ws / 'memory' / '2026-11-20.md', 'numbat termite count')  # edited
