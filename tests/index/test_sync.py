@@ -306,8 +306,10 @@ def test_a_check_of_the_files_events_named_answers_as_a_check_of_every_file(tmp_
     write(extra / 'c.md', 'gamma, edited')
     write(ws / 'memory' / '.git' / 'x.md', 'ignored folder')
     write(ws / 'memory' / 'n.txt', 'not Markdown')
+    write(ws / 'memory' / 'UPPER.MD', 'the scan takes *.md as written')
     named = [ws / 'MEMORY.md', ws / 'memory' / 'new.md', ws / 'memory' / 'b.md', extra / 'c.md',
-             ws / 'memory' / '.git' / 'x.md', ws / 'memory' / 'n.txt', tmp_path / 'elsewhere.md']  # fmt: skip
+             ws / 'memory' / '.git' / 'x.md', ws / 'memory' / 'n.txt', tmp_path / 'elsewhere.md',
+             ws / 'memory' / 'UPPER.MD']  # fmt: skip
     every = check.diff(store, ws, scope)
     only = check.diff(store, ws, scope, named=named)
     assert sorted(rel for rel, *_ in only.changed) == sorted(rel for rel, *_ in every.changed)

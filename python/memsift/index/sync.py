@@ -279,7 +279,7 @@ class StampCheck:
         them are indexed), or ``None`` when one cannot be judged without it: a symlink on its way (the scan follows
         none) or a file with other hard links (the scan keeps one path per file)."""
         root, extra_roots, media, root_files = scan_arguments(workspace, scope, media_suffixes)
-        bases = [(Path(root) / 'memory', ('.md',)), *((Path(extra), ('.md', *media)) for extra in extra_roots)]
+        bases = [(Path(root) / 'memory', ()), *((Path(extra), tuple(media)) for extra in extra_roots)]
         listed: dict[str, tuple[str, str, float, int]] = {}
         missing: list[str] = []
         for path in (Path(os.path.abspath(p)) for p in named):
@@ -290,8 +290,8 @@ class StampCheck:
                 on_the_way = []
             else:
                 base = next(((b, s) for b, s in bases if b == path or b in path.parents), None)
-                if base is None or path.suffix.lower() not in base[1]:
-                    continue  # not memory
+                if base is None or not (path.name.endswith('.md') or path.suffix.lower() in base[1]):
+                    continue  # not memory: the scan's rule (``*.md`` as written, media suffixes in any case)
                 inside = path.relative_to(base[0]).parts[:-1]
                 if any(part in IGNORED_DIRS for part in inside):
                     continue
