@@ -57,7 +57,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'model': provider.model if provider is not None else 'fts-only',
         'requestedProvider': config.provider,
         'agentId': config.agent_id,
-        'files': len(store.paths()),
+        'files': store.file_count(),
         'chunks': store.chunk_count(),
         'dirty': freshness.dirty and freshness.workspace_changed(),
         'workspaceDir': str(freshness.workspace),
