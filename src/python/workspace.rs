@@ -34,7 +34,7 @@ pub(super) fn scan_memory_files_py(
     let root_files = root_files.unwrap_or_else(|| vec!["MEMORY.md".to_owned(), "memory.md".to_owned()]);
     check_root_files(&root_files)?;
     let files =
-        detached(py, || Ok(crate::workspace::scan_memory_files(&workspace, &extra_roots, &media, &root_files)))?;
+        detached(py, || Ok(crate::workspace::scan_memory_files(&workspace, &extra_roots, &media, &root_files, true)))?;
     Ok(files.into_iter().map(|f| (f.rel, f.abs.into_os_string(), f.mtime, f.size)).collect())
 }
 
@@ -130,7 +130,7 @@ impl PyFileStamps {
         let windows = crate::workspace::RacyWindows { whole_seconds: racy_s, fine: racy_fine_s };
         let stamps = &self.inner;
         detached(py, || {
-            let files = crate::workspace::scan_memory_files_here(&workspace, &extra_roots, &media, &root_files);
+            let files = crate::workspace::scan_memory_files(&workspace, &extra_roots, &media, &root_files, false);
             let (changed, gone) = stamps.changes(&files, windows);
             let changed = changed.into_iter().map(|f| (f.rel.clone(), f.abs.clone().into_os_string(), f.mtime, f.size));
             Ok((changed.collect(), gone.into_iter().cloned().collect()))

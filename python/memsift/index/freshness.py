@@ -38,10 +38,8 @@ from memsift.index.sync import (
     SyncReport,
     ensure_index_current,
     sync_workspace,
-    unchanged_report,
-    workspace_changed,
 )
-from memsift.index.workspace import extra_paths, extra_roots, memory_scope, scan_workspace
+from memsift.index.workspace import extra_paths, extra_roots, memory_scope
 from memsift.index.writer import WriterLock
 from memsift.media import MediaInput
 from memsift.search.paths import Catalogue
@@ -54,7 +52,7 @@ if TYPE_CHECKING:
     from memsift.index.session_memory import SessionMemory
     from memsift.index.watch import Watcher
     from memsift.index.workspace import ScanAhead
-    from memsift.results import SnapshotState, SyncState
+    from memsift.results import SnapshotState
 
 __all__ = ['SEARCH_SYNC_BUDGET_S', 'SEARCH_SYNC_WAIT_S', 'Freshness', 'open_keyword_index']
 
@@ -185,7 +183,8 @@ class Freshness:
         """The store generation at which the embeddings last compared their identity with the store's."""
         self.scan_ahead: ScanAhead | None = None
         """A scan the opener started for the first sync check (the command line, which syncs at once)."""
-        self._stamps = StampCheck(None if index.path is None else Path(index.path).with_suffix('.stamps'))
+        self.stamp_check = StampCheck(None if index.path is None else Path(index.path).with_suffix('.stamps'))
+        """What the syncs' checks compare the workspace with (the store's file stamps, held in the core)."""
         self.check_s: float | None = None
         """How long this process's last sync check took (the scan and compare that tell whether there is work)."""
 
@@ -270,20 +269,12 @@ class Freshness:
             return None, None
         suffixes, extra = media_suffixes(self.config, embeddings.provider), memory_scope(self.config)
         listing = ahead.take(self.workspace, extra, suffixes) if ahead is not None else None
-        diff = None
         # What changes from here on, the scan sees or a later sync does (a change marks the index dirty again).
         self.dirty = False
         try:
-            if listing is None and named is not None:
-                diff = self._stamps.diff(self.store, self.workspace, extra, suffixes, named)
-            every_file = diff is None
-            if listing is None and diff is None:
-                diff = self._stamps.diff(self.store, self.workspace, extra, suffixes)
-            if diff is None:
-                listing = scan_workspace(self.workspace, extra, suffixes) if listing is None else listing
-                report = unchanged_report(self.store, listing, started)
-            else:
-                report = SyncReport(unchanged=diff.stamped, generation=generation) if diff.empty else None
+            report, diff, every_file = self.stamp_check.check(
+                self.store, self.workspace, extra, suffixes, listing, named
+            )
         except BaseException:
             self.dirty = True
             raise
@@ -463,19 +454,6 @@ class Freshness:
         thread = self.sync_thread
         if thread is not None and thread.is_alive():
             debug['syncing'] = True  # the answer is the committed index's; the sync's changes come after
-
-    def workspace_changed(self) -> bool:
-        """Whether a sync would find work (for ``status()``): the core's check, unless patterns need Python's."""
-        provider = self.embeddings.provider
-        suffixes, extra = media_suffixes(self.config, provider), memory_scope(self.config)
-        diff = self._stamps.diff(self.store, self.workspace, extra, suffixes)
-        return workspace_changed(self.store, self.workspace, extra, suffixes) if diff is None else not diff.empty
-
-    def sync_state(self) -> SyncState:
-        """``status()['sync']``."""
-        thread = self.sync_thread
-        check = None if self.check_s is None else round(self.check_s * 1000, 1)
-        return {'running': thread is not None and thread.is_alive(), 'checkMs': check}
 
     def _sync_wait(self, has_files: bool) -> float:
         """How long a search waits for the sync it started: :data:`SEARCH_SYNC_BUDGET_S` when its check is expected

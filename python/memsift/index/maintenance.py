@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 from memsift._text import preview
 from memsift.config import MemoryConfig
 from memsift.errors import InvalidInputError, ProviderError
+from memsift.index.identity import media_suffixes
 from memsift.index.status import batch_status, cache_status, deep_issues, disk_status, fts_status, vector_status
-from memsift.index.sync import ensure_index_current
-from memsift.index.workspace import extra_paths
+from memsift.index.sync import ensure_index_current, workspace_changed
+from memsift.index.workspace import extra_paths, memory_scope
 
 if TYPE_CHECKING:
     from memsift.index.freshness import Freshness
-    from memsift.results import CompactReport, MemoryStatus
+    from memsift.results import CompactReport, MemoryStatus, SyncState
     from memsift.search.rerank import Rerank
 
 __all__ = ['compact', 'status']
@@ -59,7 +60,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'agentId': config.agent_id,
         'files': store.file_count(),
         'chunks': store.chunk_count(),
-        'dirty': freshness.dirty and freshness.workspace_changed(),
+        'dirty': freshness.dirty and _workspace_changed(freshness),
         'workspaceDir': str(freshness.workspace),
         'dbPath': config.store.path,
         'store': {'backend': config.store.backend, 'location': store.location},
@@ -79,7 +80,7 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
         'fallback': embeddings.resolution.fallback_report(),
         'skipped': [{'path': p, 'reason': r} for p, r in store.skipped().items()],
         'syncError': freshness.sync_error,
-        'sync': freshness.sync_state(),
+        'sync': _sync_state(freshness),
         'watching': watcher is not None,
         'rerank': _rerank_status(config, rerank),
         'watch': {
@@ -92,6 +93,25 @@ def status(freshness: Freshness, rerank: Rerank | None, deep: bool = False) -> M
     if deep:
         out['issues'] = deep_issues(store, keyword, provider, embeddings.current, out['vector'])
     return out
+
+
+def _workspace_changed(freshness: Freshness) -> bool:
+    """Whether a sync would find work (a skipped file tried again is none): the core's check, unless patterns need
+    Python's compare."""
+    config, store = freshness.config, freshness.store
+    suffixes, scope = media_suffixes(config, freshness.embeddings.provider), memory_scope(config)
+    diff = freshness.stamp_check.diff(store, freshness.workspace, scope, suffixes)
+    if diff is None:
+        return workspace_changed(store, freshness.workspace, scope, suffixes)
+    skipped = store.skipped()
+    return bool(diff.gone) or any(path not in skipped for path, *_ in diff.changed)
+
+
+def _sync_state(freshness: Freshness) -> SyncState:
+    """``status()['sync']``: a background sync running now, and what the last check of every file cost."""
+    thread = freshness.sync_thread
+    check = None if freshness.check_s is None else round(freshness.check_s * 1000, 1)
+    return {'running': thread is not None and thread.is_alive(), 'checkMs': check}
 
 
 def _rerank_status(config: MemoryConfig, rerank: Rerank | None) -> dict[str, Any]:

@@ -262,6 +262,31 @@ class StampCheck:
                 self._saved_generation = generation  # the next process starts from them
             return FileDiff(changed, gone, len(stamps) - skipped)
 
+    def check(
+        self,
+        store: Store,
+        workspace: str | os.PathLike[str],
+        scope: MemoryScope,
+        media_suffixes: Iterable[str] = (),
+        listing: Listing | None = None,
+        named: Sequence[Path] | None = None,
+    ) -> tuple[SyncReport | None, FileDiff | None, bool]:
+        """A sync's check: the report of a sync with nothing to do (else ``None``), the diff the sync takes
+        (``None``: it compares every file itself), and whether every file was looked at. ``listing``: a scan made
+        already (compared in Python); ``named``: the files a watcher's events named, looked at alone when they can
+        be."""
+        diff = (
+            self.diff(store, workspace, scope, media_suffixes, named) if listing is None and named is not None else None
+        )
+        every_file = diff is None
+        if listing is None and diff is None:
+            diff = self.diff(store, workspace, scope, media_suffixes)
+        if diff is None:
+            listing = scan_workspace(workspace, scope, media_suffixes) if listing is None else listing
+            return unchanged_report(store, listing, time.perf_counter()), None, every_file
+        report = SyncReport(unchanged=diff.stamped, generation=store.generation) if diff.empty else None
+        return report, diff, every_file
+
     def _remember(self, paths: set[str]) -> None:
         """Read the stamps of ``paths`` again at the next check: a sync may restamp them without a new generation."""
         with self._recheck_lock:
