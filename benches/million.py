@@ -174,7 +174,13 @@ def search(tmp: Path, config: dict, embedder: JitteredEmbedder, queries: list[st
             index.search(q)
     with memsift.MemoryIndex(tmp / 'ws', config, provider=embedder) as index:
         vectors = index.embeddings.vectors
-        out.update(vectors=len(vectors), dtype=vectors.dtype, ann=vectors.ann_active, fourBit=vectors.u4_active)
+        out.update(
+            vectors=len(vectors),
+            dtype=vectors.dtype,
+            ann=vectors.ann_active,
+            fourBit=vectors.u4_active,
+            oneBit=vectors.one_bit_active,
+        )
         out['defaults'] = timed_searches(index, queries)  # a new process: its first searches start a sync check
         out['hybrid_p50_ms'], out['hybrid_p95_ms'] = out['defaults']['p50_ms'], out['defaults']['p95_ms']
         log(f'defaults: {json.dumps(out["defaults"])}')

@@ -27,6 +27,7 @@ pub mod nibbles;
 pub mod paths;
 pub mod rank;
 pub mod redact;
+pub mod signs;
 pub mod simd;
 pub mod vector;
 pub mod workspace;

@@ -8,11 +8,20 @@
 //! but a row added later with a value outside its dimension's range (a note unlike the others) is clamped, which
 //! could move it anywhere: a row clamped by more than a step is an outlier, which every search scores exactly too.
 //! The codes are fitted again when the store has doubled, or when outliers pass 1/64 of the rows.
+//!
+//! From [`SIGNS_FROM`] rows the codes also keep 1-bit codes of themselves ([`crate::signs`]), a quarter of their
+//! bytes, and the ranking reads those first: the 4-bit codes then rank only the best of them.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
+use crate::signs::{SignCodes, MIN_SHARE, OVERSAMPLE};
 use crate::simd::kernels;
+use crate::vector::{best_in_shares, best_slots};
+
+/// Rows from which the codes keep 1-bit codes too (dropped under half as many). Below, the 4-bit scan takes a
+/// millisecond or two, and the oversampled rows would be a large share of the store.
+pub const SIGNS_FROM: usize = 250_000;
 
 /// Dimensions are paired into bytes in blocks of this many: byte `i` of block `b` holds dimension `128b + i` in its
 /// low nibble and `128b + 64 + i` in its high one, so any 32- or 64-byte load of a row meets whole query runs.
@@ -32,6 +41,8 @@ pub struct NibbleCodes {
     outliers: FxHashSet<usize>,
     /// The clamping a row's codes may hide: the median step.
     tolerance: f32,
+    /// 1-bit codes of the decoded rows, from [`SIGNS_FROM`] rows where the CPU has their kernel.
+    signs: Option<SignCodes>,
 }
 
 /// A query as the codes' kernel takes it: its values times each dimension's step, rounded to i8, split into the
@@ -48,8 +59,16 @@ impl NibbleCodes {
         let width = dims.div_ceil(BLOCK) * BLOCK / 2;
         let tolerance = median(&step);
         let mut codes = vec![0u8; n * width];
-        let mut this =
-            Self { width, low, step, codes: Vec::new(), fitted_rows: n, outliers: FxHashSet::default(), tolerance };
+        let mut this = Self {
+            width,
+            low,
+            step,
+            codes: Vec::new(),
+            fitted_rows: n,
+            outliers: FxHashSet::default(),
+            tolerance,
+            signs: None,
+        };
         let outliers: Vec<usize> = codes
             .par_chunks_mut(width)
             .enumerate()
@@ -57,7 +76,24 @@ impl NibbleCodes {
             .collect();
         this.codes = codes;
         this.outliers.extend(outliers);
+        this.refresh_signs(|slot, out| out.copy_from_slice(&row(slot)));
         this
+    }
+
+    /// Keep 1-bit codes from [`SIGNS_FROM`] rows, fitted to the rows `row(slot)` gives (the store's values, finer
+    /// than the 4-bit codes' for the medians); drop them under half that.
+    pub fn refresh_signs(&mut self, row: impl Fn(usize, &mut [f32]) + Sync) {
+        let n = self.len();
+        if self.signs.is_none() && n >= SIGNS_FROM {
+            self.signs = SignCodes::fit(self.low.len(), n, row);
+        } else if n < SIGNS_FROM / 2 {
+            self.signs = None;
+        }
+    }
+
+    /// Whether 1-bit codes rank the rows first.
+    pub fn signs_active(&self) -> bool {
+        self.signs.is_some()
     }
 
     /// The rows every search scores exactly (see the module).
@@ -91,6 +127,9 @@ impl NibbleCodes {
             self.outliers.remove(&slot);
         }
         self.codes[slot * self.width..(slot + 1) * self.width].copy_from_slice(&out);
+        if let Some(signs) = &mut self.signs {
+            signs.set(slot, row);
+        }
     }
 
     /// The codes with their scales, for a store's file (little-endian): the rows they were fitted on, the row
@@ -140,7 +179,7 @@ impl NibbleCodes {
         let (low, step) = (floats[..dims].to_vec(), floats[dims..].to_vec());
         let tolerance = median(&step);
         bytes.drain(..slots_end); // the codes stay where they were read: no second copy of them
-        Some(Self { width, low, step, codes: bytes, fitted_rows, outliers, tolerance })
+        Some(Self { width, low, step, codes: bytes, fitted_rows, outliers, tolerance, signs: None })
     }
 
     /// Move the last row into `slot` and drop the last (a store's swap-remove).
@@ -152,6 +191,65 @@ impl NibbleCodes {
         if self.outliers.remove(&last) {
             self.outliers.insert(slot);
         }
+        if let Some(signs) = &mut self.signs {
+            signs.swap_remove(slot);
+        }
+        if self.len() < SIGNS_FROM / 2 {
+            self.signs = None;
+        }
+    }
+
+    /// The slots to score exactly, for a store that scores `wanted` rows exactly: the best `wanted` by the codes
+    /// (the best [`OVERSAMPLE`] times as many by the 1-bit codes first, where kept) and every outlier.
+    pub fn candidates(&self, q: &[f32], wanted: usize) -> Vec<usize> {
+        let n = self.len();
+        let mut slots = match self.query(q) {
+            None => (0..wanted).collect(), // no weight where rows differ: every row scores the same
+            Some(query) => match self.signs.as_ref().and_then(|signs| Some((signs, signs.query(q)?))) {
+                Some((signs, table)) => {
+                    let first = signs.best(&table, (wanted * OVERSAMPLE).max(n / MIN_SHARE).min(n));
+                    let scores = self.scores_of(&query, &first);
+                    best_slots(&scores, wanted).into_iter().map(|i| first[i]).collect()
+                }
+                None => best_in_shares(n, wanted, |first, out| self.scores(&query, first, out)),
+            },
+        };
+        slots.extend(self.outliers());
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+    }
+
+    /// [`scores`](Self::scores) of the rows at `slots`.
+    #[allow(clippy::cast_precision_loss)] // as in `scores`
+    fn scores_of(&self, query: &NibbleQuery, slots: &[usize]) -> Vec<f32> {
+        let kernel = kernels().u4_rows;
+        slots
+            .par_iter()
+            .with_min_len(1024)
+            .map(|&slot| {
+                let mut dot = [0i32];
+                kernel(&self.codes[slot * self.width..(slot + 1) * self.width], &query.low, &query.high, &mut dot);
+                dot[0] as f32
+            })
+            .collect()
+    }
+
+    /// Row `slot` as its codes stand for it.
+    #[cfg(test)]
+    fn decoded(&self, slot: usize) -> Vec<f32> {
+        let row = &self.codes[slot * self.width..(slot + 1) * self.width];
+        let dims = self.low.len();
+        let mut out = vec![0f32; dims];
+        for (j, &byte) in row.iter().enumerate() {
+            let (lo, hi) = paired_dims(j);
+            for (d, code) in [(lo, byte & 15), (hi, byte >> 4)] {
+                if d < dims {
+                    out[d] = self.low[d] + f32::from(code) * self.step[d];
+                }
+            }
+        }
+        out
     }
 
     /// Write `row`'s codes into `out`; whether the row is an outlier (clamped by more than the tolerance).
@@ -249,21 +347,6 @@ mod tests {
 
     use super::*;
 
-    fn decoded(codes: &NibbleCodes, slot: usize) -> Vec<f32> {
-        let row = &codes.codes[slot * codes.width..(slot + 1) * codes.width];
-        let dims = codes.low.len();
-        let mut out = vec![0f32; dims];
-        for (j, &byte) in row.iter().enumerate() {
-            let (lo, hi) = paired_dims(j);
-            for (d, code) in [(lo, byte & 15), (hi, byte >> 4)] {
-                if d < dims {
-                    out[d] = codes.low[d] + f32::from(code) * codes.step[d];
-                }
-            }
-        }
-        out
-    }
-
     #[test]
     fn codes_decode_near_their_values_and_scores_follow_the_decoded_rows() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
@@ -274,7 +357,7 @@ mod tests {
             let codes = NibbleCodes::fit(dims, rows.len(), |slot| rows[slot].clone());
             assert_eq!((codes.len(), codes.outliers().count()), (500, 0), "the rows fitted are never clamped");
             for (slot, row) in rows.iter().enumerate() {
-                for (d, (&x, y)) in row.iter().zip(decoded(&codes, slot)).enumerate() {
+                for (d, (&x, y)) in row.iter().zip(codes.decoded(slot)).enumerate() {
                     let inside = x >= codes.low[d] && x <= codes.low[d] + TOP_CODE * codes.step[d];
                     if inside {
                         assert!((x - y).abs() <= codes.step[d] / 2.0 + 1e-5, "dims {dims} dim {d}: {x} coded as {y}");
@@ -290,7 +373,7 @@ mod tests {
             let top = q.iter().zip(&codes.step).fold(0f32, |m, (x, s)| m.max((x * s).abs()));
             let shared: f32 = q.iter().zip(&codes.low).map(|(x, l)| x * l).sum();
             for (slot, &score) in got.iter().enumerate() {
-                let row = decoded(&codes, slot);
+                let row = codes.decoded(slot);
                 let exact = (row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>() - shared) * 127.0 / top;
                 let steps: f32 =
                     row.iter().enumerate().map(|(d, x)| (x - codes.low[d]) / codes.step[d].max(1e-30)).sum();
@@ -303,13 +386,13 @@ mod tests {
     fn set_and_swap_remove_keep_rows_in_step_with_their_slots() {
         let rows: Vec<Vec<f32>> = (0..8).map(|i| vec![i as f32, -(i as f32), 0.5]).collect();
         let mut codes = NibbleCodes::fit(3, 8, |slot| rows[slot].clone());
-        let before_7 = decoded(&codes, 7);
+        let before_7 = codes.decoded(7);
         codes.swap_remove(2);
-        assert_eq!((codes.len(), decoded(&codes, 2)), (7, before_7.clone()));
+        assert_eq!((codes.len(), codes.decoded(2)), (7, before_7.clone()));
         codes.set(7, &[3.0, -3.0, 0.5]);
         codes.set(0, &[7.0, -7.0, 0.5]);
         assert_eq!(codes.len(), 8);
-        assert_eq!(decoded(&codes, 0), before_7);
+        assert_eq!(codes.decoded(0), before_7);
         assert!(!codes.outgrown());
         for slot in 8..16 {
             codes.set(slot, &[1.0, -1.0, 0.5]);

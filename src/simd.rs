@@ -3,8 +3,8 @@
 //! The scalar versions are the reference; AVX-512F, AVX2+FMA(+F16C) and NEON
 //! variants are chosen once per process from the CPU's features (never from
 //! compile-time flags, so one wheel runs everywhere). Stored vectors may be f32,
-//! f16 or i8; queries are f32, except for the integer row scans a large i8 store ranks with first (i8 x i8, and
-//! 4-bit codes x i8).
+//! f16 or i8; queries are f32, except for the integer row scans a large i8 store ranks with first (i8 x i8,
+//! 4-bit codes x i8, and table lookups over 1-bit codes).
 //!
 //! `MEMSIFT_SIMD=scalar|avx2|avx512|neon` picks a set by name instead, when this CPU
 //! can run it: to test the fallback paths of a wheel on a machine that would never
@@ -24,6 +24,11 @@ pub type DotRowsI8 = fn(&[i8], &[i8], &mut [i32]);
 /// `out[r] = Σ_j lo(rows[r][j]) * q_lo[j] + hi(rows[r][j]) * q_hi[j]` for rows of `q_lo.len()` bytes, each byte
 /// holding two 4-bit codes (0..=15: `lo` in its low nibble, `hi` in its high one), and i8 query values.
 pub type DotRowsU4 = fn(&[u8], &[i8], &[i8], &mut [i32]);
+/// Table sums over blocks of 32 rows (the layout of [`crate::signs`]): a block holds, group by group, 16 bytes of
+/// 32 nibbles (row `2i` in byte `i`'s low nibble, row `2i + 1` in its high one); `table` holds 16 bytes per group;
+/// `out[32b + r] = Σ_g table[16g + nibble(b, g, r)]`. `table.len()` is the block's size, a multiple of 32, and
+/// its entries are small enough that every sum fits u16.
+pub type LookupBlocks = fn(&[u8], &[u8], &mut [u16]);
 
 /// The kernels selected for this CPU.
 #[derive(Clone, Copy)]
@@ -35,6 +40,9 @@ pub struct Kernels {
     pub f32_rows: DotRowsF32,
     pub i8_rows: DotRowsI8,
     pub u4_rows: DotRowsU4,
+    /// `None` where no byte-shuffle kernel exists: the scalar lookups are slower than the 4-bit scan they would
+    /// spare, so such a CPU keeps no 1-bit codes.
+    pub lookup_blocks: Option<LookupBlocks>,
 }
 
 pub fn scalar_dot_f32(a: &[f32], b: &[f32]) -> f32 {
@@ -71,6 +79,17 @@ pub fn scalar_dot_rows_u4(rows: &[u8], q_lo: &[i8], q_hi: &[i8], out: &mut [i32]
     }
 }
 
+pub fn scalar_lookup_blocks(blocks: &[u8], table: &[u8], out: &mut [u16]) {
+    for (block, out) in blocks.chunks_exact(table.len().max(1)).zip(out.chunks_exact_mut(32)) {
+        for (row, o) in out.iter_mut().enumerate() {
+            let shift = 4 * (row % 2);
+            *o = (0..table.len() / 16)
+                .map(|g| u16::from(table[16 * g + usize::from((block[16 * g + row / 2] >> shift) & 15)]))
+                .sum();
+        }
+    }
+}
+
 pub const SCALAR: Kernels = Kernels {
     name: "scalar",
     f32: scalar_dot_f32,
@@ -79,6 +98,7 @@ pub const SCALAR: Kernels = Kernels {
     f32_rows: scalar_dot_rows_f32,
     i8_rows: scalar_dot_rows_i8,
     u4_rows: scalar_dot_rows_u4,
+    lookup_blocks: None,
 };
 
 /// The environment variable that names a kernel set to use instead of the detected one.
@@ -145,8 +165,8 @@ mod x86 {
     use std::arch::x86_64::{__m256i, _mm256_add_epi16, _mm256_and_si256, _mm256_set1_epi8, _mm256_srli_epi16};
     use std::arch::x86_64::{
         _mm256_add_epi32, _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_madd_epi16,
-        _mm256_maddubs_epi16, _mm256_set1_epi16, _mm256_setzero_si256, _mm256_sign_epi8, _mm_add_epi32,
-        _mm_cvtsi128_si32, _mm_shuffle_epi32,
+        _mm256_maddubs_epi16, _mm256_set1_epi16, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_sign_epi8,
+        _mm_add_epi16, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _mm_storeu_si128,
     };
 
     use half::f16;
@@ -161,6 +181,7 @@ mod x86 {
         f32_rows: dot_rows_f32_avx2,
         i8_rows: dot_rows_i8_avx2,
         u4_rows: dot_rows_u4_avx2,
+        lookup_blocks: Some(lookup_blocks_avx2),
     };
     pub const AVX512: Kernels = Kernels {
         name: "avx512",
@@ -171,6 +192,7 @@ mod x86 {
         // AVX2's: the scans they serve read memory as fast as 512-bit ones would.
         i8_rows: dot_rows_i8_avx2,
         u4_rows: dot_rows_u4_avx2,
+        lookup_blocks: Some(lookup_blocks_avx2),
     };
 
     // The safe wrappers are only reachable through `detect`/`available`, which
@@ -263,6 +285,48 @@ mod x86 {
             let mut tail = [0i32];
             scalar_dot_rows_u4(&row[body..], &q_lo[body..], &q_hi[body..], &mut tail);
             *o = lane_sum(acc) + tail[0];
+        }
+    }
+
+    fn lookup_blocks_avx2(blocks: &[u8], table: &[u8], out: &mut [u16]) {
+        unsafe { blocks_lookup_avx2(blocks, table, out) }
+    }
+
+    // Two groups per 32-byte step: each 128-bit lane holds one group's 32 nibbles and `shuffle` looks them up in
+    // that lane's 16-byte table (the "fast scan" of 4-bit product codes). The low nibbles give rows 0, 2, 4, ...,
+    // the high ones rows 1, 3, 5, ...; each result byte pair is split into two u16 sums (rows 4j and 4j + 2 of the
+    // low ones, 4j + 1 and 4j + 3 of the high ones), and the two lanes' sums are added at the end of the block.
+    #[target_feature(enable = "avx2")]
+    unsafe fn blocks_lookup_avx2(blocks: &[u8], table: &[u8], out: &mut [u16]) {
+        let stride = table.len();
+        let (nibble, low_byte) = (_mm256_set1_epi8(15), _mm256_set1_epi16(0xff));
+        for (block, out) in blocks.chunks_exact(stride.max(1)).zip(out.chunks_exact_mut(32)) {
+            let mut acc = [_mm256_setzero_si256(); 4];
+            let mut i = 0;
+            while i + 32 <= stride {
+                unsafe {
+                    let codes = _mm256_loadu_si256(block.as_ptr().add(i).cast());
+                    let lookup = _mm256_loadu_si256(table.as_ptr().add(i).cast());
+                    let even = _mm256_shuffle_epi8(lookup, _mm256_and_si256(codes, nibble));
+                    let odd = _mm256_shuffle_epi8(lookup, _mm256_and_si256(_mm256_srli_epi16::<4>(codes), nibble));
+                    acc[0] = _mm256_add_epi16(acc[0], _mm256_and_si256(even, low_byte));
+                    acc[1] = _mm256_add_epi16(acc[1], _mm256_srli_epi16::<8>(even));
+                    acc[2] = _mm256_add_epi16(acc[2], _mm256_and_si256(odd, low_byte));
+                    acc[3] = _mm256_add_epi16(acc[3], _mm256_srli_epi16::<8>(odd));
+                }
+                i += 32;
+            }
+            let mut sums = [[0u16; 8]; 4];
+            for (sum, acc) in sums.iter_mut().zip(acc) {
+                let lanes = _mm_add_epi16(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+                unsafe { _mm_storeu_si128(sum.as_mut_ptr().cast(), lanes) };
+            }
+            for j in 0..8 {
+                out[4 * j] = sums[0][j];
+                out[4 * j + 1] = sums[2][j];
+                out[4 * j + 2] = sums[1][j];
+                out[4 * j + 3] = sums[3][j];
+            }
         }
     }
 
@@ -485,6 +549,7 @@ mod arm {
         // The compiler vectorizes the scalar loops with NEON's widening multiplies.
         i8_rows: scalar_dot_rows_i8,
         u4_rows: scalar_dot_rows_u4,
+        lookup_blocks: None,
     };
 
     fn dot_rows_f32_neon(rows: &[f32], q: &[f32], out: &mut [f32]) {
@@ -584,6 +649,15 @@ mod tests {
                     (k.u4_rows)(&codes, &q, &q_hi, &mut got);
                     scalar_dot_rows_u4(&codes, &q, &q_hi, &mut want);
                     assert_eq!(got, want, "{} u4 rows width {dims} rows {n_rows}", k.name);
+                    if let Some(lookup) = k.lookup_blocks {
+                        let stride = 16 * 2 * (dims / 8 + 1); // whole pairs of groups
+                        let blocks: Vec<u8> = (0..n_rows * stride).map(|_| rng.random()).collect();
+                        let table: Vec<u8> = (0..stride).map(|_| rng.random_range(0..=248)).collect();
+                        let (mut got, mut want) = (vec![0u16; 32 * n_rows], vec![0u16; 32 * n_rows]);
+                        lookup(&blocks, &table, &mut got);
+                        scalar_lookup_blocks(&blocks, &table, &mut want);
+                        assert_eq!(got, want, "{} lookups groups {} blocks {n_rows}", k.name, stride / 16);
+                    }
                     let rows: Vec<f32> = (0..n_rows * dims).map(|_| rng.random_range(-1.0..1.0)).collect();
                     let (mut got, mut want) = (vec![0f32; n_rows], vec![0f32; n_rows]);
                     (k.f32_rows)(&rows, &b, &mut got);

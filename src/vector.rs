@@ -4,7 +4,7 @@
 //! Cosine stores unit vectors so every score is a dot product. ANN candidates are
 //! re-scored with the exact kernel, so scores never depend on the search path.
 //! A large i8 store also keeps 4-bit codes of its vectors ([`crate::nibbles`]): its scan ranks every row by them
-//! and scores the best exactly.
+//! and scores the best exactly; a very large one ranks by 1-bit codes ([`crate::signs`]) before those.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -17,6 +17,7 @@ use usearch::{Index as AnnIndex, IndexOptions, MetricKind, ScalarKind};
 
 use crate::error::{invalid, Error, Result};
 use crate::nibbles::NibbleCodes;
+use crate::signs::BLOCK_ROWS;
 use crate::simd::kernels;
 
 /// Below this many multiply-adds a scan stays on the calling thread.
@@ -100,11 +101,20 @@ impl Storage {
 
     /// Row `slot` (of `dims` values) as f32.
     fn decode(&self, dims: usize, slot: usize) -> Vec<f32> {
-        let range = slot * dims..(slot + 1) * dims;
+        let mut out = vec![0f32; dims];
+        self.decode_into(slot, &mut out);
+        out
+    }
+
+    /// Row `slot` into `out` (its width), without allocating: for passes over every row.
+    fn decode_into(&self, slot: usize, out: &mut [f32]) {
+        let range = slot * out.len()..(slot + 1) * out.len();
         match self {
-            Storage::F32(v) => v[range].to_vec(),
-            Storage::F16(v) => v[range].iter().map(|x| x.to_f32()).collect(),
-            Storage::I8 { data, scales } => data[range].iter().map(|&q| f32::from(q) * scales[slot]).collect(),
+            Storage::F32(v) => out.copy_from_slice(&v[range]),
+            Storage::F16(v) => out.iter_mut().zip(&v[range]).for_each(|(o, x)| *o = x.to_f32()),
+            Storage::I8 { data, scales } => {
+                out.iter_mut().zip(&data[range]).for_each(|(o, &q)| *o = f32::from(q) * scales[slot]);
+            }
         }
     }
 }
@@ -183,6 +193,10 @@ impl VectorStore {
     }
     pub fn u4_active(&self) -> bool {
         self.nibbles.is_some()
+    }
+
+    pub fn one_bit_active(&self) -> bool {
+        self.nibbles.as_ref().is_some_and(NibbleCodes::signs_active)
     }
 
     fn check_vectors(&self, n: usize, data: &[f32]) -> Result<()> {
@@ -265,6 +279,10 @@ impl VectorStore {
             Some(_) if kept => self.fit_nibbles(),
             None if wanted => self.fit_nibbles(),
             _ => self.nibbles = None,
+        }
+        let storage = &self.storage;
+        if let Some(nibbles) = &mut self.nibbles {
+            nibbles.refresh_signs(|slot, out| storage.decode_into(slot, out));
         }
     }
 
@@ -476,7 +494,8 @@ impl VectorStore {
     }
 
     /// The scan of a large i8 store, in two steps. Every row is ranked first by a cheaper score: with 4-bit codes
-    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes; without, its integer dot
+    /// (from `u4_from` vectors), their dot product with the query, reading half the bytes (from
+    /// [`crate::nibbles::SIGNS_FROM`], only of the rows 1-bit codes rank best, an eighth); without, its integer dot
     /// product with the query rounded to i8 as well (about three times the speed of widening each stored value to
     /// f32). Then the best [`I8_RESCORE`] x `k` (at least [`I8_MIN_RESCORED`]), and the codes' outliers, are scored
     /// as every other search scores them, so the scores are always the exact ones. The i8 query's rounding moves a
@@ -494,14 +513,7 @@ impl VectorStore {
         let n = self.ids.len();
         let wanted = (k * I8_RESCORE).max(I8_MIN_RESCORED).min(n);
         let slots = if let Some(nibbles) = nibbles {
-            let mut slots = match nibbles.query(q) {
-                Some(query) => best_in_shares(n, wanted, |first, out| nibbles.scores(&query, first, out)),
-                None => (0..wanted).collect(), // no weight where rows differ: every row scores the same
-            };
-            slots.extend(nibbles.outliers());
-            slots.sort_unstable();
-            slots.dedup();
-            slots
+            nibbles.candidates(q, wanted)
         } else {
             let dims = self.dims;
             let top = q.iter().fold(0f32, |m, x| m.max(x.abs()));
@@ -751,7 +763,7 @@ fn ann_error(e: impl std::fmt::Display) -> crate::error::Error {
 /// Slots of the `k` highest scores (ties: the lower slot) in one pass: the candidates go into a buffer of `2k`,
 /// which is cut back to the best `k` when full, and a score that is not above the last cut's `k`-th best is not
 /// looked at again. After the first few rows almost every score loses that one comparison.
-fn best_slots(scores: &[f32], k: usize) -> Vec<usize> {
+pub(crate) fn best_slots(scores: &[f32], k: usize) -> Vec<usize> {
     let better = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     if k == 0 {
         return Vec::new();
@@ -777,9 +789,10 @@ fn best_slots(scores: &[f32], k: usize) -> Vec<usize> {
 }
 
 /// The best `wanted` of `n` slots by the scores `score(first, out)` writes for slots `first..first + out.len()`,
-/// computed in shares on rayon's workers (a few per thread, to even them out), each keeping its own best.
-fn best_in_shares(n: usize, wanted: usize, score: impl Fn(usize, &mut [f32]) + Sync) -> Vec<usize> {
-    let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024);
+/// computed in shares on rayon's workers (a few per thread, to even them out), each keeping its own best. Shares
+/// start on whole blocks of [`crate::signs::BLOCK_ROWS`].
+pub(crate) fn best_in_shares(n: usize, wanted: usize, score: impl Fn(usize, &mut [f32]) + Sync) -> Vec<usize> {
+    let share = n.div_ceil(rayon::current_num_threads() * 4).max(wanted).max(1024).next_multiple_of(BLOCK_ROWS);
     let mut candidates: Vec<(f32, usize)> = (0..n.div_ceil(share))
         .into_par_iter()
         .flat_map_iter(|part| {

@@ -242,6 +242,10 @@ class VectorStore:
     @property
     def u4_active(self) -> bool:
         """True when searches rank with 4-bit codes first (an i8 store of at least ``u4_from`` vectors)."""
+    @property
+    def one_bit_active(self) -> bool:
+        """True when searches rank with 1-bit codes before the 4-bit ones (at least 250,000 vectors with 4-bit codes,
+        on a CPU with a byte-shuffle kernel: AVX2 or later)."""
     def __len__(self) -> int: ...
     def __contains__(self, id: object, /) -> bool: ...
     def add(self, ids: npt.ArrayLike, vectors: npt.NDArray[np.float32]) -> None:

@@ -176,6 +176,12 @@ impl PyVectorStore {
     fn u4_active(&self) -> bool {
         self.read().u4_active()
     }
+    /// True when searches rank with 1-bit codes before the 4-bit ones (at least 250,000 vectors with 4-bit codes,
+    /// on a CPU with a byte-shuffle kernel: AVX2 or later).
+    #[getter]
+    fn one_bit_active(&self) -> bool {
+        self.read().one_bit_active()
+    }
     fn __len__(&self) -> usize {
         self.read().len()
     }

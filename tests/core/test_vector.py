@@ -513,6 +513,23 @@ def test_four_bit_codes_start_at_u4_from_and_stop_under_half_of_it():
     assert not memsift.VectorStore(64, u4_from=1).u4_active, 'only an i8 store keeps codes'
 
 
+def test_one_bit_codes_rank_before_the_four_bit_ones_from_250k_vectors_and_the_answer_is_the_exact_scans():
+    rng = np.random.default_rng(25)
+    store, rows, queries = u4_store(rng, 260_000, dims=64)
+    shuffles = memsift._core.simd_kernels() in ('avx2', 'avx512')
+    assert store.one_bit_active == shuffles, 'kept where the CPU has a byte-shuffle kernel'
+    assert_answers_as_the_exact_scan(store, queries[:20], 10)
+    # Replaced and added rows are ranked by their new codes; a row moved by a removal keeps its own.
+    store.add(np.arange(0, 1_000, dtype=np.uint64), -rows[:1_000])
+    store.remove(np.arange(1_000, 2_000))
+    for row_id, vector in [(10, -rows[10]), (259_999, rows[259_999])]:
+        assert store.search(vector, k=1)[0].tolist() == [row_id]
+    assert_answers_as_the_exact_scan(store, queries[20:30], 10)
+    store.remove(np.arange(2_000, 140_000))
+    assert not store.one_bit_active, 'dropped under half of 250k'
+    assert store.u4_active
+
+
 def test_a_row_far_outside_the_codes_range_is_still_found():
     # As a note on a new topic would be, added after the codes were fitted: a dimension where one row in twenty
     # reaches 0.5 and every other stays near 0, so its codes top out at 0.5, which well over 1,000 rows share; a

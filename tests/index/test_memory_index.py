@@ -204,6 +204,7 @@ def test_status_reports_openclaw_fields(tmp_path, ws, embedder):
         'vectors': 3,
         'ann': False,
         'fourBit': False,
+        'oneBit': False,
         'probe': 'ok',
     }
     assert status['issues'] == [] and status['dirty'] is False

@@ -39,7 +39,7 @@ def fts_status(bm25: Bm25Index) -> dict[str, Any]:
 
 def vector_status(provider: EmbeddingProvider | None, vectors: VectorStore | None, available: bool) -> dict[str, Any]:
     """The vector leg: whether a provider is set, whether its vectors serve, their count, whether ANN is on and
-    whether the scan ranks with 4-bit codes first."""
+    whether the scan ranks with 4-bit codes first (and 1-bit codes before them)."""
     return {
         'enabled': provider is not None,
         'available': available,
@@ -47,6 +47,7 @@ def vector_status(provider: EmbeddingProvider | None, vectors: VectorStore | Non
         'vectors': len(vectors) if vectors is not None else 0,
         'ann': bool(vectors is not None and vectors.ann_active),
         'fourBit': bool(vectors is not None and vectors.u4_active),
+        'oneBit': bool(vectors is not None and vectors.one_bit_active),
     }
 
 
