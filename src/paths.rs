@@ -76,6 +76,12 @@ impl PathCatalogue {
         Self { paths, keys }
     }
 
+    /// Every path, sorted.
+    #[must_use]
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
     pub fn len(&self) -> usize {
         self.paths.len()
     }

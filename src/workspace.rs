@@ -212,6 +212,47 @@ pub struct Stamp {
 /// The first bytes of a file [`FileStamps::save`] writes (the format's version is its last digit).
 const STAMPS_MAGIC: &[u8] = b"MSSTAMP1";
 
+/// Each `(path, stamp)` of a file [`FileStamps::save`] wrote, in its order, and the generation it reflects; `None`
+/// (after some calls, maybe) for a missing, short or foreign file.
+fn read_saved(path: &Path, mut each: impl FnMut(&[u8], Stamp)) -> Option<u64> {
+    let data = fs::read(path).ok()?;
+    let mut at = STAMPS_MAGIC.len();
+    if data.get(..at)? != STAMPS_MAGIC {
+        return None;
+    }
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let piece = data.get(at..at.checked_add(n)?)?;
+        at += n;
+        Some(piece)
+    };
+    let word = |piece: &[u8]| -> Option<[u8; 8]> { piece.try_into().ok() };
+    let generation = u64::from_le_bytes(word(take(8)?)?);
+    let count = u64::from_le_bytes(word(take(8)?)?);
+    for _ in 0..count {
+        let len = usize::try_from(u64::from_le_bytes(word(take(8)?)?)).ok()?;
+        let name = take(len)?;
+        let mtime = f64::from_le_bytes(word(take(8)?)?);
+        let size = u64::from_le_bytes(word(take(8)?)?);
+        let read_at = f64::from_le_bytes(word(take(8)?)?);
+        each(name, Stamp { mtime, size, read_at });
+    }
+    take(1).is_none().then_some(generation)
+}
+
+/// The paths of the indexed files in a file [`FileStamps::save`] wrote (in path order, as UTF-8: a store's paths
+/// are; a skipped file's stamp, which never matches, a NaN mtime, is left out) and the generation it reflects:
+/// a new process's path catalogue without the stamps' table or a read of every path from the store.
+#[must_use]
+pub fn saved_paths(path: &Path) -> Option<(Vec<String>, u64)> {
+    let mut paths = Vec::new();
+    let generation = read_saved(path, |name, stamp| {
+        if let (false, Ok(name)) = (stamp.mtime.is_nan(), std::str::from_utf8(name)) {
+            paths.push(name.to_owned());
+        }
+    })?;
+    Some((paths, generation))
+}
+
 /// The stamps of every indexed file, by relative path: with [`scan_memory_files`], whether a sync would find
 /// nothing to do, without leaving the core.
 #[derive(Debug, Default)]
@@ -226,19 +267,21 @@ impl FileStamps {
     }
 
     /// Write the stamps and the store `generation` they reflect to `path` (beside it first, then renamed into
-    /// place, so a reader never sees half a file): a derived copy that lets the next process skip reading every
-    /// stamp from the store.
+    /// place, so a reader never sees half a file), in path order: a derived copy that lets the next process skip
+    /// reading every stamp from the store, and build its path catalogue from the file ([`saved_paths`]).
     ///
     /// # Errors
     /// What writing or renaming the file failed with.
     pub fn save(&self, path: &Path, generation: u64) -> std::io::Result<()> {
         use std::io::Write;
         use std::os::unix::ffi::OsStrExt;
+        let mut entries: Vec<(&OsString, &Stamp)> = self.stamps.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut out = Vec::with_capacity(24 + self.stamps.len() * 64);
         out.extend_from_slice(STAMPS_MAGIC);
         out.extend_from_slice(&generation.to_le_bytes());
         out.extend_from_slice(&(self.stamps.len() as u64).to_le_bytes());
-        for (name, stamp) in &self.stamps {
+        for (name, stamp) in entries {
             let bytes = name.as_bytes();
             out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
             out.extend_from_slice(bytes);
@@ -257,30 +300,12 @@ impl FileStamps {
     /// file (the caller reads the store instead).
     #[must_use]
     pub fn load(path: &Path) -> Option<(Self, u64)> {
-        use std::os::unix::ffi::OsStringExt;
-        let data = fs::read(path).ok()?;
-        let mut at = STAMPS_MAGIC.len();
-        if data.get(..at)? != STAMPS_MAGIC {
-            return None;
-        }
-        let mut take = |n: usize| -> Option<&[u8]> {
-            let piece = data.get(at..at.checked_add(n)?)?;
-            at += n;
-            Some(piece)
-        };
-        let word = |piece: &[u8]| -> Option<[u8; 8]> { piece.try_into().ok() };
-        let generation = u64::from_le_bytes(word(take(8)?)?);
-        let count = usize::try_from(u64::from_le_bytes(word(take(8)?)?)).ok()?;
-        let mut stamps = HashMap::with_capacity(count.min(1 << 24));
-        for _ in 0..count {
-            let len = usize::try_from(u64::from_le_bytes(word(take(8)?)?)).ok()?;
-            let name = OsString::from_vec(take(len)?.to_vec());
-            let mtime = f64::from_le_bytes(word(take(8)?)?);
-            let size = u64::from_le_bytes(word(take(8)?)?);
-            let read_at = f64::from_le_bytes(word(take(8)?)?);
-            stamps.insert(name, Stamp { mtime, size, read_at });
-        }
-        (take(1).is_none()).then_some((Self { stamps }, generation))
+        use std::os::unix::ffi::OsStrExt;
+        let mut stamps = HashMap::new();
+        let generation = read_saved(path, |name, stamp| {
+            stamps.insert(std::ffi::OsStr::from_bytes(name).to_owned(), stamp);
+        })?;
+        Some((Self { stamps }, generation))
     }
 
     /// Forget the stamp of `path`, if there is one.
@@ -474,13 +499,18 @@ mod tests {
             (1_700_000_000.123_456_7f64.to_bits(), 42, 1.5f64.to_bits())
         );
         assert!(loaded.stamps[&OsString::from("memory/ü.md")].mtime.is_nan());
+        stamps.insert("MEMORY.md".into(), Stamp { mtime: 1.0, size: 1, read_at: 2.0 });
+        stamps.insert("memory/0.md".into(), Stamp { mtime: 1.0, size: 1, read_at: 2.0 });
+        stamps.save(&file, 8).unwrap();
+        let indexed = (vec!["MEMORY.md".to_owned(), "memory/0.md".to_owned(), "memory/a.md".to_owned()], 8);
+        assert_eq!(saved_paths(&file), Some(indexed), "in path order, the skipped file's left out");
         let data = fs::read(&file).unwrap();
         for cut in [0, 5, data.len() - 1] {
             fs::write(&file, &data[..cut]).unwrap();
             assert!(FileStamps::load(&file).is_none(), "cut at {cut}");
         }
         fs::write(&file, [data.as_slice(), b"x"].concat()).unwrap();
-        assert!(FileStamps::load(&file).is_none());
+        assert!(FileStamps::load(&file).is_none() && saved_paths(&file).is_none());
         assert!(FileStamps::load(&root.join("missing")).is_none());
     }
 

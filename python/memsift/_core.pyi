@@ -470,6 +470,13 @@ class PathCatalogue:
         """Files the query names exactly, as ``(path, tier)``: 3 = the full path, 2 = the basename (a query without
         ``/``), 1 = the stem; best tier first, each path once. Matching is on OpenClaw's normalization (trimmed,
         ``\\`` as ``/``, no leading ``./``, NFC, lower case)."""
+    @staticmethod
+    def of_saved_stamps(path: str | os.PathLike[str]) -> tuple[PathCatalogue, int] | None:
+        """The catalogue of the indexed files in the stamps :meth:`FileStamps.save` wrote to ``path`` (a skipped
+        file's left out) and the store generation they reflect, read without the GIL; ``None`` for a missing, short
+        or foreign file. A process's first search builds it so instead of reading every path from the store."""
+    def paths(self) -> list[str]:
+        """Every path, sorted."""
     def __len__(self) -> int: ...
     def __contains__(self, path: str, /) -> bool:
         """Whether ``path`` is one of the catalogue's paths, exactly (no normalization)."""

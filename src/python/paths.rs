@@ -29,6 +29,22 @@ impl PyPathCatalogue {
         self.inner.exact(query).into_iter().map(|(path, tier)| (path.to_owned(), tier)).collect()
     }
 
+    /// The catalogue of the indexed files in the stamps :meth:`FileStamps.save` wrote to ``path`` (a skipped
+    /// file's left out) and the store generation they reflect, read without the GIL; ``None`` for a missing, short
+    /// or foreign file. A process's first search builds it so instead of reading every path from the store.
+    #[staticmethod]
+    fn of_saved_stamps(py: Python<'_>, path: PathBuf) -> PyResult<Option<(Self, u64)>> {
+        detached(py, || {
+            let saved = crate::workspace::saved_paths(&path);
+            Ok(saved.map(|(paths, generation)| (Self { inner: crate::paths::PathCatalogue::new(paths) }, generation)))
+        })
+    }
+
+    /// Every path, sorted.
+    fn paths(&self) -> Vec<String> {
+        self.inner.paths().to_vec()
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }

@@ -381,3 +381,55 @@ def test_stamps_saved_by_one_check_start_the_next_process_and_a_foreign_copy_is_
     store.clear()  # a reset: the log no longer reaches back, every file is read again
     assert len(check.diff(store, ws, MemoryScope()).changed) == 3
     assert len(StampCheck(saved).diff(store, ws, MemoryScope()).changed) == 3
+
+
+def test_a_new_processs_path_catalogue_comes_from_the_saved_stamps_moved_along_the_log(tmp_path, monkeypatch):
+    import shutil
+
+    from memsift._core import FileStamps
+    from memsift.index.storebase import StoreBase
+    from memsift.index.workspace import MemoryScope
+
+    ws = tmp_path / 'ws'
+    for name in ('alpha', 'beta'):
+        write(ws / 'memory' / f'{name}.md', f'{name} notes')
+    config = {'agents': {'defaults': {'memorySearch': {'store': {'path': str(tmp_path / 'index.sqlite')}}}}}
+    quiet = {
+        'agents': {
+            'defaults': {
+                'memorySearch': {
+                    **config['agents']['defaults']['memorySearch'],
+                    'sync': {'onSearch': False, 'watch': False},
+                }
+            }
+        }
+    }
+    with memsift.MemoryIndex(ws, config) as index:
+        index.sync()
+        index.freshness.stamp_check.diff(index.freshness.store, ws, MemoryScope())  # saves the stamps
+    saved = tmp_path / 'index.stamps'
+    assert saved.is_file()
+    shutil.copy(saved, tmp_path / 'before.stamps')
+    write(ws / 'memory' / 'gamma.md', 'gamma notes')
+    (ws / 'memory' / 'beta.md').unlink()
+    with memsift.MemoryIndex(ws, config) as index:
+        index.sync()
+    shutil.copy(tmp_path / 'before.stamps', saved)  # as a process that saved none since would leave them
+
+    def no_full_read(store):
+        raise AssertionError('every path read from the store')
+
+    with monkeypatch.context() as patch:
+        patch.setattr(StoreBase, 'paths', no_full_read)
+        with memsift.MemoryIndex(ws, quiet) as index:
+            catalogue = index.freshness.catalogue()
+            assert (len(catalogue), 'memory/gamma.md' in catalogue, 'memory/beta.md' in catalogue) == (2, True, False)
+            assert catalogue.exact('gamma.md') == {'memory/gamma.md': 2}
+            assert index.search('gamma.md').results[0].path == 'memory/gamma.md'
+    # Stamps of another store at this store's generation: their files do not add up, so every path is read.
+    with memsift.MemoryIndex(ws, quiet) as index:
+        foreign = FileStamps()
+        foreign.extend([('memory/other.md', 1.0, 1, 2.0)])
+        foreign.save(saved, index.freshness.store.generation)
+        catalogue = index.freshness.catalogue()
+        assert (len(catalogue), 'memory/other.md' in catalogue, 'memory/alpha.md' in catalogue) == (2, False, True)

@@ -194,15 +194,19 @@ class Freshness:
 
     def catalogue(self) -> Catalogue:
         """The indexed paths as of the store's generation (for the path leg and the file count): the files writes
-        since the last look touched, from the store's change log, else all of them."""
+        since the last look touched, from the store's change log, else all of them (at first those the stamps the
+        last process saved hold, moved along the change log, when they count as many files as the store)."""
         generation = self.store.generation
         catalogue = self._catalogue
         if catalogue.generation != generation:
+            saved = self.stamp_check.saved_paths() if catalogue.generation < 0 else None
+            if saved is not None:
+                catalogue = Catalogue(saved[1], saved[0])  # the last process's stamps: no read of every path
             moved = self.store.paths_since(catalogue.generation) if catalogue.generation >= 0 else None
-            if moved is None:
-                catalogue = Catalogue(generation, self.store.paths())
-            else:
+            if moved is not None:
                 catalogue = catalogue.moved_to(*moved)
+            if moved is None or (saved is not None and len(catalogue) != self.store.file_count()):
+                catalogue = Catalogue(generation, self.store.paths())  # not this store's stamps, or none
             self._catalogue = catalogue
         return catalogue
 

@@ -26,7 +26,15 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memsift._core import Bm25Index, FileStamps, VectorStore, chunk_markdown, chunk_memory, prepare_files
+from memsift._core import (
+    Bm25Index,
+    FileStamps,
+    PathCatalogue,
+    VectorStore,
+    chunk_markdown,
+    chunk_memory,
+    prepare_files,
+)
 from memsift._record import field, record
 from memsift._text import sha256_hex
 from memsift.errors import SkippedFile
@@ -237,6 +245,11 @@ class StampCheck:
         """Paths diffs named since the stamps were last read, whose stamps the next check reads again."""
         self._recheck_lock = threading.Lock()  # held briefly: a check of named files must not wait for a scan
         self._lock = threading.Lock()  # one check of every file at a time: it updates the stamps another one reads
+
+    def saved_paths(self) -> tuple[PathCatalogue, int] | None:
+        """The indexed paths of the stamps the last process saved, and the store generation they reflect; ``None``
+        without such a copy."""
+        return None if self._saved_path is None else PathCatalogue.of_saved_stamps(self._saved_path)
 
     def diff(
         self,

@@ -27,10 +27,9 @@ class Catalogue:
     REBUILD_FROM = 1_000
     """Files added or removed since the tables were built, past which they are rebuilt (or 5 % of the files)."""
 
-    def __init__(self, generation: int, paths: Iterable[str]) -> None:
+    def __init__(self, generation: int, paths: Iterable[str] | PathCatalogue) -> None:
         self.generation = generation
-        self._paths = list(paths)
-        self._tables = PathCatalogue(self._paths)  # sorted and de-duplicated there
+        self._tables = paths if isinstance(paths, PathCatalogue) else PathCatalogue(list(paths))  # sorted there
         self._added: frozenset[str] = frozenset()
         self._added_tables: PathCatalogue | None = None
         self._removed: frozenset[str] = frozenset()
@@ -61,7 +60,7 @@ class Catalogue:
         added = (self._added - leaving) | {p for p in entering if p not in self._tables}
         removed = (self._removed | {p for p in leaving if p in self._tables}) - entering
         if len(added) + len(removed) > max(self.REBUILD_FROM, len(self._tables) // 20):
-            return Catalogue(generation, {*(p for p in self._paths if p not in removed), *added})
+            return Catalogue(generation, {*(p for p in self._tables.paths() if p not in removed), *added})
         moved._added, moved._removed = frozenset(added), frozenset(removed)
         moved._added_tables = PathCatalogue(list(added)) if added else None
         return moved
