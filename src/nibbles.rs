@@ -9,8 +9,9 @@
 //! could move it anywhere: a row clamped by more than a step is an outlier, which every search scores exactly too.
 //! The codes are fitted again when the store has doubled, or when outliers pass 1/64 of the rows.
 //!
-//! From [`SIGNS_FROM`] rows the codes also keep 1-bit codes of themselves ([`crate::signs`]), a quarter of their
-//! bytes, and the ranking reads those first: the 4-bit codes then rank only the best of them.
+//! From [`SIGNS_FROM`] rows the codes also keep 1-bit codes of the rows ([`crate::signs`]), a quarter of their
+//! bytes, fitted and refitted with them; the ranking reads those first, and the 4-bit codes then rank only the best
+//! of them.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -41,7 +42,7 @@ pub struct NibbleCodes {
     outliers: FxHashSet<usize>,
     /// The clamping a row's codes may hide: the median step.
     tolerance: f32,
-    /// 1-bit codes of the decoded rows, from [`SIGNS_FROM`] rows where the CPU has their kernel.
+    /// 1-bit codes of the rows, from [`SIGNS_FROM`] rows where the CPU has their kernel.
     signs: Option<SignCodes>,
 }
 
