@@ -317,9 +317,9 @@ mod tests {
         let mut missed = 0;
         for query in 0..20 {
             let q: Vec<f32> = centres[query * 7].iter().map(|c| c + rng.random_range(-0.8f32..0.8)).collect();
-            let dot = |row: &Vec<f32>| row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>();
+            let dots: Vec<f32> = data.iter().map(|row| row.iter().zip(&q).map(|(a, b)| a * b).sum()).collect();
             let mut exact: Vec<usize> = (0..n).collect();
-            exact.sort_by(|&a, &b| dot(&data[b]).total_cmp(&dot(&data[a])));
+            exact.sort_by(|&a, &b| dots[b].total_cmp(&dots[a]));
             let kept: std::collections::HashSet<usize> =
                 codes.best(&codes.query(&q).expect("weights"), n / 20).into_iter().collect();
             assert!((n / 20..n / 10).contains(&kept.len()), "the best 5 %, and rows tied with the last");
