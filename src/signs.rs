@@ -24,8 +24,8 @@ pub const BLOCK_ROWS: usize = 32;
 pub const OVERSAMPLE: usize = 24;
 /// ... and at least 1/64 of the rows.
 pub const MIN_SHARE: usize = 64;
-/// Dimensions beyond which the query's weights would be too coarse (at most 8 a weight) to keep the block sums
-/// within u16.
+/// Dimensions beyond which the query's weights would be coarser than ±3 (they shrink as dimensions grow, to keep the
+/// block sums within u16).
 pub const MAX_DIMS: usize = 8192;
 /// Rows whose values the medians and levels are fitted on (evenly spread over the store).
 const SAMPLE: usize = 8_192;
