@@ -77,12 +77,12 @@ impl NibbleCodes {
             .collect();
         this.codes = codes;
         this.outliers.extend(outliers);
-        this.refresh_signs(|slot, out| out.copy_from_slice(&row(slot)));
         this
     }
 
-    /// Keep 1-bit codes from [`SIGNS_FROM`] rows, fitted to the rows `row(slot)` gives (the store's values, finer
-    /// than the 4-bit codes' for the medians); drop them under half that.
+    /// Keep 1-bit codes from [`SIGNS_FROM`] rows, fitted to the rows `row(slot, out)` writes (the store's values,
+    /// finer than the 4-bit codes' for the medians); drop them under half that. The store calls it after fitting
+    /// or loading the codes and after each change.
     pub fn refresh_signs(&mut self, row: impl Fn(usize, &mut [f32]) + Sync) {
         let n = self.len();
         if self.signs.is_none() && n >= SIGNS_FROM {

@@ -103,20 +103,19 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// `rel`: the path relative to the workspace, `/`-separated (a walk builds it from its folder's, once a folder).
-    fn add(&mut self, rel: impl FnOnce() -> OsString, path: PathBuf, meta: &Metadata) {
+    /// `rel`: the path relative to the workspace, `/`-separated (a walk builds it from its folder's).
+    fn add(&mut self, rel: OsString, path: PathBuf, meta: &Metadata) {
         if meta.file_type().is_file() && self.seen.insert((meta.dev(), meta.ino())) {
             // Python's st_mtime: the double of the seconds plus the nanoseconds times 1e-9.
             #[allow(clippy::cast_precision_loss)]
             let mtime = meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9;
-            self.files.push(FileStat { rel: rel(), abs: path, mtime, size: meta.size() });
+            self.files.push(FileStat { rel, abs: path, mtime, size: meta.size() });
         }
     }
 
     fn plain_file(&mut self, path: PathBuf) {
         if let Some(meta) = lstat(&path) {
-            let rel = relative(self.workspace, &path);
-            self.add(|| rel, path, &meta);
+            self.add(relative(self.workspace, &path), path, &meta);
         }
     }
 
@@ -157,7 +156,7 @@ impl Scan<'_> {
             rel
         };
         for (name, path, meta) in stats.into_iter().flatten() {
-            self.add(|| under(name), path, &meta);
+            self.add(under(name), path, &meta);
         }
         for folder in folders {
             self.walk(&folder, media);
